@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Runs every test this machine can run. Called by `make test` (which installs first).
+# The webapp suite runs twice: on PostgreSQL when one is reachable, and on the SQLite default.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BIN=.venv/bin
+export PYTHONUNBUFFERED=1
+export REDIS_URL=${REDIS_URL:-redis://127.0.0.1:6379/0}
+PG_URL=${NETLOOM_TEST_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test}
+failed=()
+step() { echo; echo "==> $*"; }
+run() { local name=$1; shift; "$@" || failed+=("$name"); }
+
+# Services the tests talk to. CI's machine starts them; start Redis here if it is not up.
+if ! $BIN/python -c "import redis,os; redis.Redis.from_url(os.environ['REDIS_URL']).ping()" 2>/dev/null; then
+  if command -v redis-server >/dev/null; then
+    step "starting a private Redis on 127.0.0.1:6379"
+    redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no >/dev/null
+    sleep 1
+  else
+    echo "Redis is not reachable at $REDIS_URL and redis-server is not installed (apt-get install redis-server)"; exit 1
+  fi
+fi
+pg_ok=0
+$BIN/python - "$PG_URL" <<'PY' 2>/dev/null && pg_ok=1
+import sys, psycopg, dj_database_url
+c = dj_database_url.parse(sys.argv[1])
+psycopg.connect(host=c["HOST"], port=c["PORT"] or 5432, user=c["USER"], dbname=c["NAME"], connect_timeout=3).close()
+PY
+
+step "lint (ruff) and import boundaries (import-linter)"
+run ruff $BIN/ruff check engine webapp workers tests bench
+run import-linter $BIN/lint-imports
+
+step "engine, workers and the rest (SQLite default database)"
+run python-sqlite $BIN/python -m pytest -q -p no:cacheprovider --ignore=tests/e2e tests
+
+if [ $pg_ok = 1 ]; then
+  step "webapp and workers on PostgreSQL ($PG_URL)"
+  DATABASE_URL=$PG_URL run python-postgres $BIN/python -m pytest -q -p no:cacheprovider tests/webapp tests/workers
+else
+  echo "PostgreSQL is not reachable at $PG_URL: the webapp suite ran on SQLite only"
+fi
+
+step "frontend unit tests (vitest) and type check"
+run vitest bash -c "cd frontend && npx --no-install vitest run && npx --no-install tsc --noEmit"
+
+step "end-to-end tests in Debian's Chromium"
+if [ -x /usr/bin/chromium ]; then
+  run e2e $BIN/python -m pytest -q -p no:cacheprovider tests/e2e
+else
+  echo "chromium is not installed: the e2e tests cannot run (apt-get install chromium)"; failed+=(e2e)
+fi
+
+echo
+if [ ${#failed[@]} -eq 0 ]; then echo "all test suites passed"; exit 0; fi
+echo "FAILED suites: ${failed[*]}"; exit 1
