@@ -1,0 +1,114 @@
+"""Helpers the shape rules share: rank checks, window arithmetic, dimension indices."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from engine.ops.registry import In, Inferred, Param, Shape, ShapeError, fmt_shape
+
+
+def need_rank(op: str, inp: In, ranks: tuple[int, ...], layout: str) -> None:
+    """Raise unless the input has one of `ranks` per-sample dimensions."""
+    if len(inp.shape) not in ranks:
+        raise ShapeError(f"{op} needs a {layout} input, got {inp}")
+
+
+def need_min_rank(op: str, inp: In, rank: int, layout: str) -> None:
+    """Raise unless the input has at least `rank` per-sample dimensions."""
+    if len(inp.shape) < rank:
+        raise ShapeError(f"{op} needs a {layout} input, got {inp}")
+
+
+def same_shape(ins: list[In], shape: Shape, dtype: str = "float32") -> Inferred:
+    """Shape rule for ops that keep the shape and have no parameters."""
+    return Inferred(tuple(shape), dtype, 0)
+
+
+def window_out(size: int, kernel: int, stride: int, padding: int, dilation: int) -> int:
+    """Output length of a convolution or pooling window (PyTorch's floor formula)."""
+    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def windowed(
+    op: str, inp: In, spatial: int, kernel: int, stride: int, padding: int, dilation: int
+) -> tuple[int, ...]:
+    """Spatial output sizes, raising a message naming the input if any would be empty."""
+    sizes = inp.shape[-spatial:]
+    out = tuple(window_out(s, kernel, stride, padding, dilation) for s in sizes)
+    if any(o < 1 for o in out):
+        reach = dilation * (kernel - 1) + 1
+        raise ShapeError(
+            f"{op} window of {reach} (kernel_size {kernel}, dilation {dilation}) does not fit "
+            f"the input {inp} with padding {padding}"
+        )
+    return out
+
+
+def sample_dim(op: str, dim: int, rank: int, name: str = "dim") -> int:
+    """Normalise a per-sample dimension index (negative counts from the end)."""
+    if not -rank <= dim < rank:
+        raise ShapeError(
+            f"{op} '{name}' must be between {-rank} and {rank - 1} for a {rank}-d input, got {dim}",
+            field=name,
+        )
+    return dim % rank
+
+
+def batched_dim(dim: int, rank: int) -> int:
+    """The per-sample dimension `dim` counted in the batched tensor (batch is dimension 0)."""
+    return dim % rank + 1
+
+
+def check_divides(op: str, value: int, by: int, field: str, what: str) -> None:
+    """Raise a bad_param error unless `by` divides `value`."""
+    if value % by:
+        raise ShapeError(f"{op} '{field}' = {by} must divide {what} ({value})", field=field)
+
+
+def describe_ins(ins: list[In]) -> str:
+    """'[64] from fc1 and [32] from fc2' for error messages."""
+    parts = [str(i) for i in ins]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def int_param(
+    name: str, default: Any, help: str, lo: int = 1, hi: int = 2**31 - 1, **kw: Any
+) -> Param:
+    """An integer parameter with the usual bounds."""
+    return Param(name, "int", default, help, min=lo, max=hi, **kw)
+
+
+def float_param(
+    name: str, default: float, help: str, lo: float | None = 0.0, hi: float | None = None
+) -> Param:
+    """A float parameter."""
+    return Param(name, "float", default, help, min=lo, max=hi)
+
+
+def bool_param(name: str, default: bool, help: str) -> Param:
+    """A boolean parameter."""
+    return Param(name, "bool", default, help)
+
+
+def first(ins: list[In]) -> In:
+    """The single input of a one-input op."""
+    return ins[0]
+
+
+__all__ = [
+    "Mapping",
+    "batched_dim",
+    "bool_param",
+    "check_divides",
+    "describe_ins",
+    "first",
+    "float_param",
+    "fmt_shape",
+    "int_param",
+    "need_min_rank",
+    "need_rank",
+    "same_shape",
+    "sample_dim",
+    "windowed",
+]

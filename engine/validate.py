@@ -1,0 +1,523 @@
+"""validate(spec) -> ValidationReport: every problem, per-node shapes and sizes, no weights.
+
+Shapes follow from each op's shape rule (plain arithmetic on per-sample shapes, checked
+against the real modules on the `meta` device by the tests), so a billion-parameter design
+is checked without allocating anything and a long chain costs microseconds per node.
+"""
+
+from __future__ import annotations
+
+import difflib
+import heapq
+import keyword
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from engine.ops import registry
+from engine.ops.registry import DTYPE_BYTES, In, OpDef, ShapeError, fmt_shape
+from engine.spec import (
+    DEFAULT_MAX_SPEC_BYTES,
+    ID_PATTERN,
+    GraphSpec,
+    InputSpec,
+    NodeSpec,
+    SpecError,
+    parse_spec,
+)
+
+_ID_RE = re.compile(ID_PATTERN)
+MAX_INPUT_RANK = 8
+MAX_DIM = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What a design may cost before it is refused."""
+
+    max_nodes: int = 2000
+    max_params: int = 500_000_000
+    max_activation_bytes: int = 1 << 30  # per sample, all node outputs together
+    max_spec_bytes: int = DEFAULT_MAX_SPEC_BYTES
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One error or warning; `node` is None only for whole-graph problems."""
+
+    node: str | None
+    code: str
+    message: str
+    field: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The problem as the API sends it."""
+        return {"node": self.node, "code": self.code, "field": self.field, "message": self.message}
+
+
+@dataclass
+class NodeInfo:
+    """What validation learned about one node (shape None: unknown because of an error)."""
+
+    op: str
+    shape: tuple[int, ...] | None = None
+    params: int | None = None
+    dtype: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The node's entry in the report JSON."""
+        return {
+            "op": self.op,
+            "shape": list(self.shape) if self.shape is not None else None,
+            "params": self.params,
+        }
+
+
+@dataclass
+class ValidationReport:
+    """The answer of validate(); `to_json()` is what the API serves unchanged."""
+
+    errors: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    nodes: dict[str, NodeInfo] = field(default_factory=dict)
+    outputs: dict[str, tuple[int, ...] | None] = field(default_factory=dict)
+    total_params: int = 0
+    activation_bytes: int = 0
+    # For build() and codegen(): the parsed spec, live nodes in topological order,
+    # parameters with defaults filled in.
+    spec: GraphSpec | None = field(default=None, repr=False)
+    order: list[str] = field(default_factory=list, repr=False)
+    resolved: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+
+    @property
+    def valid(self) -> bool:
+        """True when there is no error (warnings do not count)."""
+        return not self.errors
+
+    def error(self, node: str | None, code: str, message: str, field: str | None = None) -> None:
+        """Record one error."""
+        self.errors.append(Problem(node, code, message, field))
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as JSON-ready data (see docs/architecture.md)."""
+        return {
+            "valid": self.valid,
+            "errors": [e.to_json() for e in self.errors],
+            "warnings": [w.to_json() for w in self.warnings],
+            "nodes": {k: v.to_json() for k, v in self.nodes.items()},
+            "outputs": {k: list(v) if v is not None else None for k, v in self.outputs.items()},
+            "total_params": self.total_params,
+            "activation_bytes": self.activation_bytes,
+        }
+
+    def summary(self, limit: int = 5) -> str:
+        """The first few errors on one line, for exception messages and the CLI."""
+        parts = [f"{e.node}: {e.message}" if e.node else e.message for e in self.errors[:limit]]
+        more = f" (and {len(self.errors) - limit} more)" if len(self.errors) > limit else ""
+        return "; ".join(parts) + more
+
+
+@cache
+def reserved_ids() -> frozenset[str]:
+    """Ids that would clash with module attributes or names the generated source uses."""
+    from torch import fx, nn
+
+    graph_module = fx.GraphModule(nn.Module(), fx.Graph())
+    names = set(dir(graph_module)) | set(vars(graph_module))
+    return frozenset(names | set(keyword.kwlist) | {"self", "torch", "nn", "super"})
+
+
+def _id_problem(node_id: str) -> str | None:
+    if not _ID_RE.match(node_id):
+        shown = node_id if len(node_id) <= 40 else node_id[:40] + "..."
+        return (
+            f"id {shown!r} must start with a letter or _, contain only letters, digits and _, "
+            "and be at most 64 characters"
+        )
+    if node_id in reserved_ids():
+        return f"id '{node_id}' is reserved (a Python keyword or an nn.Module attribute); choose another"
+    return None
+
+
+def _short(node_id: str) -> str:
+    return node_id if len(node_id) <= 64 else node_id[:64] + "..."
+
+
+def validate(spec_or_dict: Any, limits: Limits | None = None) -> ValidationReport:
+    """Check a spec (GraphSpec, dict, JSON text or bytes); never raises for bad user input."""
+    limits = limits or Limits()
+    report = ValidationReport()
+    try:
+        spec = parse_spec(spec_or_dict, max_bytes=limits.max_spec_bytes)
+    except SpecError as exc:
+        problems = exc.problems or [{"path": "(document)", "message": exc.message}]
+        for p in problems[:50]:
+            message = (
+                exc.message
+                if p["path"] == "(document)"
+                else f"{exc.message}: {p['path']}: {p['message']}"
+            )
+            report.error(
+                None, "not_a_spec", message, None if p["path"] == "(document)" else p["path"]
+            )
+        return report
+    report.spec = spec
+    if len(spec.nodes) > limits.max_nodes:
+        report.error(
+            None,
+            "too_many_nodes",
+            f"the graph has {len(spec.nodes)} nodes, the limit is {limits.max_nodes}",
+        )
+        return report
+    _Checker(spec, limits, report).run()
+    return report
+
+
+class _Checker:
+    """One validation pass; iterative throughout so long chains cannot overflow the stack."""
+
+    def __init__(self, spec: GraphSpec, limits: Limits, report: ValidationReport) -> None:
+        self.spec = spec
+        self.limits = limits
+        self.report = report
+        self.inputs: dict[str, InputSpec] = {}  # first definition of each id
+        self.nodes: dict[str, NodeSpec] = {}
+        self.ops: dict[str, OpDef] = {}
+        self.broken: set[str] = set()  # nodes whose own definition is wrong
+        self.deps: dict[str, list[str]] = {}  # node -> defined ids it reads, in order
+        self.consumers: dict[str, list[str]] = {}  # node -> nodes that read it
+
+    def run(self) -> None:
+        self.check_ids()
+        self.check_nodes()
+        self.check_outputs()
+        order, cyclic = self.topological_order()
+        self.report_cycles(cyclic)
+        live = self.live_nodes()
+        self.infer_shapes(order)
+        self.report.order = [n for n in order if n in live]
+        self.warn_unused(live)
+        self.check_limits(live)
+
+    # ------------------------------------------------------------ structure
+
+    def check_ids(self) -> None:
+        report = self.report
+        for inp in self.spec.inputs:
+            problem = _id_problem(inp.id)
+            if problem:
+                report.error(_short(inp.id), "bad_id", problem, "id")
+            if inp.id in self.inputs:
+                report.error(
+                    inp.id, "duplicate_id", f"id '{inp.id}' is used by more than one input"
+                )
+                continue
+            self.inputs[inp.id] = inp
+            shape = tuple(inp.shape)
+            info = NodeInfo("Input", None, 0, inp.dtype)
+            report.nodes[inp.id] = info
+            if not 1 <= len(shape) <= MAX_INPUT_RANK:
+                report.error(
+                    inp.id,
+                    "bad_param",
+                    f"input '{inp.id}' needs 1 to {MAX_INPUT_RANK} dimensions, got {len(shape)}",
+                    "shape",
+                )
+            elif any(not 1 <= d <= MAX_DIM for d in shape):
+                report.error(
+                    inp.id,
+                    "bad_param",
+                    f"input '{inp.id}' dimensions must be between 1 and {MAX_DIM}, got {list(shape)}",
+                    "shape",
+                )
+            else:
+                info.shape = shape
+        for node in self.spec.nodes:
+            problem = _id_problem(node.id)
+            if problem:
+                report.error(_short(node.id), "bad_id", problem, "id")
+                self.broken.add(node.id)
+            if node.id in self.inputs or node.id in self.nodes:
+                report.error(node.id, "duplicate_id", f"id '{node.id}' is used more than once")
+                continue
+            self.nodes[node.id] = node
+            report.nodes[node.id] = NodeInfo(node.op)
+
+    def check_nodes(self) -> None:
+        report = self.report
+        for node_id, node in self.nodes.items():
+            op = registry.get(node.op)
+            if op is None:
+                close = difflib.get_close_matches(node.op, registry.names(), n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                report.error(node_id, "unknown_op", f"unknown op '{node.op[:64]}'{hint}", "op")
+                self.broken.add(node_id)
+            else:
+                self.ops[node_id] = op
+                resolved, problems = op.resolve_params(node.params)
+                for code, field_name, message in problems:
+                    report.error(node_id, code, message, field_name)
+                if problems:
+                    self.broken.add(node_id)
+                report.resolved[node_id] = resolved
+                lo, hi = op.arity
+                n = len(node.inputs)
+                if n < lo or (hi is not None and n > hi):
+                    if hi == lo:
+                        want = f"{lo} input" + ("s" if lo != 1 else "")
+                    elif hi is None:
+                        want = f"at least {lo} inputs"
+                    else:
+                        want = f"{lo} to {hi} inputs"
+                    report.error(node_id, "arity", f"{op.name} takes {want}, got {n}", "inputs")
+                    self.broken.add(node_id)
+            deps = []
+            for ref in node.inputs:
+                if ref in self.nodes or ref in self.inputs:
+                    deps.append(ref)
+                else:
+                    report.error(
+                        node_id,
+                        "dangling_input",
+                        f"input '{_short(ref)}' is not a node or input id",
+                        "inputs",
+                    )
+                    self.broken.add(node_id)
+            self.deps[node_id] = deps
+
+    def check_outputs(self) -> None:
+        if not self.spec.outputs:
+            self.report.error(
+                None, "no_outputs", "the graph has no outputs; mark at least one node as an output"
+            )
+        for out in self.spec.outputs:
+            if out not in self.nodes and out not in self.inputs:
+                self.report.error(
+                    _short(out),
+                    "unreachable",
+                    f"output '{_short(out)}' is not a node or input id",
+                    "outputs",
+                )
+
+    def topological_order(self) -> tuple[list[str], set[str]]:
+        """Kahn's algorithm, ties broken by spec order; returns (order, nodes left over)."""
+        index = {node_id: i for i, node_id in enumerate(self.nodes)}
+        pending = {n: sum(1 for d in deps if d in self.nodes) for n, deps in self.deps.items()}
+        consumers: dict[str, list[str]] = {n: [] for n in self.nodes}
+        for n, deps in self.deps.items():
+            for d in deps:
+                if d in consumers:
+                    consumers[d].append(n)
+        ready = [(index[n], n) for n, count in pending.items() if count == 0]
+        heapq.heapify(ready)
+        order: list[str] = []
+        while ready:
+            _, n = heapq.heappop(ready)
+            order.append(n)
+            for c in consumers[n]:
+                pending[c] -= 1
+                if pending[c] == 0:
+                    heapq.heappush(ready, (index[c], c))
+        self.consumers = consumers
+        return order, set(self.nodes) - set(order)
+
+    def report_cycles(self, left: set[str]) -> None:
+        """Name the nodes on each cycle; nodes merely downstream of one stay silent."""
+        if not left:
+            return
+        position = {n: i for i, n in enumerate(self.nodes)}
+        for component in _strongly_connected(left, self.deps):
+            if len(component) == 1:
+                (only,) = component
+                if only not in self.deps.get(only, []):
+                    continue
+            members = set(component)
+            path = _cycle_path(min(component, key=position.__getitem__), members, self.consumers)
+            shown = path + [path[0]]
+            if len(shown) > 12:  # keep each message short even for a 10,000-node loop
+                shown = shown[:5] + ["..."] + shown[-5:]
+                text = " -> ".join(shown) + f" ({len(path)} nodes)"
+            else:
+                text = " -> ".join(shown)
+            for n in path:
+                self.report.error(n, "cycle", f"cycle: {text}", "inputs")
+                self.broken.add(n)
+
+    def live_nodes(self) -> set[str]:
+        """Nodes that some output depends on."""
+        live: set[str] = set()
+        stack = [o for o in self.spec.outputs if o in self.nodes]
+        while stack:
+            n = stack.pop()
+            if n in live:
+                continue
+            live.add(n)
+            stack.extend(d for d in self.deps[n] if d in self.nodes and d not in live)
+        return live
+
+    # ------------------------------------------------------------ shapes
+
+    def infer_shapes(self, order: Iterable[str]) -> None:
+        report = self.report
+        for node_id in order:
+            info = report.nodes[node_id]
+            if node_id in self.broken:
+                continue
+            op = self.ops[node_id]
+            ins: list[In] = []
+            for ref in self.deps[node_id]:
+                src = report.nodes[ref]
+                if src.shape is None:
+                    break  # upstream already reported; stay quiet here
+                ins.append(In(ref, src.shape, src.dtype or "float32"))
+            else:
+                bad_dtype = [i for i in ins if i.dtype not in op.input_dtypes]
+                if bad_dtype:
+                    want = " or ".join(op.input_dtypes)
+                    got = " and ".join(f"{i.dtype} from {i.source}" for i in bad_dtype)
+                    report.error(
+                        node_id,
+                        "dtype_mismatch",
+                        f"{op.name} needs {want} input, got {got}",
+                        "inputs",
+                    )
+                    continue
+                try:
+                    result = op.run_infer(report.resolved[node_id], ins)
+                except ShapeError as exc:
+                    report.error(node_id, exc.code, exc.message, exc.field)
+                    continue
+                except Exception as exc:  # a shape rule must never turn user input into a crash
+                    report.error(
+                        node_id,
+                        "shape_mismatch",
+                        f"{op.name} cannot take {', '.join(map(str, ins))}: {exc}",
+                    )
+                    continue
+                info.shape, info.dtype, info.params = result.shape, result.dtype, result.params
+        for out in self.spec.outputs:
+            if out in report.nodes:
+                report.outputs[out] = report.nodes[out].shape
+
+    # ------------------------------------------------------------ warnings and limits
+
+    def warn_unused(self, live: set[str]) -> None:
+        used_inputs = {d for n in live for d in self.deps[n]} | set(self.spec.outputs)
+        for inp in self.inputs:
+            if inp not in used_inputs:
+                self.report.warnings.append(
+                    Problem(inp, "unused", f"input '{inp}' is not used by any output")
+                )
+        for n in self.nodes:
+            if n not in live:
+                self.report.warnings.append(
+                    Problem(
+                        n,
+                        "unreachable",
+                        f"'{n}' does not lead to any output; it is left out of the model",
+                    )
+                )
+
+    def check_limits(self, live: set[str]) -> None:
+        report, limits = self.report, self.limits
+        counted = [n for n in report.order if report.nodes[n].params is not None]
+        report.total_params = sum(report.nodes[n].params or 0 for n in counted)
+
+        def activation(node_id: str) -> int:
+            info = report.nodes[node_id]
+            if info.shape is None:
+                return 0
+            return math.prod(info.shape) * DTYPE_BYTES.get(info.dtype or "float32", 4)
+
+        sized = list(self.inputs) + [n for n in report.order if report.nodes[n].shape is not None]
+        report.activation_bytes = sum(activation(n) for n in sized)
+        if report.total_params > limits.max_params and counted:
+            biggest = max(counted, key=lambda n: report.nodes[n].params or 0)
+            report.error(
+                biggest,
+                "too_many_params",
+                f"the graph has {report.total_params:,} parameters ({biggest} alone has "
+                f"{report.nodes[biggest].params:,}); the limit is {limits.max_params:,}",
+            )
+        if report.activation_bytes > limits.max_activation_bytes and sized:
+            biggest = max(sized, key=activation)
+            report.error(
+                biggest,
+                "too_much_memory",
+                f"activations need {report.activation_bytes:,} bytes per sample ({biggest} "
+                f"{fmt_shape(report.nodes[biggest].shape)} alone {activation(biggest):,}); "
+                f"the limit is {limits.max_activation_bytes:,}",
+            )
+
+
+def _strongly_connected(nodes: set[str], deps: dict[str, list[str]]) -> list[list[str]]:
+    """Tarjan's algorithm without recursion, over `nodes` and their dependency edges."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    result: list[list[str]] = []
+    counter = 0
+    for root in sorted(nodes):
+        if root in index:
+            continue
+        work: list[tuple[str, int]] = [(root, 0)]
+        while work:
+            v, i = work.pop()
+            if i == 0:
+                index[v] = low[v] = counter
+                counter += 1
+                stack.append(v)
+                on_stack.add(v)
+            succ = [w for w in deps.get(v, []) if w in nodes]
+            recursed = False
+            while i < len(succ):
+                w = succ[i]
+                i += 1
+                if w not in index:
+                    work.append((v, i))
+                    work.append((w, 0))
+                    recursed = True
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            if recursed:
+                continue
+            if low[v] == index[v]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    component.append(w)
+                    if w == v:
+                        break
+                result.append(component)
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[v])
+    return result
+
+
+def _cycle_path(start: str, members: set[str], consumers: dict[str, list[str]]) -> list[str]:
+    """A shortest data-flow cycle through `start` inside one strongly connected component."""
+    previous: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following: list[str] = []
+        for v in frontier:
+            for w in consumers.get(v, []):
+                if w not in members:
+                    continue
+                if w == start:
+                    path = [v]
+                    while path[-1] != start:
+                        path.append(previous[path[-1]])
+                    return list(reversed(path))
+                if w not in previous:
+                    previous[w] = v
+                    following.append(w)
+        frontier = following
+    return [start]
