@@ -1,0 +1,46 @@
+"""Reads for accounts: which teams a user is in, and with what role."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from .models import ApiToken, Membership, Team
+from .services import TOKEN_PREFIX, token_hash
+
+
+def teams_for_user(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Team]:
+    """The teams a user belongs to (none for anonymous users)."""
+    if not user.is_authenticated:
+        return Team.objects.none()
+    return Team.objects.filter(memberships__user=user)
+
+
+def role_in_team(*, user: AbstractBaseUser | AnonymousUser, team: Team | int) -> str | None:
+    """The user's role in a team, or None when they are not a member."""
+    if not user.is_authenticated:
+        return None
+    team_id = team if isinstance(team, int) else team.pk
+    return (
+        Membership.objects.filter(user=user, team_id=team_id).values_list("role", flat=True).first()
+    )
+
+
+def memberships_for_user(*, user: AbstractBaseUser) -> QuerySet[Membership]:
+    """The user's memberships with their teams, ordered by team name."""
+    return Membership.objects.filter(user=user).select_related("team").order_by("team__name")
+
+
+def token_for_secret(*, raw_token: str) -> ApiToken | None:
+    """The active token whose plaintext is `raw_token`, or None."""
+    if not raw_token.startswith(TOKEN_PREFIX):
+        return None
+    token = (
+        ApiToken.objects.select_related("user")
+        .filter(token_hash=token_hash(raw_token), revoked_at__isnull=True)
+        .first()
+    )
+    if token is None or (token.expires_at is not None and token.expires_at <= timezone.now()):
+        return None
+    return token

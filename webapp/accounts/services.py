@@ -1,0 +1,132 @@
+"""Writes for accounts: teams, memberships, users and API tokens."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from webapp.api.errors import ServiceError
+
+from .models import ApiToken, Membership, Role, Team
+
+TOKEN_PREFIX = "nl_"
+MAX_TOKEN_DAYS = 3650
+
+
+def token_hash(raw_token: str) -> str:
+    """The stored form of a token: sha256 of the whole token string."""
+    return hashlib.sha256(raw_token.encode("utf-8")).hexdigest()
+
+
+@transaction.atomic
+def team_create(*, name: str, creator: AbstractBaseUser | None = None) -> Team:
+    """Create a team; its creator (if given) becomes its admin."""
+    name = name.strip()
+    if not name:
+        raise ServiceError("invalid", "A team needs a name.", field="name")
+    if Team.objects.filter(name__iexact=name).exists():
+        raise ServiceError("duplicate", f'A team called "{name}" already exists.', field="name")
+    team = Team.objects.create(name=name)
+    if creator is not None:
+        Membership.objects.create(team=team, user=creator, role=Role.ADMIN)
+    return team
+
+
+@transaction.atomic
+def membership_add(*, team: Team, user: AbstractBaseUser, role: str) -> Membership:
+    """Add a user to a team, or change their role if they are already a member."""
+    if role not in Role.values:
+        raise ServiceError("invalid", f'Unknown role "{role}".', field="role")
+    membership, created = Membership.objects.select_for_update().get_or_create(
+        team=team, user=user, defaults={"role": role}
+    )
+    if not created and membership.role != role:
+        if membership.role == Role.ADMIN:
+            _ensure_another_admin(team=team, leaving=membership)
+        membership.role = role
+        membership.save(update_fields=["role"])
+    return membership
+
+
+@transaction.atomic
+def membership_remove(*, team: Team, user: AbstractBaseUser) -> None:
+    """Remove a user from a team; the last admin cannot leave."""
+    membership = Membership.objects.select_for_update().filter(team=team, user=user).first()
+    if membership is None:
+        return
+    if membership.role == Role.ADMIN:
+        _ensure_another_admin(team=team, leaving=membership)
+    membership.delete()
+
+
+def _ensure_another_admin(*, team: Team, leaving: Membership) -> None:
+    others = Membership.objects.filter(team=team, role=Role.ADMIN).exclude(pk=leaving.pk)
+    if not others.exists():
+        raise ServiceError(
+            "last_admin", "A team needs at least one admin; make someone else admin first."
+        )
+
+
+def token_create(
+    *, user: AbstractBaseUser, name: str = "", expires_in_days: int | None = None
+) -> tuple[ApiToken, str]:
+    """Create an API token; returns the row and the plaintext, which is never stored."""
+    if expires_in_days is not None and not 1 <= expires_in_days <= MAX_TOKEN_DAYS:
+        raise ServiceError(
+            "invalid",
+            f"expires_in_days must be between 1 and {MAX_TOKEN_DAYS}.",
+            field="expires_in_days",
+        )
+    raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(
+        user=user,
+        name=name.strip()[:100],
+        prefix=raw[: len(TOKEN_PREFIX) + 8],
+        token_hash=token_hash(raw),
+        expires_at=(timezone.now() + timedelta(days=expires_in_days) if expires_in_days else None),
+    )
+    return token, raw
+
+
+def token_revoke(*, token: ApiToken) -> None:
+    """Revoke a token (kept for the audit trail, never accepted again)."""
+    if token.revoked_at is None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])
+
+
+def token_touch(*, token: ApiToken) -> None:
+    """Record use of a token, at most once a minute (a write per request is wasteful)."""
+    now = timezone.now()
+    if token.last_used_at is None or now - token.last_used_at > timedelta(minutes=1):
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        token.last_used_at = now
+
+
+@transaction.atomic
+def user_create(
+    *,
+    username: str,
+    password: str,
+    team_name: str | None = None,
+    role: str = Role.ADMIN,
+    is_staff: bool = False,
+) -> AbstractBaseUser:
+    """Create a user (or reset an existing one's password) and optionally put them in a team."""
+    User = get_user_model()
+    user, _ = User.objects.get_or_create(username=username)
+    user.set_password(password)
+    if is_staff:
+        user.is_staff = True
+        user.is_superuser = True
+    user.save()
+    if team_name:
+        team = Team.objects.filter(name__iexact=team_name).first() or team_create(name=team_name)
+        membership_add(team=team, user=user, role=role)
+    return user

@@ -1,0 +1,1 @@
+"""Shared REST API infrastructure: errors, authentication, permissions, pagination, team scoping."""

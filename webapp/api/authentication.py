@@ -1,0 +1,44 @@
+"""API authentication: `Authorization: Bearer <token>` and the browser's session (with CSRF)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import authentication, exceptions
+from rest_framework.request import Request
+
+from webapp.accounts.selectors import token_for_secret
+from webapp.accounts.services import token_touch
+
+
+class BearerTokenAuthentication(authentication.BaseAuthentication):
+    """Authenticates `Authorization: Bearer nl_...` with a personal API token."""
+
+    keyword = "Bearer"
+
+    def authenticate(self, request: Request) -> tuple[Any, Any] | None:
+        """Return (user, token) for a valid token, None when no Bearer header is sent."""
+        header = authentication.get_authorization_header(request).split()
+        if not header or header[0].lower() != self.keyword.lower().encode():
+            return None
+        if len(header) != 2:
+            raise exceptions.AuthenticationFailed(
+                "Invalid Authorization header: expected 'Bearer <token>'."
+            )
+        try:
+            raw = header[1].decode("ascii")
+        except UnicodeDecodeError as exc:
+            raise exceptions.AuthenticationFailed("Invalid token.") from exc
+        token = token_for_secret(raw_token=raw)
+        if token is None or not token.user.is_active:
+            raise exceptions.AuthenticationFailed("Invalid, expired or revoked token.")
+        token_touch(token=token)
+        return token.user, token
+
+    def authenticate_header(self, request: Request) -> str:
+        """Makes DRF answer unauthenticated requests with 401 (not 403)."""
+        return f'{self.keyword} realm="api"'
+
+
+class SessionAuthentication(authentication.SessionAuthentication):
+    """Django session login for the browser app; unsafe methods need the CSRF token."""

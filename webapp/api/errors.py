@@ -1,0 +1,257 @@
+"""One error shape for the whole API: {"error": {"code", "message", "fields"}}.
+
+DRF exceptions go through `exception_handler`; Django-level errors under /api/ (unknown URL,
+an uncaught exception) go through `ApiErrorMiddleware`, `handler404` and `handler500`, so a
+client never has to parse an HTML page.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+
+logger = logging.getLogger(__name__)
+
+API_PREFIX = "/api/"
+
+
+class ApiError(exceptions.APIException):
+    """An API error with a code, a message, optional per-field messages and extra detail.
+
+    Raise it from views and services that run inside a request (`ApiError(400, "invalid_spec",
+    "...", fields={...}, extra={"errors": [...]})`).
+    """
+
+    def __init__(
+        self,
+        status_code: int,
+        code: str,
+        message: str,
+        *,
+        fields: dict[str, list[str]] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail=message, code=code)
+        self.status_code = status_code
+        self.code = code
+        self.message = message
+        self.fields = fields or {}
+        self.extra = extra or {}
+
+
+class ServiceError(Exception):
+    """A rule a service function enforces (not HTTP-specific); the API answers it as a 4xx.
+
+    Args:
+        code: machine-readable reason, e.g. "last_admin".
+        message: what the user should read.
+        field: the request field the problem belongs to, if any.
+        status_code: the HTTP status the API uses (400 unless the service says otherwise).
+    """
+
+    def __init__(
+        self, code: str, message: str, *, field: str | None = None, status_code: int = 400
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.field = field
+        self.status_code = status_code
+
+
+class PayloadTooLarge(ApiError):
+    """The request body (an upload) is larger than the configured limit."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            "payload_too_large",
+            f"The upload is larger than the limit of {limit} bytes.",
+            fields={"file": [f"Larger than {limit} bytes."]},
+        )
+
+
+def error_body(
+    code: str, message: str, fields: dict[str, Any] | None = None, **extra: Any
+) -> dict[str, Any]:
+    """Build the error body every API error uses."""
+    return {"error": {"code": code, "message": message, "fields": fields or {}, **extra}}
+
+
+def _flatten(detail: Any, prefix: str = "") -> dict[str, list[str]]:
+    """Turn DRF's nested validation detail into {"field.sub": ["message", ...]}."""
+    if isinstance(detail, dict):
+        out: dict[str, list[str]] = {}
+        for key, value in detail.items():
+            name = f"{prefix}.{key}" if prefix else str(key)
+            out.update(_flatten(value, name))
+        return out
+    if isinstance(detail, list):
+        if all(not isinstance(item, dict | list) for item in detail):
+            return {prefix or "non_field_errors": [str(item) for item in detail]}
+        out = {}
+        for index, item in enumerate(detail):
+            out.update(_flatten(item, f"{prefix}.{index}" if prefix else str(index)))
+        return out
+    return {prefix or "non_field_errors": [str(detail)]}
+
+
+_CODES: dict[type[exceptions.APIException], str] = {
+    exceptions.NotAuthenticated: "not_authenticated",
+    exceptions.AuthenticationFailed: "authentication_failed",
+    exceptions.PermissionDenied: "permission_denied",
+    exceptions.NotFound: "not_found",
+    exceptions.MethodNotAllowed: "method_not_allowed",
+    exceptions.NotAcceptable: "not_acceptable",
+    exceptions.UnsupportedMediaType: "unsupported_media_type",
+    exceptions.ParseError: "parse_error",
+    exceptions.Throttled: "throttled",
+}
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF exception handler that renders every error as the API's error body."""
+    if isinstance(exc, ServiceError):
+        exc = ApiError(
+            exc.status_code,
+            exc.code,
+            exc.message,
+            fields={exc.field: [exc.message]} if exc.field else None,
+        )
+    if isinstance(exc, RequestDataTooBig):
+        exc = ApiError(413, "payload_too_large", "The request body is too large.")
+    elif isinstance(exc, TooManyFieldsSent):
+        exc = ApiError(400, "bad_request", "The request has too many fields.")
+    elif isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+    if not isinstance(exc, exceptions.APIException):
+        return None  # a real bug: Django's handler500 answers (JSON under /api/)
+
+    headers: dict[str, str] = {}
+    if getattr(exc, "auth_header", None):
+        headers["WWW-Authenticate"] = exc.auth_header  # type: ignore[attr-defined]
+    if getattr(exc, "wait", None):
+        headers["Retry-After"] = str(int(exc.wait))  # type: ignore[attr-defined]
+
+    if isinstance(exc, ApiError):
+        body = error_body(exc.code, exc.message, exc.fields, **exc.extra)
+    elif isinstance(exc, exceptions.ValidationError):
+        fields = _flatten(exc.detail)
+        first = next(iter(fields.items()), None)
+        message = "Invalid input."
+        if first is not None:
+            name, messages = first
+            message = messages[0] if name == "non_field_errors" else f"{name}: {messages[0]}"
+        body = error_body("invalid", message, fields)
+    else:
+        code = _CODES.get(type(exc))
+        if code is None:
+            codes = exc.get_codes()
+            code = codes if isinstance(codes, str) else "error"
+        detail = exc.detail
+        message = str(detail) if not isinstance(detail, dict | list) else "Request failed."
+        body = error_body(code, message)
+
+    from rest_framework.views import (
+        set_rollback,  # here: rest_framework.views imports our auth classes
+    )
+
+    set_rollback()
+    return Response(body, status=exc.status_code, headers=headers)
+
+
+def is_api_request(request: HttpRequest) -> bool:
+    """True for requests under /api/."""
+    return request.path.startswith(API_PREFIX)
+
+
+class ApiErrorMiddleware:
+    """Turns non-JSON error responses under /api/ into the API's error body.
+
+    Covers what DRF never sees: URLs that resolve to nothing (404 with DEBUG on as well as off)
+    and 405s from plain Django views.
+    """
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (
+            is_api_request(request)
+            and response.status_code >= 400
+            and not response.get("Content-Type", "").startswith("application/json")
+        ):
+            code, message = {
+                404: ("not_found", "Not found."),
+                405: ("method_not_allowed", f'Method "{request.method}" not allowed.'),
+                403: ("permission_denied", "You do not have permission to perform this action."),
+                413: ("payload_too_large", "The request body is too large."),
+            }.get(response.status_code, ("error", "The request failed."))
+            if response.status_code >= 500:
+                code, message = "server_error", "Something went wrong on the server."
+            new = JsonResponse(error_body(code, message), status=response.status_code)
+            for header in ("Allow", "WWW-Authenticate"):
+                if response.has_header(header):
+                    new[header] = response[header]
+            return new
+        return response
+
+
+def handler404(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """404 handler: JSON under /api/, Django's page elsewhere."""
+    if is_api_request(request):
+        return JsonResponse(error_body("not_found", "Not found."), status=404)
+    from django.views.defaults import page_not_found
+
+    return page_not_found(request, exception or Http404())
+
+
+def handler500(request: HttpRequest) -> HttpResponse:
+    """500 handler: JSON under /api/ (no traceback), Django's page elsewhere."""
+    if is_api_request(request):
+        return JsonResponse(
+            error_body("server_error", "Something went wrong on the server."), status=500
+        )
+    from django.views.defaults import server_error
+
+    return server_error(request)
+
+
+def handler400(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """400 handler (e.g. a disallowed Host or too many fields): JSON under /api/."""
+    if is_api_request(request):
+        message = str(exception) if exception else "Bad request."
+        return JsonResponse(error_body("bad_request", message), status=400)
+    from django.views.defaults import bad_request
+
+    return bad_request(request, exception or Exception())
+
+
+def json_error(status_code: int, code: str, message: str, **fields: Any) -> JsonResponse:
+    """A JSON error response for plain Django views."""
+    return JsonResponse(
+        error_body(code, message, {k: [str(v)] for k, v in fields.items()}), status=status_code
+    )
+
+
+__all__ = [
+    "ApiError",
+    "ApiErrorMiddleware",
+    "PayloadTooLarge",
+    "ServiceError",
+    "error_body",
+    "exception_handler",
+    "handler400",
+    "handler404",
+    "handler500",
+    "json_error",
+]

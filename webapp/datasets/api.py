@@ -1,0 +1,223 @@
+"""REST API for datasets: built-ins, uploads, list/detail/rename/delete and previews."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
+from rest_framework import exceptions, generics, mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.parsers import MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from webapp.api.errors import ApiError
+from webapp.api.mixins import TeamScopedMixin
+from webapp.api.serializers import UserRefSerializer
+
+from . import services
+from .models import Dataset, DatasetKind, DatasetStatus
+from .previews import dataset_preview
+
+
+class DatasetSerializer(serializers.ModelSerializer):
+    created_by = UserRefSerializer(read_only=True, allow_null=True)
+    recipe = serializers.SerializerMethodField()
+    summary = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Dataset
+        fields = [
+            "id", "team", "name", "kind", "status", "options", "recipe", "summary", "error",
+            "original_filename", "size", "created_by", "created_at", "updated_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_summary(self, dataset: Dataset) -> dict[str, Any]:
+        if self.context.get("brief"):
+            # Lists stay small: image previews are base64 PNGs; the detail has them.
+            return {k: v for k, v in dataset.summary.items() if k != "preview"}
+        return dataset.summary
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_recipe(self, dataset: Dataset) -> dict[str, Any]:
+        # The server's file path is nobody's business; runs get it from the selector.
+        return {k: v for k, v in dataset.recipe.items() if k != "path"}
+
+
+class DatasetCreateSerializer(serializers.Serializer):
+    team = serializers.IntegerField()
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    builtin = serializers.CharField(max_length=100)
+    options = serializers.DictField(required=False, default=dict)
+
+
+class DatasetRenameSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+
+
+class DatasetUploadSerializer(serializers.Serializer):
+    """Multipart form of an upload; `options` is a JSON object as text."""
+
+    team = serializers.IntegerField()
+    kind = serializers.ChoiceField(
+        choices=[k for k in DatasetKind.values if k != DatasetKind.BUILTIN]
+    )
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    options = serializers.CharField(required=False, allow_blank=True, default="{}")
+    file = serializers.FileField()
+
+    def validate_options(self, value: str) -> dict[str, Any]:
+        try:
+            options = json.loads(value or "{}")
+        except json.JSONDecodeError as exc:
+            raise serializers.ValidationError(
+                f"Not JSON: {exc.msg} at column {exc.colno}."
+            ) from None
+        if not isinstance(options, dict):
+            raise serializers.ValidationError("Must be a JSON object.")
+        return options
+
+
+def _error_field(engine_field: str | None) -> str:
+    """The request field a DataError belongs to ("source.target" -> "options.target")."""
+    if not engine_field:
+        return "file"
+    name = engine_field.removeprefix("source.")
+    return "kind" if name == "kind" else f"options.{name}"
+
+
+def _failed(dataset: Dataset) -> ApiError:
+    error = dataset.error or {}
+    message = error.get("message") or "The dataset could not be read."
+    return ApiError(
+        status.HTTP_400_BAD_REQUEST,
+        "invalid_dataset",
+        message,
+        fields={_error_field(error.get("field")): [message]},
+        extra={"detail": error, "dataset": DatasetSerializer(dataset).data},
+    )
+
+
+class DatasetViewSet(
+    TeamScopedMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Datasets of the user's teams."""
+
+    queryset = Dataset.objects.select_related("created_by").all()
+    serializer_class = DatasetSerializer
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        return {**super().get_serializer_context(), "brief": self.action == "list"}
+
+    def get_queryset(self):
+        queryset = super().get_queryset()
+        wanted = self.request.query_params.get("status")
+        if wanted:
+            queryset = queryset.filter(status=wanted)
+        return queryset
+
+    @extend_schema(request=DatasetCreateSerializer, responses={201: DatasetSerializer})
+    def create(self, request: Request) -> Response:
+        payload = DatasetCreateSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        team = self.team_for_write(payload.validated_data["team"])
+        dataset = services.dataset_builtin_create(
+            team=team,
+            name=payload.validated_data["name"],
+            builtin=payload.validated_data["builtin"],
+            options=payload.validated_data["options"],
+            created_by=request.user,
+        )
+        return Response(DatasetSerializer(dataset).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=DatasetRenameSerializer, responses=DatasetSerializer)
+    def partial_update(self, request: Request, pk: int) -> Response:
+        dataset = self.get_object()
+        payload = DatasetRenameSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        services.dataset_rename(dataset=dataset, name=payload.validated_data["name"])
+        return Response(DatasetSerializer(dataset).data)
+
+    def perform_destroy(self, instance: Dataset) -> None:
+        services.dataset_delete(dataset=instance)
+
+    @extend_schema(
+        responses=inline_serializer(
+            "DatasetPreview",
+            {
+                "kind": serializers.CharField(),
+                "columns": serializers.ListField(child=serializers.CharField(), required=False),
+                "rows": serializers.ListField(child=serializers.ListField(), required=False),
+                "samples": serializers.ListField(child=serializers.DictField(), required=False),
+            },
+        )
+    )
+    @action(detail=True, methods=["get"])
+    def preview(self, request: Request, pk: int) -> Response:
+        dataset = self.get_object()
+        if dataset.status != DatasetStatus.READY:
+            raise ApiError(
+                status.HTTP_409_CONFLICT,
+                "not_ready",
+                f"The dataset is {dataset.status}; a preview exists once it is ready.",
+            )
+        return Response(dataset_preview(dataset=dataset))
+
+
+class DatasetUploadView(TeamScopedMixin, generics.GenericAPIView):
+    """POST /api/datasets/upload/: multipart upload (file, team, kind, name?, options?)."""
+
+    queryset = Dataset.objects.all()
+    serializer_class = DatasetUploadSerializer
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(
+        request={"multipart/form-data": DatasetUploadSerializer},
+        responses={201: DatasetSerializer, 202: DatasetSerializer},
+    )
+    def post(self, request: Request) -> Response:
+        payload = DatasetUploadSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        team = self.team_for_write(data["team"])
+        upload = data["file"]
+        if not hasattr(upload, "temporary_file_path"):
+            raise exceptions.ValidationError({"file": ["The upload was not stored; try again."]})
+        dataset = services.dataset_upload_create(
+            team=team,
+            name=data["name"],
+            kind=data["kind"],
+            options=data["options"],
+            upload_path=Path(upload.temporary_file_path()),
+            original_filename=upload.name or "upload",
+            created_by=request.user,
+        )
+        if dataset.status == DatasetStatus.FAILED:
+            raise _failed(dataset)
+        code = (
+            status.HTTP_201_CREATED
+            if dataset.status == DatasetStatus.READY
+            else status.HTTP_202_ACCEPTED
+        )
+        return Response(DatasetSerializer(dataset).data, status=code)
+
+
+class BuiltinListView(generics.GenericAPIView):
+    """GET /api/datasets/builtins/: the built-in datasets (nothing is downloaded)."""
+
+    serializer_class = None
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request) -> Response:
+        from engine.data import BUILTIN_DATASETS
+
+        return Response({"results": [entry.to_json() for entry in BUILTIN_DATASETS.values()]})

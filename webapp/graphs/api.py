@@ -1,0 +1,278 @@
+"""REST API for graphs, revisions, validation, code generation and the op catalog."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Max
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.generics import GenericAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from webapp.api.errors import ApiError
+from webapp.api.mixins import TeamScopedMixin, scope_to_user_teams
+from webapp.api.serializers import UserRefSerializer
+
+from . import services
+from .models import Graph, GraphRevision
+
+
+class RevisionSummarySerializer(serializers.ModelSerializer):
+    created_by = UserRefSerializer(read_only=True, allow_null=True)
+
+    class Meta:
+        model = GraphRevision
+        fields = [
+            "number",
+            "spec_hash",
+            "valid",
+            "error_count",
+            "created_by",
+            "created_at",
+            "layout_updated_at",
+        ]
+        read_only_fields = fields
+
+
+class RevisionSerializer(RevisionSummarySerializer):
+    spec = serializers.JSONField(read_only=True)
+    graph = serializers.IntegerField(source="graph_id", read_only=True)
+
+    class Meta(RevisionSummarySerializer.Meta):
+        fields = ["graph", *RevisionSummarySerializer.Meta.fields, "spec"]
+        read_only_fields = fields
+
+
+class GraphSerializer(serializers.ModelSerializer):
+    latest_revision = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Graph
+        fields = ["id", "team", "name", "latest_revision", "updated_at"]
+        read_only_fields = fields
+
+    def get_latest_revision(self, graph: Graph) -> int | None:
+        value = getattr(graph, "latest_number", None)
+        if value is None and not hasattr(graph, "latest_number"):
+            value = graph.revisions.aggregate(n=Max("number"))["n"]
+        return value
+
+
+class GraphDetailSerializer(GraphSerializer):
+    created_by = UserRefSerializer(read_only=True, allow_null=True)
+    latest = serializers.SerializerMethodField()
+
+    class Meta(GraphSerializer.Meta):
+        fields = [*GraphSerializer.Meta.fields, "created_by", "created_at", "latest"]
+        read_only_fields = fields
+
+    @extend_schema_field(RevisionSerializer(allow_null=True))
+    def get_latest(self, graph: Graph) -> dict[str, Any] | None:
+        revision = graph.revisions.select_related("created_by").order_by("-number").first()
+        return RevisionSerializer(revision).data if revision else None
+
+
+class GraphCreateSerializer(serializers.Serializer):
+    team = serializers.IntegerField()
+    name = serializers.CharField(max_length=200)
+    spec = serializers.JSONField(required=False)
+
+
+class GraphRenameSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+
+
+class SpecSerializer(serializers.Serializer):
+    spec = serializers.JSONField()
+
+
+class LayoutSerializer(serializers.Serializer):
+    layout = serializers.DictField(required=False)
+    ui = serializers.DictField(required=False)
+    spec = serializers.JSONField(
+        required=False, help_text="optional: must have the revision's spec_hash"
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs:
+            raise serializers.ValidationError("Send layout, ui or spec.")
+        return attrs
+
+
+def invalid_spec_error(report: Any) -> ApiError:
+    """400 for a spec with errors: the engine's node-keyed errors under "errors"."""
+    errors = report.to_json()["errors"]
+    fields: dict[str, list[str]] = {}
+    for problem in errors:
+        key = f"nodes.{problem['node']}" if problem["node"] else "spec"
+        fields.setdefault(key, []).append(problem["message"])
+    count = len(errors)
+    return ApiError(
+        status.HTTP_400_BAD_REQUEST,
+        "invalid_spec",
+        f"The graph has {count} problem{'s' if count != 1 else ''}: {report.summary()}",
+        fields=fields,
+        extra={"errors": errors},
+    )
+
+
+def generate_source(spec: Any) -> str:
+    """Python source of a spec, or a 400 with the engine's node-keyed errors."""
+    from engine.codegen import codegen
+    from engine.validate import validate
+
+    report = validate(spec, services.engine_limits())
+    if not report.valid:
+        raise invalid_spec_error(report)
+    return codegen(report.spec, limits=services.engine_limits())
+
+
+SourceResponse = inline_serializer("GeneratedSource", {"source": serializers.CharField()})
+
+
+class GraphViewSet(
+    TeamScopedMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Graphs of the user's teams."""
+
+    queryset = (
+        Graph.objects.select_related("created_by")
+        .annotate(latest_number=Max("revisions__number"))
+        .order_by("-updated_at", "-id")
+    )
+
+    def get_serializer_class(self):
+        return GraphDetailSerializer if self.action == "retrieve" else GraphSerializer
+
+    @extend_schema(request=GraphCreateSerializer, responses={201: GraphDetailSerializer})
+    def create(self, request: Request) -> Response:
+        payload = GraphCreateSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        team = self.team_for_write(payload.validated_data["team"])
+        graph = services.graph_create(
+            team=team,
+            name=payload.validated_data["name"],
+            spec=payload.validated_data.get("spec"),
+            created_by=request.user,
+        )
+        graph = self.get_queryset().get(pk=graph.pk)
+        return Response(GraphDetailSerializer(graph).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=GraphRenameSerializer, responses=GraphDetailSerializer)
+    def partial_update(self, request: Request, pk: int) -> Response:
+        graph = self.get_object()
+        payload = GraphRenameSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        services.graph_rename(graph=graph, name=payload.validated_data["name"])
+        return Response(GraphDetailSerializer(self.get_queryset().get(pk=graph.pk)).data)
+
+    def perform_destroy(self, instance: Graph) -> None:
+        services.graph_delete(graph=instance)
+
+
+class RevisionViewSet(
+    TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
+    """Revisions of one graph: list, save (POST), read, change the canvas layout, source code."""
+
+    queryset = GraphRevision.objects.select_related("created_by", "graph")
+    team_lookup = "graph__team"
+    lookup_field = "number"
+
+    def get_serializer_class(self):
+        return RevisionSummarySerializer if self.action == "list" else RevisionSerializer
+
+    def get_graph(self) -> Graph:
+        """The graph from the URL, 404 unless it belongs to one of the user's teams."""
+        graphs = scope_to_user_teams(Graph.objects.all(), user=self.request.user)
+        return get_object_or_404(graphs, pk=self.kwargs["graph_pk"])
+
+    def get_queryset(self):
+        return super().get_queryset().filter(graph_id=self.get_graph().pk).order_by("-number")
+
+    @extend_schema(
+        request=SpecSerializer, responses={201: RevisionSerializer, 200: RevisionSerializer}
+    )
+    def create(self, request: Request, graph_pk: int) -> Response:
+        graph = self.get_graph()
+        # Role check against the graph's team: viewers read, editors save.
+        self.require_role(graph.team_id, self.write_role)
+        payload = SpecSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        revision, created = services.revision_save(
+            graph=graph, spec=payload.validated_data["spec"], created_by=request.user
+        )
+        return Response(
+            RevisionSerializer(revision).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )
+
+    @extend_schema(request=LayoutSerializer, responses=RevisionSerializer)
+    def partial_update(self, request: Request, graph_pk: int, number: int) -> Response:
+        revision = self.get_object()
+        payload = LayoutSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data = payload.validated_data
+        layout, ui = data.get("layout"), data.get("ui")
+        if "spec" in data:
+            normalised, digest, _ = services.check_spec(data["spec"])
+            if digest != revision.spec_hash:
+                raise ApiError(
+                    status.HTTP_409_CONFLICT,
+                    "spec_changed",
+                    "The model changed, not only its layout: save it as a new revision (POST).",
+                )
+            layout = layout if layout is not None else normalised.get("layout")
+            ui = ui if ui is not None else normalised.get("ui")
+        revision = services.revision_update_layout(revision=revision, layout=layout, ui=ui)
+        return Response(RevisionSerializer(revision).data)
+
+    @extend_schema(responses=SourceResponse)
+    def code(self, request: Request, graph_pk: int, number: int) -> Response:
+        revision = self.get_object()
+        return Response({"source": generate_source(revision.spec)})
+
+
+class ValidateView(APIView):
+    """POST /api/graphs/validate/ {spec}: the engine's report, unchanged (200 even when invalid)."""
+
+    @extend_schema(request=SpecSerializer, responses=OpenApiTypes.OBJECT)
+    def post(self, request: Request) -> Response:
+        from engine.validate import validate
+
+        payload = SpecSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        return Response(
+            validate(payload.validated_data["spec"], services.engine_limits()).to_json()
+        )
+
+
+class CodegenView(APIView):
+    """POST /api/graphs/codegen/ {spec}: {"source"}, or 400 with the node-keyed errors."""
+
+    @extend_schema(request=SpecSerializer, responses=SourceResponse)
+    def post(self, request: Request) -> Response:
+        payload = SpecSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        return Response({"source": generate_source(payload.validated_data["spec"])})
+
+
+class OpsView(GenericAPIView):
+    """GET /api/ops/: the engine's op catalog, unchanged."""
+
+    serializer_class = None
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request) -> Response:
+        from engine.ops import catalog_json
+
+        return Response(catalog_json())

@@ -1,0 +1,61 @@
+"""Graph and GraphRevision: every save of a spec is a new immutable, numbered revision."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Graph(models.Model):
+    """A named network design owned by a team; its content lives in its revisions."""
+
+    team = models.ForeignKey("accounts.Team", on_delete=models.CASCADE, related_name="graphs")
+    name = models.CharField(max_length=200)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="graphs",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class GraphRevision(models.Model):
+    """One saved spec of a graph, numbered 1, 2, 3 ...; only its canvas layout may change later.
+
+    `valid` and `error_count` record the engine's verdict at save time, so drafts can be saved
+    and the list shows which revisions can be trained.
+    """
+
+    graph = models.ForeignKey(Graph, on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField()
+    spec = models.JSONField()
+    spec_hash = models.CharField(max_length=64, db_index=True)
+    valid = models.BooleanField(default=False)
+    error_count = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="graph_revisions",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    layout_updated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["graph_id", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["graph", "number"], name="graphrevision_unique_number")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.graph} r{self.number}"

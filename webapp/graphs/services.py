@@ -1,0 +1,167 @@
+"""Writes for graphs: create, rename, delete, save a revision, update a revision's layout."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import ProtectedError
+from django.utils import timezone
+
+from webapp.accounts.models import Team
+from webapp.api.errors import ServiceError
+
+from .models import Graph, GraphRevision
+
+CANVAS_KEYS = ("layout", "ui")  # canvas-only parts of a spec; they never change the hash
+SAVE_ATTEMPTS = 3
+
+
+def engine_limits() -> Any:
+    """The engine's validation Limits with this service's settings."""
+    from engine.validate import Limits
+
+    return Limits(
+        max_nodes=settings.NETLOOM_MAX_NODES,
+        max_params=settings.NETLOOM_MAX_PARAMS,
+        max_activation_bytes=settings.NETLOOM_MAX_ACTIVATION_BYTES,
+    )
+
+
+def spec_problems_error(exc: Any) -> ServiceError:
+    """A SpecError (not a spec at all) as a 400 naming the first bad path."""
+    problems = getattr(exc, "problems", []) or []
+    first = next((p for p in problems if p.get("path") != "(document)"), None)
+    field = f"spec.{first['path']}" if first else "spec"
+    return ServiceError("not_a_spec", str(exc), field=field)
+
+
+def check_spec(spec: Any) -> tuple[dict[str, Any], str, Any]:
+    """Parse and validate a spec: (normalised JSON, spec_hash, report); raises if not a spec."""
+    from engine.spec import SpecError, parse_spec, spec_hash
+    from engine.validate import validate
+
+    try:
+        parsed = parse_spec(spec)
+    except SpecError as exc:
+        raise spec_problems_error(exc) from None
+    report = validate(parsed, engine_limits())
+    return parsed.model_dump(mode="json"), spec_hash(parsed), report
+
+
+@transaction.atomic
+def graph_create(
+    *, team: Team, name: str, spec: Any = None, created_by: AbstractBaseUser | None
+) -> Graph:
+    """Create a graph, with revision 1 when a spec is given."""
+    name = name.strip()
+    if not name:
+        raise ServiceError("invalid", "A graph needs a name.", field="name")
+    graph = Graph.objects.create(team=team, name=name[:200], created_by=created_by)
+    if spec is not None:
+        revision_save(graph=graph, spec=spec, created_by=created_by)
+    return graph
+
+
+def graph_rename(*, graph: Graph, name: str) -> Graph:
+    """Rename a graph."""
+    name = name.strip()
+    if not name:
+        raise ServiceError("invalid", "A graph needs a name.", field="name")
+    graph.name = name[:200]
+    graph.save(update_fields=["name", "updated_at"])
+    return graph
+
+
+def graph_delete(*, graph: Graph) -> None:
+    """Delete a graph with its revisions; refused (409) while runs use one of them."""
+    try:
+        with transaction.atomic():
+            graph.delete()
+    except ProtectedError:
+        raise ServiceError(
+            "in_use", "Runs use revisions of this graph; delete those runs first.", status_code=409
+        ) from None
+
+
+def revision_save(
+    *, graph: Graph, spec: Any, created_by: AbstractBaseUser | None
+) -> tuple[GraphRevision, bool]:
+    """Save a spec: a new revision n+1, or the latest one's layout when only the canvas changed.
+
+    Returns (revision, created). Drafts with errors are saved (valid=False, error_count=N); a
+    document that is not a spec at all is refused. Concurrent saves are serialised on the
+    graph row (select_for_update), and the unique (graph, number) constraint backs that up:
+    a collision is retried, never stored twice.
+    """
+    normalised, digest, report = check_spec(spec)
+    for attempt in range(SAVE_ATTEMPTS):
+        try:
+            with transaction.atomic():
+                locked = Graph.objects.select_for_update().get(pk=graph.pk)
+                latest = locked.revisions.order_by("-number").first()
+                if latest is not None and latest.spec_hash == digest:
+                    _apply_canvas(latest, normalised)
+                    return latest, False
+                revision = GraphRevision.objects.create(
+                    graph=locked,
+                    number=(latest.number + 1) if latest else 1,
+                    spec=normalised,
+                    spec_hash=digest,
+                    valid=report.valid,
+                    error_count=len(report.errors),
+                    created_by=created_by,
+                )
+                locked.save(update_fields=["updated_at"])
+                return revision, True
+        except IntegrityError:
+            if attempt == SAVE_ATTEMPTS - 1:
+                raise ServiceError(
+                    "conflict",
+                    "Someone saved this graph at the same moment; save again.",
+                    status_code=409,
+                ) from None
+    raise AssertionError("unreachable")
+
+
+def _apply_canvas(revision: GraphRevision, spec: dict[str, Any]) -> None:
+    changed = False
+    for key in CANVAS_KEYS:
+        if key in spec and revision.spec.get(key) != spec[key]:
+            revision.spec[key] = spec[key]
+            changed = True
+    if changed:
+        revision.layout_updated_at = timezone.now()
+        revision.save(update_fields=["spec", "layout_updated_at"])
+
+
+@transaction.atomic
+def revision_update_layout(
+    *,
+    revision: GraphRevision,
+    layout: dict[str, Any] | None = None,
+    ui: dict[str, Any] | None = None,
+) -> GraphRevision:
+    """Change only the canvas part (layout, ui) of the graph's latest revision."""
+    locked = GraphRevision.objects.select_for_update().get(pk=revision.pk)
+    latest_number = (
+        GraphRevision.objects.filter(graph_id=locked.graph_id)
+        .order_by("-number")
+        .values_list("number", flat=True)
+        .first()
+    )
+    if locked.number != latest_number:
+        raise ServiceError(
+            "not_latest",
+            f"Revision {locked.number} is not the latest ({latest_number}); revisions are immutable.",
+            status_code=409,
+        )
+    canvas: dict[str, Any] = {}
+    if layout is not None:
+        canvas["layout"] = layout
+    if ui is not None:
+        canvas["ui"] = ui
+    _apply_canvas(locked, canvas)
+    return locked
