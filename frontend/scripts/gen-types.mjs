@@ -15,8 +15,15 @@ function loadSchema() {
   const file = process.argv[2];
   if (file) return { schema: JSON.parse(readFileSync(file, "utf8")), source: file };
   const python = process.env.PYTHON ?? resolve(repo, ".venv/bin/python");
-  const text = execFileSync(python, ["-m", "engine", "schema"], { cwd: repo, encoding: "utf8" });
-  return { schema: JSON.parse(text), source: "python -m engine schema" };
+  try {
+    const text = execFileSync(python, ["-m", "engine", "schema"], { cwd: repo, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+    return { schema: JSON.parse(text), source: "python -m engine schema" };
+  } catch {
+    // Before the CLI has a `schema` command, ask the module that owns the schema directly.
+    const code = "import json; from engine.spec import graph_json_schema; print(json.dumps(graph_json_schema()))";
+    const text = execFileSync(python, ["-c", code], { cwd: repo, encoding: "utf8" });
+    return { schema: JSON.parse(text), source: "engine.spec.graph_json_schema()" };
+  }
 }
 
 const { schema, source } = loadSchema();

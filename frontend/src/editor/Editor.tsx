@@ -1,0 +1,367 @@
+// The canvas page body: palette, React Flow canvas, inspector/revisions/code, status bar.
+import {
+  Background,
+  type Connection,
+  Controls,
+  type Edge,
+  MiniMap,
+  ReactFlow,
+  useReactFlow,
+} from "@xyflow/react";
+import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
+import type { GraphSpec, OpSchema } from "../api/types";
+import { CodePanel } from "./CodePanel";
+import { copySelection, type Fragment, pasteFragment, removeFromDoc } from "./clipboard";
+import { connectionProblem } from "./connect";
+import { CheckContext, OpsContext, ReadOnlyContext } from "./context";
+import { canonicalJson, docToSpec, modelPart, specToDoc } from "./convert";
+import { idBase, nextId } from "./ids";
+import { InsertBox } from "./InsertBox";
+import { Inspector, type InspectorActions } from "./Inspector";
+import { layoutPositions } from "./layout";
+import { type CanvasNode, NODE_HEIGHT, NODE_WIDTH, edgeId } from "./model";
+import { nodeTypes } from "./nodes";
+import { OP_MIME, Palette } from "./Palette";
+import { edgeTypes } from "./ShapeEdge";
+import { StatusBar } from "./StatusBar";
+import type { EditorStore } from "./store";
+import { TEMPLATES } from "./templates";
+import { RevisionsPanel } from "./RevisionsPanel";
+import { useServerCheck } from "./useCheck";
+import { UNSET } from "./paramForm";
+
+let clipboard: Fragment | null = null;
+
+type SidePanel = "inspector" | "revisions" | "code";
+
+export interface EditorProps {
+  graphId: number;
+  store: EditorStore;
+  ops: OpSchema[];
+  categories?: string[];
+  readOnly: boolean;
+  saveState: string;
+  dirty: boolean;
+  savedRevision: number | null;
+  revisionsKey: number;
+  onSpecChange: (spec: GraphSpec) => void;
+  onSave: () => void;
+  onRestore: (n: number) => void;
+  banner: React.ReactNode;
+}
+
+function isTyping(target: EventTarget | null): boolean {
+  const el = target as HTMLElement | null;
+  return !!el && (el.tagName === "INPUT" || el.tagName === "TEXTAREA" || el.tagName === "SELECT" || el.isContentEditable);
+}
+
+export function Editor(props: EditorProps) {
+  const { store, ops, readOnly, graphId } = props;
+  const state = useSyncExternalStore(store.subscribe, store.getState);
+  const flow = useReactFlow();
+  const opsByName = useMemo(() => new Map(ops.map((o) => [o.name, o])), [ops]);
+  const wrapper = useRef<HTMLDivElement>(null);
+  const pointer = useRef<{ x: number; y: number } | null>(null);
+  const [insertAt, setInsertAt] = useState<{ screen: { x: number; y: number }; flow: { x: number; y: number } } | null>(null);
+  const [panel, setPanel] = useState<SidePanel>("inspector");
+
+  // The spec follows committed content only, so a drag in progress neither re-checks nor re-saves.
+  const spec = useMemo(() => docToSpec(state.committed), [state.committed]);
+  const modelKey = useMemo(() => canonicalJson(modelPart(spec)), [spec]);
+  const check = useServerCheck(spec, modelKey);
+  const { onSpecChange } = props;
+  useEffect(() => onSpecChange(spec), [spec, onSpecChange]);
+
+  const selected = useMemo(() => state.view.nodes.filter((n) => n.selected), [state.view.nodes]);
+
+  const addOp = useCallback(
+    (op: string, at?: { x: number; y: number }, anchor: "center" | "corner" = "center") => {
+      if (readOnly) return;
+      const doc = store.getState().view;
+      const id = nextId(idBase(op), new Set(doc.nodes.map((n) => n.id)));
+      let position = at;
+      if (!position) {
+        const box = wrapper.current?.getBoundingClientRect();
+        const center = box ? { x: box.left + box.width / 2, y: box.top + box.height / 2 } : { x: 400, y: 300 };
+        position = flow.screenToFlowPosition(center);
+      }
+      const node: CanvasNode = {
+        id,
+        type: "op",
+        // A drop centres the node under the pointer; the insert box puts its corner where the box was.
+        position:
+          anchor === "center"
+            ? { x: Math.round(position.x - NODE_WIDTH / 2), y: Math.round(position.y - NODE_HEIGHT / 2) }
+            : { x: Math.round(position.x), y: Math.round(position.y) },
+        data: { kind: "op", op, params: {} },
+        selected: true,
+      };
+      store.edit((d) => ({ ...d, nodes: [...d.nodes.map((n) => (n.selected ? { ...n, selected: false } : n)), node] }));
+      setPanel("inspector");
+    },
+    [flow, readOnly, store],
+  );
+
+  const actions: InspectorActions = useMemo(
+    () => ({
+      setParam: (nodeId, name, value, visit) =>
+        store.edit(
+          (d) => ({
+            ...d,
+            nodes: d.nodes.map((n) => {
+              if (n.id !== nodeId || n.type !== "op") return n;
+              const params = { ...(n.data.params ?? {}) };
+              if (value === UNSET) delete params[name];
+              else params[name] = value;
+              return { ...n, data: { ...n.data, params } };
+            }),
+          }),
+          `${nodeId}.${name}#${visit}`,
+        ),
+      setInput: (nodeId, patch, visit) =>
+        store.edit(
+          (d) => ({ ...d, nodes: d.nodes.map((n) => (n.id === nodeId && n.type === "input" ? { ...n, data: { ...n.data, ...patch } } : n)) }),
+          `${nodeId}.${Object.keys(patch).join(",")}#${visit}`,
+        ),
+    }),
+    [store],
+  );
+
+  const isValidConnection = useCallback(
+    (c: Connection | Edge) => !readOnly && connectionProblem(store.getState().view, opsByName, c) === null,
+    [opsByName, readOnly, store],
+  );
+
+  const onConnect = useCallback(
+    (c: Connection) => {
+      if (readOnly || connectionProblem(store.getState().view, opsByName, c) !== null) return;
+      const slot = Number((c.targetHandle ?? "in0").slice(2)) || 0;
+      store.edit((d) => ({
+        ...d,
+        edges: [...d.edges, { id: edgeId(c.source, c.target, slot), source: c.source, target: c.target, sourceHandle: "out", targetHandle: `in${slot}` }],
+      }));
+    },
+    [opsByName, readOnly, store],
+  );
+
+  const deleteSelection = useCallback(() => {
+    if (readOnly) return;
+    const view = store.getState().view;
+    const nodeIds = new Set(view.nodes.filter((n) => n.selected).map((n) => n.id));
+    const edgeIds = new Set(view.edges.filter((e) => e.selected).map((e) => e.id));
+    if (nodeIds.size === 0 && edgeIds.size === 0) return;
+    store.edit((d) => removeFromDoc(d, nodeIds, edgeIds));
+  }, [readOnly, store]);
+
+  const copy = useCallback(() => {
+    const ids = store.selectedIds();
+    if (ids.size) clipboard = copySelection(store.getState().view, ids);
+  }, [store]);
+
+  const paste = useCallback(() => {
+    if (readOnly || !clipboard) return;
+    const fragment = clipboard;
+    store.edit((d) => pasteFragment(d, fragment, { x: 40, y: 40 }).doc);
+    // Pasting again steps further, like most drawing tools.
+    clipboard = { ...fragment, nodes: fragment.nodes.map((n) => ({ ...n, position: { x: n.position.x + 40, y: n.position.y + 40 } })) };
+  }, [readOnly, store]);
+
+  const autoLayout = useCallback(() => {
+    if (readOnly) return;
+    store.edit((d) => {
+      const positions = layoutPositions(
+        d.nodes.map((n) => n.id),
+        d.edges,
+      );
+      return { ...d, nodes: d.nodes.map((n) => ({ ...n, position: positions.get(n.id)! })) };
+    });
+    window.setTimeout(() => flow.fitView({ padding: 0.15, maxZoom: 1, duration: 200 }), 50);
+  }, [flow, readOnly, store]);
+
+  const fit = useCallback(() => flow.fitView({ padding: 0.15, maxZoom: 1, duration: 200 }), [flow]);
+
+  const loadTemplate = useCallback(
+    (key: string) => {
+      const t = TEMPLATES.find((x) => x.key === key);
+      if (!t || readOnly) return;
+      const hasWork = store.getState().committed.nodes.some((n) => n.type === "op");
+      if (hasWork && !window.confirm(`Replace the canvas with the ${t.label} template? (Undo brings it back.)`)) return;
+      store.edit(() => specToDoc(t.spec));
+      window.setTimeout(() => flow.fitView({ padding: 0.15, maxZoom: 1 }), 50);
+    },
+    [flow, readOnly, store],
+  );
+
+  const openInsert = useCallback(
+    (screen: { x: number; y: number }) => {
+      if (readOnly) return;
+      const box = wrapper.current!.getBoundingClientRect();
+      setInsertAt({ screen: { x: screen.x - box.left, y: screen.y - box.top }, flow: flow.screenToFlowPosition(screen) });
+    },
+    [flow, readOnly],
+  );
+
+  const { onSave } = props;
+  useEffect(() => {
+    function onKey(e: KeyboardEvent) {
+      const mod = e.ctrlKey || e.metaKey;
+      const key = e.key.toLowerCase();
+      if (mod && key === "s") {
+        e.preventDefault();
+        onSave();
+        return;
+      }
+      if (isTyping(e.target)) return;
+      if (mod && key === "z") {
+        e.preventDefault();
+        if (e.shiftKey) store.redo();
+        else store.undo();
+      } else if (mod && key === "y") {
+        e.preventDefault();
+        store.redo();
+      } else if (mod && key === "c") copy();
+      else if (mod && key === "x") {
+        copy();
+        deleteSelection();
+      } else if (mod && key === "v") {
+        e.preventDefault();
+        paste();
+      } else if (mod && key === "a") {
+        e.preventDefault();
+        store.select(new Set(store.getState().view.nodes.map((n) => n.id)));
+      } else if (!mod && (e.key === "Delete" || e.key === "Backspace")) {
+        e.preventDefault();
+        deleteSelection();
+      } else if (!mod && !e.altKey && (e.key === "/" || key === "a")) {
+        e.preventDefault();
+        const box = wrapper.current?.getBoundingClientRect();
+        openInsert(pointer.current ?? (box ? { x: box.left + box.width / 2, y: box.top + box.height / 3 } : { x: 300, y: 200 }));
+      } else if (!mod && key === "f") fit();
+      else if (!mod && key === "l") autoLayout();
+      else if (e.key === "Escape") store.select(new Set());
+    }
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  }, [autoLayout, copy, deleteSelection, fit, onSave, openInsert, paste, store]);
+
+  const stateCanUndo = state.canUndo && !readOnly;
+  const stateCanRedo = state.canRedo && !readOnly;
+
+  return (
+    <OpsContext.Provider value={opsByName}>
+      <CheckContext.Provider value={check}>
+        <ReadOnlyContext.Provider value={readOnly}>
+          <div className="editor" data-testid="editor">
+            <div className="toolbar" role="toolbar" aria-label="Canvas actions">
+              <button type="button" data-testid="undo" aria-label="Undo (Ctrl-Z)" title="Undo (Ctrl-Z)" disabled={!stateCanUndo} onClick={() => store.undo()}>
+                ↶ Undo
+              </button>
+              <button type="button" data-testid="redo" aria-label="Redo (Ctrl-Shift-Z)" title="Redo (Ctrl-Shift-Z)" disabled={!stateCanRedo} onClick={() => store.redo()}>
+                ↷ Redo
+              </button>
+              <button type="button" data-testid="auto-layout" aria-label="Auto-layout (L)" title="Auto-layout (L)" disabled={readOnly} onClick={autoLayout}>
+                Layout
+              </button>
+              <button type="button" data-testid="fit-view" aria-label="Zoom to fit (F)" title="Zoom to fit (F)" onClick={fit}>
+                Fit
+              </button>
+              {!readOnly && TEMPLATES.length > 0 && (
+                <select aria-label="Load a template" data-testid="template-select" value="" onChange={(e) => loadTemplate(e.target.value)}>
+                  <option value="">Template…</option>
+                  {TEMPLATES.map((t) => (
+                    <option key={t.key} value={t.key}>
+                      {t.label}
+                    </option>
+                  ))}
+                </select>
+              )}
+              <span className="spacer" />
+              <div className="tabs" role="tablist" aria-label="Side panel">
+                {(["inspector", "revisions", "code"] as SidePanel[]).map((p) => (
+                  <button key={p} type="button" role="tab" aria-selected={panel === p} data-testid={`tab-${p}`} className={panel === p ? "active" : undefined} onClick={() => setPanel(p)}>
+                    {p === "inspector" ? "Parameters" : p === "revisions" ? "Revisions" : "Code"}
+                  </button>
+                ))}
+              </div>
+              {!readOnly && (
+                <button type="button" className="primary" data-testid="save" aria-label="Save a revision (Ctrl-S)" title="Save a revision (Ctrl-S)" disabled={!props.dirty} onClick={onSave}>
+                  Save
+                </button>
+              )}
+            </div>
+            {props.banner}
+            <div className="editor-body">
+              <Palette ops={ops} categories={props.categories} disabled={readOnly} onInsert={(op) => addOp(op)} />
+              <div
+                className="canvas"
+                ref={wrapper}
+                data-testid="canvas"
+                onMouseMove={(e) => {
+                  pointer.current = { x: e.clientX, y: e.clientY };
+                }}
+                onDoubleClick={(e) => {
+                  if ((e.target as HTMLElement).classList.contains("react-flow__pane")) openInsert({ x: e.clientX, y: e.clientY });
+                }}
+                onDragOver={(e) => {
+                  if (e.dataTransfer.types.includes(OP_MIME)) {
+                    e.preventDefault();
+                    e.dataTransfer.dropEffect = "copy";
+                  }
+                }}
+                onDrop={(e) => {
+                  const op = e.dataTransfer.getData(OP_MIME);
+                  if (!op) return;
+                  e.preventDefault();
+                  addOp(op, flow.screenToFlowPosition({ x: e.clientX, y: e.clientY }));
+                }}
+              >
+                <ReactFlow<CanvasNode, Edge>
+                  nodes={state.view.nodes}
+                  edges={state.view.edges}
+                  nodeTypes={nodeTypes}
+                  edgeTypes={edgeTypes}
+                  onNodesChange={store.onNodesChange}
+                  onEdgesChange={store.onEdgesChange}
+                  onConnect={onConnect}
+                  isValidConnection={isValidConnection}
+                  nodesDraggable={!readOnly}
+                  nodesConnectable={!readOnly}
+                  deleteKeyCode={null}
+                  selectionKeyCode="Shift"
+                  multiSelectionKeyCode={["Meta", "Control"]}
+                  zoomOnDoubleClick={false}
+                  minZoom={0.1}
+                  fitView
+                  fitViewOptions={{ padding: 0.15, maxZoom: 1 }}
+                  proOptions={{ hideAttribution: true }}
+                  aria-label="Network canvas"
+                >
+                  <Background gap={16} />
+                  <MiniMap pannable zoomable ariaLabel="Minimap" />
+                  <Controls showInteractive={false} />
+                </ReactFlow>
+                {insertAt && (
+                  <InsertBox
+                    ops={ops}
+                    at={insertAt.screen}
+                    onClose={() => setInsertAt(null)}
+                    onPick={(op) => {
+                      addOp(op, insertAt.flow, "corner");
+                      setInsertAt(null);
+                    }}
+                  />
+                )}
+              </div>
+              <aside className="side" aria-label="Details">
+                {panel === "inspector" && <Inspector selected={selected} ops={opsByName} readOnly={readOnly} actions={actions} />}
+                {panel === "revisions" && <RevisionsPanel graphId={graphId} refreshKey={props.revisionsKey} current={props.savedRevision} onRestore={props.onRestore} />}
+                {panel === "code" && <CodePanel spec={spec} specKey={modelKey} />}
+              </aside>
+            </div>
+            <StatusBar saveState={props.saveState} readOnly={readOnly} />
+          </div>
+        </ReadOnlyContext.Provider>
+      </CheckContext.Provider>
+    </OpsContext.Provider>
+  );
+}

@@ -1,0 +1,198 @@
+// The selected node's form, generated from its op schema and checked as the user types.
+import { memo, useEffect, useState } from "react";
+import type { OpSchema, ParamSchema, ValidationError } from "../api/types";
+import { formatCount, formatShape } from "../format";
+import { useCheck } from "./context";
+import type { CanvasNode, InputNode, OpNode } from "./model";
+import { UNSET, fieldFor, formatValue, parseParam } from "./paramForm";
+
+export interface InspectorActions {
+  setParam: (nodeId: string, name: string, value: unknown | typeof UNSET, visit: number) => void;
+  setInput: (nodeId: string, patch: { shape?: number[]; dtype?: string }, visit: number) => void;
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+function ParamField({
+  nodeId,
+  param,
+  value,
+  serverErrors,
+  readOnly,
+  onValue,
+}: {
+  nodeId: string;
+  param: ParamSchema;
+  value: unknown;
+  serverErrors: ValidationError[];
+  readOnly: boolean;
+  onValue: (v: unknown, visit: number) => void;
+}) {
+  const field = fieldFor(param);
+  const [text, setText] = useState(() => formatValue(param, value));
+  const [error, setError] = useState<string | null>(null);
+  // Each visit to the field is one undo step, however many keys it takes.
+  const [visit, setVisit] = useState(0);
+
+  // Undo, redo or a restore changed the value underneath: show it unless the text already means it.
+  useEffect(() => {
+    const r = parseParam(param, text);
+    const current = r.value === UNSET ? undefined : r.ok || r.value !== undefined ? r.value : Symbol("unparsed");
+    if (!sameValue(current, value)) {
+      setText(formatValue(param, value));
+      setError(null);
+    }
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [value]);
+
+  const inputId = `param-${nodeId}-${param.name}`;
+  const change = (raw: string | boolean) => {
+    if (typeof raw === "string") setText(raw);
+    const r = parseParam(param, raw);
+    if (r.ok) {
+      setError(null);
+      onValue(r.value, visit);
+    } else {
+      setError(r.error);
+      if (r.value !== undefined) onValue(r.value, visit);
+    }
+  };
+  const message = error ?? serverErrors.map((e) => e.message).join("; ");
+  const common = {
+    id: inputId,
+    className: `nodrag${message ? " invalid" : ""}`,
+    "data-testid": `param-${param.name}`,
+    "aria-invalid": !!message,
+    "aria-describedby": `${inputId}-help`,
+    disabled: readOnly,
+    onFocus: () => setVisit((v) => v + 1),
+  };
+  return (
+    <div className="field">
+      <label htmlFor={inputId}>
+        {field.label}
+        {field.required && <span aria-label="required"> *</span>}
+      </label>
+      {field.kind === "checkbox" ? (
+        <input {...common} type="checkbox" checked={value === undefined ? !!param.default : !!value} onChange={(e) => change(e.target.checked)} />
+      ) : field.kind === "select" ? (
+        <select {...common} value={text} onChange={(e) => change(e.target.value)}>
+          {!field.required && <option value="">default{field.placeholder ? ` (${field.placeholder})` : ""}</option>}
+          {field.required && text === "" && <option value="">choose…</option>}
+          {field.choices!.map((c) => (
+            <option key={c.value} value={c.value}>
+              {c.label}
+            </option>
+          ))}
+        </select>
+      ) : (
+        <input
+          {...common}
+          type="text"
+          inputMode={field.kind === "number" ? (param.type === "int" ? "numeric" : "decimal") : undefined}
+          placeholder={field.placeholder}
+          value={text}
+          onChange={(e) => change(e.target.value)}
+        />
+      )}
+      {message && (
+        <p className="field-error" role="alert" data-testid={`param-error-${param.name}`}>
+          {message}
+        </p>
+      )}
+      <p className="help" id={`${inputId}-help`}>
+        {field.help}
+        {field.kind === "number" && (field.min !== undefined || field.max !== undefined) && (
+          <span className="bounds">
+            {" "}
+            ({field.min !== undefined ? `≥ ${field.min}` : ""}
+            {field.min !== undefined && field.max !== undefined && field.max < 2 ** 31 - 1 ? ", " : ""}
+            {field.max !== undefined && field.max < 2 ** 31 - 1 ? `≤ ${field.max}` : ""})
+          </span>
+        )}
+      </p>
+    </div>
+  );
+}
+
+function InputForm({ node, readOnly, actions }: { node: InputNode; readOnly: boolean; actions: InspectorActions }) {
+  const shapeParam: ParamSchema = { name: "shape", type: "int_list", min: 1, min_items: 1, max_items: 8, required: true, help: "per-sample shape; the batch dimension is implicit" };
+  const dtypeParam: ParamSchema = { name: "dtype", type: "choice", choices: ["float32", "int64"], required: true, help: "int64 for token ids" };
+  return (
+    <>
+      <ParamField nodeId={node.id} param={shapeParam} value={node.data.shape} serverErrors={[]} readOnly={readOnly} onValue={(v, visit) => actions.setInput(node.id, { shape: v as number[] }, visit)} />
+      <ParamField nodeId={node.id} param={dtypeParam} value={node.data.dtype ?? "float32"} serverErrors={[]} readOnly={readOnly} onValue={(v, visit) => actions.setInput(node.id, { dtype: v as string }, visit)} />
+    </>
+  );
+}
+
+function OpForm({ node, op, readOnly, actions }: { node: OpNode; op: OpSchema | undefined; readOnly: boolean; actions: InspectorActions }) {
+  const errors = useCheck().errorsByNode.get(node.id) ?? [];
+  if (!op) return <p className="error">Unknown op “{node.data.op}”: it is not in the server's catalog.</p>;
+  if (op.params.length === 0) return <p className="muted">{op.name} has no parameters.</p>;
+  return (
+    <>
+      {op.params.map((p) => (
+        <ParamField
+          key={`${node.id}.${p.name}`}
+          nodeId={node.id}
+          param={p}
+          value={node.data.params?.[p.name]}
+          serverErrors={errors.filter((e) => e.field === p.name)}
+          readOnly={readOnly}
+          onValue={(v, visit) => actions.setParam(node.id, p.name, v, visit)}
+        />
+      ))}
+    </>
+  );
+}
+
+export const Inspector = memo(function Inspector({
+  selected,
+  ops,
+  readOnly,
+  actions,
+}: {
+  selected: CanvasNode[];
+  ops: Map<string, OpSchema>;
+  readOnly: boolean;
+  actions: InspectorActions;
+}) {
+  const check = useCheck();
+  if (selected.length === 0)
+    return (
+      <div className="inspector-empty muted">
+        <p>Select a node to edit its parameters.</p>
+        <p>Drag an op from the palette, or double-click the canvas (or press “/”) to insert one.</p>
+      </div>
+    );
+  if (selected.length > 1) return <p className="muted">{selected.length} nodes selected. Ctrl-C copies them, Delete removes them.</p>;
+  const node = selected[0];
+  const info = check.report?.nodes[node.id];
+  const nodeErrors = (check.errorsByNode.get(node.id) ?? []).filter((e) => !e.field || node.type !== "op" || !ops.get(node.data.op)?.params.some((p) => p.name === e.field));
+  const title = node.type === "op" ? node.data.op : node.type === "input" ? "Input" : "Output";
+  return (
+    <form className="inspector-form" data-testid="inspector" aria-label={`Parameters of ${node.id}`} onSubmit={(e) => e.preventDefault()}>
+      <h2>
+        {title} <span className="node-id">{node.type === "output" ? "" : node.id}</span>
+      </h2>
+      {node.type === "op" && ops.get(node.data.op)?.help && <p className="help">{ops.get(node.data.op)!.help}</p>}
+      {info?.shape && (
+        <p className="inspector-info">
+          output <strong data-testid="inspector-shape">{formatShape(info.shape)}</strong>
+          {info.params > 0 && <> · {formatCount(info.params)} parameters</>}
+        </p>
+      )}
+      {nodeErrors.map((e, i) => (
+        <p key={i} className="field-error" role="alert">
+          {e.message}
+        </p>
+      ))}
+      {node.type === "op" && <OpForm node={node} op={ops.get(node.data.op)} readOnly={readOnly} actions={actions} />}
+      {node.type === "input" && <InputForm node={node} readOnly={readOnly} actions={actions} />}
+      {node.type === "output" && <p className="muted">Wire the node whose value the model returns into this output.</p>}
+    </form>
+  );
+});

@@ -1,0 +1,78 @@
+// The op palette: the server's catalog grouped by category, searchable, drag onto the canvas or press Enter.
+import { memo, useMemo, useState } from "react";
+import type { OpSchema } from "../api/types";
+
+export const OP_MIME = "application/x-netloom-op";
+
+export function matchOps(ops: OpSchema[], query: string): OpSchema[] {
+  const q = query.trim().toLowerCase();
+  if (!q) return ops;
+  const scored = ops
+    .map((op) => {
+      const name = op.name.toLowerCase();
+      const score = name === q ? 0 : name.startsWith(q) ? 1 : name.includes(q) ? 2 : op.category.toLowerCase().includes(q) ? 3 : (op.help ?? "").toLowerCase().includes(q) ? 4 : 9;
+      return { op, score };
+    })
+    .filter((s) => s.score < 9);
+  scored.sort((a, b) => a.score - b.score || a.op.name.localeCompare(b.op.name));
+  return scored.map((s) => s.op);
+}
+
+export const Palette = memo(function Palette({
+  ops,
+  categories,
+  disabled,
+  onInsert,
+}: {
+  ops: OpSchema[];
+  categories?: string[];
+  disabled: boolean;
+  onInsert: (op: string) => void;
+}) {
+  const [query, setQuery] = useState("");
+  const groups = useMemo(() => {
+    const by = new Map<string, OpSchema[]>();
+    for (const op of matchOps(ops, query)) by.set(op.category, [...(by.get(op.category) ?? []), op]);
+    const order = (c: string) => {
+      const i = categories?.indexOf(c) ?? -1;
+      return i < 0 ? Number.MAX_SAFE_INTEGER : i;
+    };
+    // With a query the best match leads; without one, the catalog's category order.
+    return query.trim() ? [...by.entries()] : [...by.entries()].sort(([a], [b]) => order(a) - order(b));
+  }, [ops, query, categories]);
+  return (
+    <aside className="palette" aria-label="Operations" data-testid="palette">
+      <input className="palette-search" type="search" placeholder="Search ops…" aria-label="Search ops" data-testid="palette-search" value={query} onChange={(e) => setQuery(e.target.value)} />
+      <div className="palette-groups">
+        {groups.map(([category, items]) => (
+          <section key={category} className="palette-group">
+            <h3>{category}</h3>
+            <ul>
+              {items.map((op) => (
+                <li key={op.name}>
+                  <button
+                    type="button"
+                    className="palette-item"
+                    data-testid={`palette-item-${op.name}`}
+                    title={op.help}
+                    aria-label={`Add ${op.name}`}
+                    disabled={disabled}
+                    draggable={!disabled}
+                    onDragStart={(e) => {
+                      e.dataTransfer.setData(OP_MIME, op.name);
+                      e.dataTransfer.effectAllowed = "copy";
+                    }}
+                    onClick={() => onInsert(op.name)}
+                  >
+                    {op.name}
+                  </button>
+                </li>
+              ))}
+            </ul>
+          </section>
+        ))}
+        {groups.length === 0 && <p className="muted">No op matches “{query}”.</p>}
+      </div>
+    </aside>
+  );
+});

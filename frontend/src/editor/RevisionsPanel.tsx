@@ -1,0 +1,48 @@
+// Saved revisions of the graph, newest first, each restorable onto the canvas (as an undoable change).
+import { useEffect, useState } from "react";
+import { api, resultsOf } from "../api/client";
+import type { RevisionSummary } from "../api/types";
+
+function author(r: RevisionSummary): string {
+  const by = r.created_by;
+  if (by && typeof by === "object") return by.username;
+  return by === null || by === undefined ? "" : String(by);
+}
+
+export function RevisionsPanel({ graphId, refreshKey, current, onRestore }: { graphId: number; refreshKey: number; current: number | null; onRestore: (n: number) => void }) {
+  const [revisions, setRevisions] = useState<RevisionSummary[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    let live = true;
+    api
+      .revisions(graphId)
+      .then((page) => live && setRevisions([...resultsOf(page)].sort((a, b) => b.number - a.number)))
+      .catch((e) => live && setError((e as Error).message));
+    return () => {
+      live = false;
+    };
+  }, [graphId, refreshKey]);
+  return (
+    <section className="revisions" data-testid="revisions-panel" aria-label="Revisions">
+      <h2>Revisions</h2>
+      {error && <p className="error">{error}</p>}
+      {revisions?.length === 0 && <p className="muted">Nothing saved yet.</p>}
+      <ol>
+        {revisions?.map((r) => (
+          <li key={r.number} data-testid={`revision-${r.number}`} className={r.number === current ? "current" : undefined}>
+            <div>
+              <strong>Revision {r.number}</strong>
+              {r.number === current && <span className="muted"> (latest)</span>}
+              <div className="muted small">
+                {new Date(r.created_at).toLocaleString()} {author(r) && `· ${author(r)}`}
+              </div>
+            </div>
+            <button type="button" data-testid={`restore-revision-${r.number}`} aria-label={`Restore revision ${r.number}`} onClick={() => onRestore(r.number)}>
+              Restore
+            </button>
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}

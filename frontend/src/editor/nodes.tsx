@@ -1,0 +1,126 @@
+// One memoised component per node kind; `nodeTypes` lives at module scope so React Flow never remounts them.
+import { Handle, type NodeProps, type NodeTypes, Position, useNodeConnections, useUpdateNodeInternals } from "@xyflow/react";
+import { memo, useEffect, useMemo, useRef } from "react";
+import { formatCount, formatShape } from "../format";
+import { inputSlotCount } from "./connect";
+import { useCheck, useOps } from "./context";
+import { handleIndex, type InputNode, type OpNode, type OutputNode } from "./model";
+
+function ErrorList({ id }: { id: string }) {
+  const errors = useCheck().errorsByNode.get(id);
+  if (!errors?.length) return null;
+  return (
+    <ul className="node-errors" data-testid={`node-errors-${id}`} role="alert">
+      {errors.map((e, i) => (
+        <li key={i}>{e.field && !e.message.includes(e.field) ? `${e.field}: ${e.message}` : e.message}</li>
+      ))}
+    </ul>
+  );
+}
+
+function keyParams(params: Record<string, unknown> | undefined): string {
+  if (!params) return "";
+  return Object.entries(params)
+    .slice(0, 3)
+    .map(([k, v]) => `${k}=${Array.isArray(v) ? `[${v.join(",")}]` : String(v)}`)
+    .join("  ");
+}
+
+function TargetHandles({ id, count }: { id: string; count: number }) {
+  return (
+    <>
+      {Array.from({ length: count }, (_, i) => (
+        <Handle
+          key={i}
+          type="target"
+          id={`in${i}`}
+          position={Position.Top}
+          style={{ left: `${((i + 1) / (count + 1)) * 100}%` }}
+          data-testid={`handle-in-${id}-${i}`}
+          aria-label={count > 1 ? `input ${i + 1}` : "input"}
+        />
+      ))}
+    </>
+  );
+}
+
+export const OpNodeView = memo(function OpNodeView({ id, data, selected }: NodeProps<OpNode>) {
+  const op = useOps().get(data.op);
+  const check = useCheck();
+  const info = check.report?.nodes[id];
+  const connections = useNodeConnections({ handleType: "target" });
+  const used = useMemo(() => connections.map((c) => handleIndex(c.targetHandle)), [connections]);
+  const slots = inputSlotCount(op, used);
+  const updateInternals = useUpdateNodeInternals();
+  // React Flow measures handles on mount; re-measure only when the number of input slots changes
+  // (doing it on mount too costs a store update per node: seconds for a 200-node graph).
+  const shownSlots = useRef(slots);
+  useEffect(() => {
+    if (shownSlots.current === slots) return;
+    shownSlots.current = slots;
+    updateInternals(id);
+  }, [id, slots, updateInternals]);
+  const hasErrors = (check.errorsByNode.get(id)?.length ?? 0) > 0;
+  return (
+    <div className={`node op-node${hasErrors ? " has-errors" : ""}${selected ? " selected" : ""}`} data-testid={`node-${id}`} data-op={data.op} title={op?.help}>
+      <TargetHandles id={id} count={slots} />
+      <div className="node-head">
+        <span className="node-op">{data.op}</span>
+        <span className="node-id">{id}</span>
+      </div>
+      <div className="node-params">{keyParams(data.params)}</div>
+      <div className="node-foot">
+        <span className="node-shape" data-testid={`node-shape-${id}`}>
+          {formatShape(info?.shape)}
+        </span>
+        {info && info.params > 0 && <span className="node-count" data-testid={`node-params-${id}`}>{formatCount(info.params)} params</span>}
+      </div>
+      <ErrorList id={id} />
+      <Handle type="source" id="out" position={Position.Bottom} data-testid={`handle-out-${id}`} aria-label="output" />
+    </div>
+  );
+});
+
+export const InputNodeView = memo(function InputNodeView({ id, data, selected }: NodeProps<InputNode>) {
+  return (
+    <div className={`node io-node input-node${selected ? " selected" : ""}`} data-testid={`node-${id}`}>
+      <div className="node-head">
+        <span className="node-op">Input</span>
+        <span className="node-id">{id}</span>
+      </div>
+      <div className="node-foot">
+        <span className="node-shape" data-testid={`node-shape-${id}`}>
+          {formatShape(data.shape)}
+        </span>
+        <span className="node-count">{data.dtype ?? "float32"}</span>
+      </div>
+      <ErrorList id={id} />
+      <Handle type="source" id="out" position={Position.Bottom} data-testid={`handle-out-${id}`} aria-label="output" />
+    </div>
+  );
+});
+
+export const OutputNodeView = memo(function OutputNodeView({ id, selected }: NodeProps<OutputNode>) {
+  const connections = useNodeConnections({ handleType: "target" });
+  const source = connections[0]?.source;
+  const shape = useCheck().report?.nodes[source ?? ""]?.shape;
+  const key = id.replace(":", "-");
+  return (
+    <div className={`node io-node output-node${selected ? " selected" : ""}`} data-testid={`node-${key}`}>
+      <Handle type="target" id="in0" position={Position.Top} data-testid={`handle-in-${key}-0`} aria-label="input" />
+      <div className="node-head">
+        <span className="node-op">Output</span>
+        <span className="node-id">{source ?? "not wired"}</span>
+      </div>
+      <div className="node-foot">
+        <span className="node-shape">{source ? formatShape(shape) : "wire a node here"}</span>
+      </div>
+    </div>
+  );
+});
+
+export const nodeTypes: NodeTypes = {
+  op: OpNodeView,
+  input: InputNodeView,
+  output: OutputNodeView,
+};
