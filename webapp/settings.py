@@ -222,7 +222,13 @@ else:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1000, "expiry": 30},
+            # redis-py 8 gives up on a read after 5 s by default, which would kill every quiet
+            # WebSocket consumer; channels_redis itself waits up to 5 s for a message.
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 2}],
+                "capacity": 1000,
+                "expiry": 30,
+            },
         }
     }
 

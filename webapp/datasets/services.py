@@ -138,9 +138,11 @@ def dataset_upload_create(
 
 
 def _queue_processing(dataset_id: int) -> None:
-    from celery import current_app
+    # webapp.celery, not celery.current_app: in the web process the current app would be
+    # Celery's default (AMQP) unless webapp.celery had been imported first.
+    from webapp.celery import app
 
-    current_app.send_task(PROCESS_TASK, kwargs={"dataset_id": dataset_id})
+    app.send_task(PROCESS_TASK, kwargs={"dataset_id": dataset_id}, queue="short")
 
 
 def dataset_process(dataset_id: int) -> Dataset:

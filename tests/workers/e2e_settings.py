@@ -1,0 +1,47 @@
+"""Settings for the processes a ServiceStack starts (web, worker): webapp.settings + the stack's env.
+
+Environment (set by tests/workers/stack.py):
+    NETLOOM_E2E_DB       SQLite file shared by the test, the worker and daphne
+    NETLOOM_E2E_REDIS    redis URL (broker and channel layer)
+    NETLOOM_E2E_PREFIX   key prefix of this stack in Redis (channel layer and Celery queues)
+    NETLOOM_E2E_MEDIA    MEDIA_ROOT
+    NETLOOM_E2E_STEP_DELAY seconds added to every training step (so a test can catch a run mid-way)
+"""
+
+import os
+
+from webapp.settings import *  # noqa: F403
+
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": os.environ["NETLOOM_E2E_DB"],
+        # Three processes share the file: WAL lets readers go on while one writes, and
+        # IMMEDIATE transactions wait for the lock instead of failing on an upgrade.
+        "OPTIONS": {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL;", "transaction_mode": "IMMEDIATE"},
+    }
+}
+REDIS_URL = os.environ["NETLOOM_E2E_REDIS"]
+_PREFIX = os.environ["NETLOOM_E2E_PREFIX"]
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        # redis-py 8 reads with a 5 s socket timeout by default, which is exactly channels_redis's
+        # blocking-pop timeout: idle consumers then die with TimeoutError. Read timeout > 5 s.
+        "CONFIG": {
+            "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 2}],
+            "prefix": f"{_PREFIX}:asgi", "capacity": 1000, "expiry": 30,
+        },
+    }
+}
+CELERY_BROKER_URL = REDIS_URL
+CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": f"{_PREFIX}:", "visibility_timeout": 3600}
+MEDIA_ROOT = os.environ["NETLOOM_E2E_MEDIA"]
+NETLOOM_DATASET_PROCESSING = "sync"
+
+# Short leases so a killed worker's run is picked up within seconds.
+RUNS_LEASE_SECONDS = 3.0
+RUNS_HEARTBEAT_SECONDS = 0.5
+RUNS_REAP_SECONDS = 1.0
+RUNS_STEP_DELAY_SECONDS = float(os.environ.get("NETLOOM_E2E_STEP_DELAY", "0"))
+LOGGING = {**LOGGING, "root": {"handlers": ["console"], "level": "WARNING"}}  # noqa: F405

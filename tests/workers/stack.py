@@ -1,0 +1,291 @@
+"""A real service for tests: SQLite file, Redis, a Celery worker process and daphne.
+
+    with ServiceStack(tmp_path, redis=RedisServer.shared(db=5)) as stack:
+        stack.api("a").post("/api/runs/", {...})
+        async with stack.ws("a", run_id) as ws: ...
+        stack.kill_worker(); stack.start_worker()
+
+Every stack has its own key prefix in Redis (channel layer groups and Celery queues), so stacks
+and other suites can share the machine's Redis; `RedisServer.private()` starts a redis-server
+of its own on a free port (for tests that restart it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = sys.executable
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, timeout: float, proc: subprocess.Popen | None = None) -> None:
+    """Wait until something accepts connections on 127.0.0.1:port."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode} before listening on {port}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise TimeoutError(f"nothing listens on port {port} after {timeout}s")
+
+
+class RedisServer:
+    """The machine's Redis (a db number of it) or a private redis-server this test owns."""
+
+    def __init__(self, url: str, *, port: int | None = None, folder: Path | None = None) -> None:
+        self.url = url
+        self.port = port
+        self.folder = folder
+        self.proc: subprocess.Popen | None = None
+
+    @classmethod
+    def shared(cls, db: int = 5) -> RedisServer:
+        """127.0.0.1:6379/<db>; the stack's prefix keeps its keys apart."""
+        return cls(f"redis://127.0.0.1:6379/{db}")
+
+    @classmethod
+    def private(cls, folder: Path) -> RedisServer:
+        """A redis-server of our own (no persistence) on a free port."""
+        port = free_port()
+        server = cls(f"redis://127.0.0.1:{port}/0", port=port, folder=folder)
+        server.start()
+        return server
+
+    @staticmethod
+    def available() -> bool:
+        """True when a redis-server binary is installed (private servers need it)."""
+        return shutil.which("redis-server") is not None
+
+    def start(self) -> None:
+        """Start (or restart) the private server on its port."""
+        assert self.port is not None and self.folder is not None
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", str(self.folder)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        wait_for_port(self.port, 10, self.proc)
+
+    def stop(self) -> None:
+        """Stop the private server (everything in it is lost, as after a crash)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.proc = None
+
+
+class ServiceStack:
+    """Database + worker + web server for one test module (see the module docstring)."""
+
+    def __init__(self, tmp: Path, redis: RedisServer, *, step_delay: float = 0.0) -> None:
+        self.tmp = Path(tmp)
+        self.tmp.mkdir(parents=True, exist_ok=True)
+        self.redis = redis
+        self.prefix = f"nltest-{uuid.uuid4().hex[:10]}"
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "tests.workers.e2e_settings",
+            "PYTHONPATH": str(ROOT),
+            "NETLOOM_E2E_DB": str(self.tmp / "netloom.sqlite3"),
+            "NETLOOM_E2E_REDIS": redis.url,
+            "NETLOOM_E2E_PREFIX": self.prefix,
+            "NETLOOM_E2E_MEDIA": str(self.tmp / "media"),
+            "NETLOOM_E2E_STEP_DELAY": str(step_delay),
+            "PYTHONUNBUFFERED": "1",
+        }
+        self.world: dict[str, Any] = {}
+        self.worker: subprocess.Popen | None = None
+        self.web: subprocess.Popen | None = None
+        self._worker_count = 0
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    def __enter__(self) -> ServiceStack:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        """Migrate and seed the database, then start the worker and the web server together."""
+        seed = subprocess.run(
+            [PYTHON, "-m", "tests.workers.e2e_seed"], cwd=ROOT, env=self.env,
+            capture_output=True, text=True, timeout=120,
+        )
+        if seed.returncode != 0:
+            raise RuntimeError(f"seeding failed:\n{seed.stdout}\n{seed.stderr}")
+        self.world = json.loads(seed.stdout.strip().splitlines()[-1])
+        self.start_worker(wait=False)
+        self.web = subprocess.Popen(
+            [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "webapp.asgi:application"],
+            cwd=ROOT, env=self.env, stdout=open(self.tmp / "web.log", "ab"), stderr=subprocess.STDOUT,
+        )
+        wait_for_port(self.port, 60, self.web)
+        self.wait_worker_ready()
+
+    def start_worker(self, *, wait: bool = True) -> None:
+        """Start `celery -A webapp.celery worker -Q train,short` (solo pool: one task at a time)."""
+        self._worker_count += 1
+        self.worker_log = self.tmp / f"worker-{self._worker_count}.log"
+        self.worker = subprocess.Popen(
+            [PYTHON, "-m", "celery", "-A", "webapp.celery", "worker", "-Q", "train,short", "-c", "1",
+             "--pool=solo", "-n", f"w{self._worker_count}-{self.prefix}@%h", "--without-gossip",
+             "--without-mingle", "--without-heartbeat", "-l", "info"],
+            cwd=ROOT, env=self.env, stdout=open(self.worker_log, "ab"), stderr=subprocess.STDOUT,
+        )
+        if wait:
+            self.wait_worker_ready()
+
+    def wait_worker_ready(self, timeout: float = 60) -> None:
+        """Wait for the worker's "ready" line."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.worker is not None
+            if self.worker.poll() is not None:
+                raise RuntimeError(f"worker exited:\n{self.worker_log.read_text()[-3000:]}")
+            if b" ready." in self.worker_log.read_bytes():
+                return
+            time.sleep(0.1)
+        raise TimeoutError(f"worker not ready:\n{self.worker_log.read_text()[-3000:]}")
+
+    def kill_worker(self) -> None:
+        """SIGKILL the worker: no cleanup, no acknowledgement, no last words."""
+        assert self.worker is not None
+        self.worker.send_signal(signal.SIGKILL)
+        self.worker.wait(10)
+
+    def stop(self) -> None:
+        """Stop the processes this stack started (and its private Redis)."""
+        for proc in (self.worker, self.web):
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+        for proc in (self.worker, self.web):
+            if proc is not None:
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(5)
+        if self.redis.proc is None and self.redis.port is None:
+            self._forget_keys()
+        self.redis.stop()
+
+    def _forget_keys(self) -> None:
+        """Remove this stack's keys from the shared Redis (queues, unacked messages, groups)."""
+        import redis
+
+        try:
+            client = redis.Redis.from_url(self.redis.url, socket_timeout=5)
+            for key in client.scan_iter(match=f"{self.prefix}*", count=500):
+                client.delete(key)
+        except redis.RedisError:
+            pass
+
+    # --- clients ------------------------------------------------------------------------------
+
+    def token(self, who: str) -> str:
+        """The API token of "a" (admin of team A), "b" (admin of team B) or "viewer_a"."""
+        return self.world[who]["token"]
+
+    def api(self, who: str | None) -> Http:
+        """An HTTP client with that user's token (None: anonymous)."""
+        return Http(self.base, self.token(who) if who is not None else None)
+
+    def ws_url(self, run_id: int, since: int | None = None) -> str:
+        """The run's stream URL."""
+        query = f"?since={since}" if since is not None else ""
+        return f"ws://127.0.0.1:{self.port}/ws/runs/{run_id}/{query}"
+
+    def create_run(self, who: str = "a", **config: Any) -> dict[str, Any]:
+        """POST /api/runs/ for the user's team graph on iris; returns the run JSON."""
+        mine = self.world[who if who in ("a", "b") else "a"]
+        body = {"graph": mine["graph"], "revision": 1, "dataset": mine["dataset"],
+                "config": {"batch_size": 16, "log_every": 1, "device": "cpu", **config}}
+        response = self.api(who).post("/api/runs/", json=body)
+        assert response.status_code == 201, response.text
+        return response.json()
+
+    def logs(self) -> str:
+        """The tails of the worker and web logs (for assertion messages)."""
+        parts = []
+        for path in sorted(self.tmp.glob("*.log")):
+            parts.append(f"--- {path.name}\n{path.read_text(errors='replace')[-4000:]}")
+        return "\n".join(parts)
+
+
+class Response:
+    """What an HTTP call answered."""
+
+    def __init__(self, status_code: int, headers: Any, content: bytes) -> None:
+        self.status_code = status_code
+        self.headers = headers
+        self.content = content
+
+    @property
+    def text(self) -> str:
+        """The body as text."""
+        return self.content.decode("utf-8", errors="replace")
+
+    def json(self) -> Any:
+        """The body as JSON."""
+        return json.loads(self.content)
+
+
+class Http:
+    """A tiny HTTP client on urllib (the test environment has no requests/httpx)."""
+
+    def __init__(self, base: str, token: str | None) -> None:
+        self.base = base
+        self.token = token
+
+    def request(self, method: str, path: str, json_body: Any = None) -> Response:
+        """Send one request; errors are answers too."""
+        data = json.dumps(json_body).encode() if json_body is not None else None
+        request = urllib.request.Request(self.base + path, data=data, method=method.upper())
+        if data is not None:
+            request.add_header("Content-Type", "application/json")
+        if self.token:
+            request.add_header("Authorization", f"Bearer {self.token}")
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                return Response(answer.status, answer.headers, answer.read())
+        except urllib.error.HTTPError as error:
+            return Response(error.code, error.headers, error.read())
+
+    def get(self, path: str) -> Response:
+        """GET path."""
+        return self.request("GET", path)
+
+    def post(self, path: str, json: Any = None) -> Response:  # noqa: A002 - mirrors requests
+        """POST a JSON body."""
+        return self.request("POST", path, json_body=json if json is not None else {})

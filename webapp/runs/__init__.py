@@ -1,0 +1,1 @@
+"""Runs app: training runs, their events and metric points, checkpoints, explanations, exports."""

@@ -1,0 +1,12 @@
+"""Runs app configuration."""
+
+from django.apps import AppConfig
+
+
+class RunsConfig(AppConfig):
+    """Training runs, their event stream, explanations and exports."""
+
+    name = "webapp.runs"
+    label = "runs"
+    verbose_name = "Runs"
+    default_auto_field = "django.db.models.BigAutoField"

@@ -1,0 +1,48 @@
+"""Defaults of the runs app; a Django setting of the same name overrides each one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+DEFAULTS: dict[str, Any] = {
+    # Where run folders (checkpoints, exports, explanation images) live; None: MEDIA_ROOT/runs.
+    "RUNS_ROOT": None,
+    # A worker owns a run while its lease is fresh; it renews the lease on every heartbeat.
+    "RUNS_LEASE_SECONDS": 60.0,
+    "RUNS_HEARTBEAT_SECONDS": 5.0,
+    # How often the worker's recorder thread reads the cancel flag (never once per step).
+    "RUNS_CONTROL_POLL_SECONDS": 0.5,
+    # Worker-lost retries: a run is tried at most this many times before it fails.
+    "RUNS_MAX_ATTEMPTS": 3,
+    # How often each worker's reaper thread looks for runs whose lease expired.
+    "RUNS_REAP_SECONDS": 10.0,
+    # The recorder writes a batch at least this often and publishes at most this many times/s.
+    "RUNS_FLUSH_SECONDS": 0.2,
+    "RUNS_PUBLISH_PER_SECOND": 4.0,
+    # Events waiting for the database; beyond this the trainer's points are dropped, not awaited.
+    "RUNS_RECORDER_QUEUE": 100_000,
+    # Deliberately slows every training step (demos, tests that must catch a run mid-way).
+    "RUNS_STEP_DELAY_SECONDS": 0.0,
+    # Queues of the Celery app (webapp/celery.py routes the tasks to them).
+    "RUNS_TRAIN_QUEUE": "train",
+    "RUNS_SHORT_QUEUE": "short",
+}
+
+
+def get(name: str) -> Any:
+    """The setting `name`, or its default."""
+    return getattr(settings, name, DEFAULTS[name])
+
+
+def runs_root() -> Path:
+    """Folder that holds one sub-folder per run."""
+    root = get("RUNS_ROOT")
+    return Path(root) if root else Path(settings.MEDIA_ROOT) / "runs"
+
+
+def run_dir(run_id: int) -> Path:
+    """Folder of one run: checkpoints/, export/, explanations/."""
+    return runs_root() / str(int(run_id))

@@ -1,0 +1,216 @@
+"""A run's event stream: store events with a per-run sequence number, then publish them.
+
+The database is the record and the channel layer is a hint (STYLE.md "Events and streams"):
+`events_record` gives each event the next sequence numbers of its run and stores it in the same
+transaction; only after the commit does anyone publish it to the group `run.<id>`. Sequence
+numbers are taken with an UPDATE on the run row, whose lock is held until the commit, so they
+are committed in the order they are handed out and a reader that has seen seq N has seen
+every committed event below N.
+
+Event shapes (every one also carries "run" and "seq"):
+    {"type": "metric", "step": 300, "epoch": 2.5, "values": {"train/loss": 0.31}}
+    {"type": "status", "status": "running", "detail": "epoch 3/20"}
+    {"type": "log", "level": "warning", "message": "loss is NaN; stopping"}
+    {"type": "checkpoint", "step": 400, "epoch": 4.0, "name": "step-000400"}
+    {"type": "explanation", "id": 7, "status": "succeeded", "method": "saliency"}
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
+from django.db.models import F
+
+from .models import Checkpoint, MetricPoint, Run, RunEvent
+
+logger = logging.getLogger(__name__)
+
+EVENT_TYPES = ("metric", "status", "log", "checkpoint", "explanation")
+# The channel-layer message type; the consumer's handler is `run_events`.
+GROUP_MESSAGE_TYPE = "run.events"
+
+
+class LeaseLost(Exception):
+    """The worker no longer holds the run's lease: another delivery owns it now."""
+
+
+def run_group(run_id: int) -> str:
+    """Channel-layer group of one run's stream."""
+    return f"run.{int(run_id)}"
+
+
+def finite_or_none(value: Any) -> float | None:
+    """A float for JSON and the database: NaN and infinities become None."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def events_record(
+    *,
+    run_id: int,
+    events: list[dict[str, Any]],
+    lease_token: str | None = None,
+    run_fields: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """Store events with the run's next sequence numbers and return them as published.
+
+    Args:
+        run_id: the run the events belong to.
+        events: dicts with a "type" (see the module docstring); metric values may be NaN.
+        lease_token: when given, the write happens only while this token holds the lease
+            (a superseded worker's late events are refused: LeaseLost).
+        run_fields: progress columns (step, epoch, total_steps, eta_seconds) updated in the
+            same statement.
+
+    Must be called inside no transaction of the caller's that will later roll back; it
+    opens its own atomic block.
+    """
+    if not events and not run_fields:
+        return []
+    with transaction.atomic():
+        runs = Run.objects.filter(pk=run_id)
+        if lease_token is not None:
+            runs = runs.filter(lease_token=lease_token)
+        updated = runs.update(event_seq=F("event_seq") + len(events), **(run_fields or {}))
+        if not updated:
+            if lease_token is not None:
+                raise LeaseLost(f"run {run_id}: lease {lease_token} is no longer held")
+            raise Run.DoesNotExist(f"run {run_id} does not exist")
+        if not events:
+            return []
+        last_seq, latest_metrics = Run.objects.filter(pk=run_id).values_list(
+            "event_seq", "latest_metrics"
+        ).get()
+        first_seq = last_seq - len(events) + 1
+        stored: list[dict[str, Any]] = []
+        points: dict[tuple[str, int], MetricPoint] = {}
+        others: list[RunEvent] = []
+        checkpoints: dict[int, Checkpoint] = {}
+        latest: dict[str, float | None] = {}
+        for offset, event in enumerate(events):
+            seq = first_seq + offset
+            kind = event["type"]
+            if kind not in EVENT_TYPES:
+                raise ValueError(f"unknown event type {kind!r}")
+            if kind == "metric":
+                step, epoch = int(event["step"]), float(event["epoch"])
+                values = {str(k): finite_or_none(v) for k, v in event["values"].items()}
+                event = {"type": "metric", "step": step, "epoch": epoch, "values": values}
+                for key, value in values.items():
+                    # A batch may hold a redone step twice: the later point wins, as in the table.
+                    points[(key, step)] = MetricPoint(
+                        run_id=run_id, key=key, step=step, epoch=epoch, value=value, seq=seq
+                    )
+                    latest[key] = value
+            else:
+                # Server paths stay on the server: the stream names a checkpoint, never its path.
+                data = {k: v for k, v in event.items() if k not in ("type", "run", "seq", "path")}
+                others.append(RunEvent(run_id=run_id, seq=seq, type=kind, data=data))
+                if kind == "checkpoint":
+                    checkpoints[int(event["step"])] = Checkpoint(
+                        run_id=run_id,
+                        step=int(event["step"]),
+                        epoch=float(event.get("epoch", 0.0)),
+                        path=str(event.get("path", "")),
+                    )
+            stored.append({**{k: v for k, v in event.items() if k != "path"}, "run": run_id, "seq": seq})
+        if points:
+            MetricPoint.objects.bulk_create(
+                list(points.values()),
+                update_conflicts=True,
+                unique_fields=["run", "key", "step"],
+                update_fields=["epoch", "value", "seq"],
+            )
+            Run.objects.filter(pk=run_id).update(latest_metrics={**(latest_metrics or {}), **latest})
+        if others:
+            RunEvent.objects.bulk_create(others)
+        if checkpoints:
+            Checkpoint.objects.bulk_create(
+                list(checkpoints.values()),
+                update_conflicts=True,
+                unique_fields=["run", "step"],
+                update_fields=["epoch", "path"],
+            )
+    return stored
+
+
+def events_publish(*, run_id: int, events: list[dict[str, Any]]) -> bool:
+    """Publish stored events to the run's group; False (and no exception) when that fails.
+
+    For the web process and short tasks; the training worker publishes from its recorder
+    thread (webapp/runs/recorder.py) with its own event loop.
+    """
+    if not events:
+        return True
+    layer = get_channel_layer()
+    if layer is None:
+        return False
+    try:
+        async_to_sync(layer.group_send)(
+            run_group(run_id), {"type": GROUP_MESSAGE_TYPE, "events": events}
+        )
+    except Exception as exc:  # the channel layer is a hint: never fail the caller for it
+        logger.warning("run %s: could not publish %d events: %s", run_id, len(events), exc)
+        return False
+    return True
+
+
+def event_emit(*, run_id: int, event: dict[str, Any]) -> dict[str, Any]:
+    """Store one event now and publish it after the surrounding transaction commits."""
+    (stored,) = events_record(run_id=run_id, events=[event])
+    transaction.on_commit(lambda: events_publish(run_id=run_id, events=[stored]))
+    return stored
+
+
+def events_since(*, run_id: int, since: int = 0, chunk: int = 2000) -> Iterator[list[dict[str, Any]]]:
+    """Stored events with seq > `since`, in seq order, in chunks (metric points regrouped)."""
+    cursor = since
+    while True:
+        upper = (
+            Run.objects.filter(pk=run_id).values_list("event_seq", flat=True).first() or 0
+        )
+        if cursor >= upper:
+            return
+        window_end = min(upper, cursor + chunk)
+        batch = _events_between(run_id, cursor, window_end)
+        if batch:
+            yield batch
+        cursor = window_end
+
+
+def _events_between(run_id: int, after: int, upto: int) -> list[dict[str, Any]]:
+    """Events with after < seq <= upto, merged from metric points and other events."""
+    by_seq: dict[int, dict[str, Any]] = {}
+    points = (
+        MetricPoint.objects.filter(run_id=run_id, seq__gt=after, seq__lte=upto)
+        .order_by("seq", "key")
+        .values_list("seq", "key", "step", "epoch", "value")
+    )
+    for seq, key, step, epoch, value in points:
+        event = by_seq.get(seq)
+        if event is None:
+            event = by_seq[seq] = {
+                "type": "metric", "step": step, "epoch": epoch, "values": {}, "run": run_id, "seq": seq,
+            }
+        event["values"][key] = value
+    for seq, kind, data in (
+        RunEvent.objects.filter(run_id=run_id, seq__gt=after, seq__lte=upto)
+        .order_by("seq")
+        .values_list("seq", "type", "data")
+    ):
+        by_seq[seq] = {"type": kind, **data, "run": run_id, "seq": seq}
+    return [by_seq[seq] for seq in sorted(by_seq)]
+
+
+def flatten(batches: Iterable[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """All events of `events_since` in one list (tests, small runs)."""
+    return [event for batch in batches for event in batch]

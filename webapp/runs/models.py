@@ -1,0 +1,175 @@
+"""Runs, their metric points and events (one sequence per run), checkpoints, explanations."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class RunStatus(models.TextChoices):
+    """Where a run is in its life (DESIGN.md "Runs")."""
+
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+    INTERRUPTED = "interrupted", "Interrupted"
+
+
+TERMINAL_STATUSES = frozenset({RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED})
+
+
+class Run(models.Model):
+    """A graph revision trained on a dataset with a config, owned by a team."""
+
+    team = models.ForeignKey("accounts.Team", on_delete=models.CASCADE, related_name="runs")
+    graph_revision = models.ForeignKey(
+        "graphs.GraphRevision", on_delete=models.PROTECT, related_name="runs"
+    )
+    dataset = models.ForeignKey("datasets.Dataset", on_delete=models.PROTECT, related_name="runs")
+    # The whole validated TrainConfig (engine defaults filled in), so a run can be repeated.
+    config = models.JSONField()
+    # The whole DataRecipe (source with its current path, transforms, split) the run trains on.
+    recipe = models.JSONField(default=dict)
+    status = models.CharField(
+        max_length=12, choices=RunStatus.choices, default=RunStatus.QUEUED, db_index=True
+    )
+    # Progress, refreshed by the worker's recorder a few times a second at most.
+    epoch = models.FloatField(default=0.0)
+    step = models.BigIntegerField(default=0)
+    total_steps = models.BigIntegerField(null=True, blank=True)
+    eta_seconds = models.FloatField(null=True, blank=True)
+    latest_metrics = models.JSONField(default=dict, blank=True)
+    final_metrics = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True, default="")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="runs"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # Worker-lost handling: each lease taken counts as an attempt.
+    attempts = models.PositiveIntegerField(default=0)
+    max_attempts = models.PositiveIntegerField(default=3)
+    # Fencing: only the holder of lease_token may write the run's events and outcome.
+    lease_token = models.CharField(max_length=32, null=True, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    worker = models.CharField(max_length=200, blank=True, default="")
+    cancel_requested = models.BooleanField(default=False)
+    # Last sequence number handed to one of this run's events (metric points share their event's).
+    event_seq = models.BigIntegerField(default=0)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status", "lease_expires_at"], name="run_status_lease")]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} ({self.status})"
+
+    @property
+    def fraction(self) -> float | None:
+        """Share of the planned steps done, 0..1 (None before the worker knows the total)."""
+        if not self.total_steps:
+            return None
+        return min(1.0, self.step / self.total_steps)
+
+    @property
+    def is_finished(self) -> bool:
+        """True once the run has reached a terminal status."""
+        return self.status in TERMINAL_STATUSES
+
+
+class MetricPoint(models.Model):
+    """One value of one metric at one step; a redone step overwrites its point."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="metric_points")
+    key = models.CharField(max_length=100)
+    step = models.BigIntegerField()
+    epoch = models.FloatField()
+    value = models.FloatField(null=True)  # NaN and infinities are stored as null
+    # Sequence number of the metric event that wrote the point (shared by the event's keys).
+    seq = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "key", "step"], name="metricpoint_unique_run_key_step")
+        ]
+        indexes = [models.Index(fields=["run", "seq"], name="metricpoint_run_seq")]
+
+    def __str__(self) -> str:
+        return f"{self.key}@{self.step}={self.value}"
+
+
+class RunEvent(models.Model):
+    """A non-metric event of a run's stream (status, log, checkpoint, explanation)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events")
+    seq = models.BigIntegerField()
+    type = models.CharField(max_length=20)
+    data = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "seq"], name="runevent_unique_run_seq")]
+        ordering = ["run_id", "seq"]
+
+    def __str__(self) -> str:
+        return f"{self.type} #{self.seq} of run {self.run_id}"
+
+
+class Checkpoint(models.Model):
+    """A checkpoint directory the trainer completed on disk."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="checkpoints")
+    step = models.BigIntegerField()
+    epoch = models.FloatField()
+    path = models.CharField(max_length=500)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "step"], name="checkpoint_unique_run_step")
+        ]
+        ordering = ["run_id", "step"]
+
+    def __str__(self) -> str:
+        return f"checkpoint of run {self.run_id} at step {self.step}"
+
+
+class ExplanationStatus(models.TextChoices):
+    """Where an explanation job is."""
+
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    SUCCEEDED = "succeeded", "Succeeded"
+    FAILED = "failed", "Failed"
+
+
+class Explanation(models.Model):
+    """Attributions of a trained run's model for one sample (computed on the short queue)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="explanations")
+    method = models.CharField(max_length=40)
+    # {"index": 3} (a test-split row) or {"input": [...]} (a raw sample)
+    sample = models.JSONField()
+    target = models.IntegerField(null=True, blank=True)
+    layer = models.CharField(max_length=100, blank=True, default="")
+    status = models.CharField(
+        max_length=10, choices=ExplanationStatus.choices, default=ExplanationStatus.QUEUED
+    )
+    result = models.JSONField(null=True, blank=True)
+    png_path = models.CharField(max_length=500, blank=True, default="")
+    error = models.TextField(blank=True, default="")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="explanations"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.method} explanation {self.pk} of run {self.run_id}"
