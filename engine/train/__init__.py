@@ -1,0 +1,36 @@
+"""Training: config, the loop, callbacks and sinks, metrics, checkpoints."""
+
+from engine.train.callbacks import (
+    Callback,
+    CallbackBase,
+    ListSink,
+    MetricSink,
+    StopCheck,
+    TqdmProgress,
+    TrainState,
+)
+from engine.train.checkpoint import Checkpoint, latest_checkpoint, load_checkpoint, save_checkpoint
+from engine.train.config import ConfigError, TrainConfig, parse_config
+from engine.train.errors import TrainingError
+from engine.train.trainer import TrainResult, resolve_device, train
+
+__all__ = [
+    "Callback",
+    "CallbackBase",
+    "Checkpoint",
+    "ConfigError",
+    "ListSink",
+    "MetricSink",
+    "StopCheck",
+    "TqdmProgress",
+    "TrainConfig",
+    "TrainResult",
+    "TrainState",
+    "TrainingError",
+    "latest_checkpoint",
+    "load_checkpoint",
+    "parse_config",
+    "resolve_device",
+    "save_checkpoint",
+    "train",
+]

@@ -1,0 +1,145 @@
+"""Training configuration: one pydantic model, every field defaulted."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+__all__ = [
+    "TrainConfig",
+    "OptimizerConfig",
+    "SchedulerConfig",
+    "EarlyStoppingConfig",
+    "ConfigError",
+    "parse_config",
+    "default_loss",
+]
+
+Task = Literal["auto", "classification", "regression"]
+LossName = Literal["cross_entropy", "mse", "l1", "huber", "bce_with_logits"]
+Precision = Literal["fp32", "bf16", "fp16"]
+
+_CLASSIFICATION_LOSSES = {"cross_entropy", "bce_with_logits"}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class OptimizerConfig(_Strict):
+    """Optimizer choice and its hyper-parameters (unused ones are ignored by that optimizer)."""
+
+    name: Literal["sgd", "adam", "adamw", "rmsprop"] = "adam"
+    lr: Annotated[float, Field(gt=0, le=10)] = 1e-3
+    weight_decay: Annotated[float, Field(ge=0, le=1)] = 0.0
+    momentum: Annotated[float, Field(ge=0, lt=1)] = 0.9
+    nesterov: bool = False
+    betas: tuple[Annotated[float, Field(ge=0, lt=1)], Annotated[float, Field(ge=0, lt=1)]] = (
+        0.9,
+        0.999,
+    )
+
+    @model_validator(mode="after")
+    def _nesterov_needs_momentum(self) -> OptimizerConfig:
+        if self.nesterov and (self.name != "sgd" or self.momentum == 0):
+            raise ValueError("nesterov needs optimizer 'sgd' with momentum > 0")
+        return self
+
+
+class SchedulerConfig(_Strict):
+    """Learning-rate schedule. `step`/`plateau` act per epoch, `cosine`/`onecycle` per step."""
+
+    name: Literal["none", "step", "cosine", "onecycle", "plateau"] = "none"
+    # step
+    step_size: Annotated[int, Field(ge=1)] = 10
+    gamma: Annotated[float, Field(gt=0, le=1)] = 0.1
+    # cosine
+    eta_min: Annotated[float, Field(ge=0)] = 0.0
+    # onecycle (max_lr defaults to optimizer.lr)
+    max_lr: Annotated[float, Field(gt=0)] | None = None
+    pct_start: Annotated[float, Field(gt=0, lt=1)] = 0.3
+    # plateau
+    factor: Annotated[float, Field(gt=0, lt=1)] = 0.1
+    patience: Annotated[int, Field(ge=0)] = 5
+    metric: str = "val/loss"
+    mode: Literal["min", "max"] = "min"
+
+
+class EarlyStoppingConfig(_Strict):
+    """Stop when a validation metric has not improved for `patience` epochs."""
+
+    metric: str = "val/loss"
+    mode: Literal["min", "max"] = "min"
+    patience: Annotated[int, Field(ge=1)] = 5
+    min_delta: Annotated[float, Field(ge=0)] = 0.0
+
+
+class TrainConfig(_Strict):
+    """Everything a run needs besides the graph and the data; `{"epochs": 5}` is a whole config."""
+
+    task: Task = "auto"
+    loss: LossName | None = None  # None: cross_entropy for classification, mse for regression
+    optimizer: OptimizerConfig = Field(default_factory=OptimizerConfig)
+    scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
+    epochs: Annotated[int, Field(ge=1, le=100_000)] = 10
+    batch_size: Annotated[int, Field(ge=1, le=1_048_576)] = 32
+    eval_batch_size: Annotated[int, Field(ge=1, le=1_048_576)] | None = None
+    grad_clip: Annotated[float, Field(gt=0)] | None = None
+    seed: Annotated[int, Field(ge=0, lt=2**63)] = 0
+    precision: Precision = "fp32"
+    compile: bool = False
+    device: str = "auto"
+    early_stopping: EarlyStoppingConfig | None = None
+    checkpoint_every: Annotated[int, Field(ge=1)] = 1
+    keep_checkpoints: Annotated[int, Field(ge=1)] = 3
+    log_every: Annotated[int, Field(ge=1)] = 10
+    max_steps: Annotated[int, Field(ge=1)] | None = None
+
+    @field_validator("device")
+    @classmethod
+    def _device_name(cls, value: str) -> str:
+        if value in ("auto", "cpu", "cuda") or re.fullmatch(r"cuda:\d+", value):
+            return value
+        raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', not {value!r}")
+
+    @model_validator(mode="after")
+    def _loss_matches_task(self) -> TrainConfig:
+        if self.loss is None or self.task == "auto":
+            return self
+        if self.task == "regression" and self.loss in _CLASSIFICATION_LOSSES:
+            raise ValueError(f"loss {self.loss!r} is for classification, but task is 'regression'")
+        if self.task == "classification" and self.loss not in _CLASSIFICATION_LOSSES:
+            raise ValueError(f"loss {self.loss!r} is for regression, but task is 'classification'")
+        return self
+
+
+def default_loss(task: str) -> str:
+    """The loss used when the config does not name one."""
+    return "cross_entropy" if task == "classification" else "mse"
+
+
+class ConfigError(ValueError):
+    """A training config that does not validate; `problems` lists `{field, message}`."""
+
+    def __init__(self, message: str, problems: list[dict[str, str]] | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems or []
+
+
+def parse_config(obj: Any) -> TrainConfig:
+    """Validate a dict, JSON text or TrainConfig; raise ConfigError naming each bad field."""
+    if isinstance(obj, TrainConfig):
+        return obj
+    try:
+        if isinstance(obj, (str, bytes)):
+            return TrainConfig.model_validate_json(obj)
+        return TrainConfig.model_validate(obj if obj is not None else {})
+    except ValidationError as exc:
+        problems = [
+            {"field": ".".join(str(p) for p in err["loc"]) or "config", "message": err["msg"]}
+            for err in exc.errors()
+        ]
+        text = "; ".join(f"{p['field']}: {p['message']}" for p in problems)
+        raise ConfigError(f"invalid training config: {text}", problems) from None

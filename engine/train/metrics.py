@@ -1,0 +1,244 @@
+"""Losses, task resolution and evaluation metrics (torchmetrics), named `split/metric`."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+import torch.nn.functional as F
+from torchmetrics.functional import classification as tmf
+from torchmetrics.functional import regression as tmr
+
+from engine.train.errors import TrainingError
+
+__all__ = [
+    "TaskSpec",
+    "adapt_target",
+    "evaluate",
+    "iter_batches",
+    "make_loss",
+    "resolve_task",
+]
+
+Kind = Literal["multiclass", "binary", "multilabel", "regression"]
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """What the model's output means, and so which loss and metrics apply."""
+
+    kind: Kind
+    loss: str
+    num_outputs: int
+    num_classes: int | None = None
+
+    @property
+    def task(self) -> str:
+        """`classification` or `regression`, the config's words."""
+        return "regression" if self.kind == "regression" else "classification"
+
+
+def resolve_task(
+    *, task: str, loss: str | None, output_shape: tuple[int, ...], y: torch.Tensor, info: Any
+) -> TaskSpec:
+    """Decide the task kind from the config, the dataset info and the model's output shape."""
+    if task == "auto":
+        task = getattr(info, "task", None) or (
+            "classification" if not torch.is_floating_point(y) else "regression"
+        )
+        if task not in ("classification", "regression"):
+            task = "classification" if not torch.is_floating_point(y) else "regression"
+    if loss is None:
+        loss = "cross_entropy" if task == "classification" else "mse"
+    num_outputs = 1
+    for size in output_shape:
+        num_outputs *= int(size)
+    if task == "regression":
+        if loss in ("cross_entropy", "bce_with_logits"):
+            raise TrainingError(f"loss {loss!r} is for classification, but the task is regression")
+        return TaskSpec("regression", loss, num_outputs)
+    if loss not in ("cross_entropy", "bce_with_logits"):
+        raise TrainingError(f"loss {loss!r} is for regression, but the task is classification")
+    num_classes = getattr(info, "num_classes", None)
+    if loss == "bce_with_logits":
+        if num_outputs == 1:
+            return TaskSpec("binary", loss, 1, 2)
+        return TaskSpec("multilabel", loss, num_outputs, num_outputs)
+    if len(output_shape) != 1:
+        raise TrainingError(
+            f"classification needs the model output to be a vector of class scores; "
+            f"it has shape {list(output_shape)}"
+        )
+    if num_classes is not None and int(num_classes) != num_outputs:
+        raise TrainingError(
+            f"the dataset has {num_classes} classes but the model outputs {num_outputs} "
+            f"values; set the last layer's size to {num_classes}"
+        )
+    if num_outputs < 2:
+        raise TrainingError(
+            "cross_entropy needs at least 2 outputs; use bce_with_logits for one output"
+        )
+    return TaskSpec("multiclass", loss, num_outputs, num_outputs)
+
+
+def adapt_target(task: TaskSpec, output: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Give the target the dtype and shape the loss expects for this output."""
+    if task.kind == "multiclass":
+        return y.long().view(-1) if y.dim() > 1 and y.shape[1:].numel() == 1 else y.long()
+    y = y.to(output.dtype)
+    if y.shape != output.shape and y.numel() == output.numel():
+        y = y.view(output.shape)
+    return y
+
+
+def make_loss(task: TaskSpec) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+    """The mean-reduced loss function `(output, target) -> scalar`."""
+    if task.loss == "cross_entropy":
+        return F.cross_entropy
+    if task.loss == "bce_with_logits":
+        return F.binary_cross_entropy_with_logits
+    if task.loss == "mse":
+        return F.mse_loss
+    if task.loss == "l1":
+        return F.l1_loss
+    if task.loss == "huber":
+        return F.huber_loss
+    raise TrainingError(f"unknown loss {task.loss!r}")
+
+
+def _predictions(task: TaskSpec, out: torch.Tensor) -> torch.Tensor:
+    """What the metrics compare with the target: class ids, 0/1 labels or the raw values."""
+    if task.kind == "multiclass":
+        return out.argmax(dim=1)
+    if task.kind in ("binary", "multilabel"):
+        return (out > 0).long()
+    return out
+
+
+def _compute(task: TaskSpec, preds: torch.Tensor, target: torch.Tensor) -> dict[str, Any]:
+    """torchmetrics' functional metrics over a whole split at once."""
+    n = task.num_classes or 2
+    # Argument checks would scan the tensors again (and sync on a GPU); ours are well formed.
+    kw: dict[str, Any] = {"validate_args": False}
+    if task.kind == "multiclass":
+        # One pass builds the confusion matrix; accuracy and macro F1 follow from it exactly as
+        # torchmetrics computes them (classes never seen nor predicted are left out of the mean).
+        matrix = tmf.multiclass_confusion_matrix(preds, target, n, **kw)  # (true, predicted)
+        tp = matrix.diagonal().double()
+        fp = matrix.sum(dim=0).double() - tp
+        fn = matrix.sum(dim=1).double() - tp
+        seen = (tp + fp + fn) > 0
+        f1 = torch.where(seen, 2 * tp / (2 * tp + fp + fn).clamp(min=1), torch.zeros_like(tp))
+        return {
+            "accuracy": tp.sum() / matrix.sum().clamp(min=1),
+            "f1": f1.sum() / seen.sum().clamp(min=1),
+            "confusion_matrix": matrix,
+        }
+    if task.kind == "binary":
+        preds, target = preds.view(-1), target.long().view(-1)
+        return {
+            "accuracy": tmf.binary_accuracy(preds, target, **kw),
+            "f1": tmf.binary_f1_score(preds, target, **kw),
+            "confusion_matrix": tmf.binary_confusion_matrix(preds, target, **kw),
+        }
+    if task.kind == "multilabel":
+        target = target.long()
+        return {
+            "accuracy": tmf.multilabel_accuracy(preds, target, n, **kw),
+            "f1": tmf.multilabel_f1_score(preds, target, n, average="macro", **kw),
+        }
+    # R2Score wants (N,) or (N, k).
+    preds, target = preds.reshape(preds.shape[0], -1), target.reshape(target.shape[0], -1)
+    if preds.shape[1] == 1:
+        preds, target = preds.view(-1), target.view(-1)
+    result = {
+        "mae": tmr.mean_absolute_error(preds, target),
+        "rmse": tmr.mean_squared_error(preds, target, squared=False),
+    }
+    if preds.shape[0] >= 2:  # R^2 is undefined for a single sample
+        result["r2"] = tmr.r2_score(preds, target, multioutput="uniform_average")
+    return result
+
+
+def iter_batches(
+    data: Any,
+    batch_size: int,
+    *,
+    shuffle: bool,
+    generator: torch.Generator | None = None,
+    augment: bool = False,
+) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """Batches of `(x, y)` from a TensorSet (its own `batches`) or anything with `.x`/`.y`.
+
+    `augment` asks the data layer for its training-time augmentation (train split only).
+    """
+    if hasattr(data, "batches"):
+        yield from data.batches(batch_size, shuffle=shuffle, generator=generator, augment=augment)
+        return
+    x, y = data.x, data.y
+    n = len(x)
+    order = torch.randperm(n, generator=generator) if shuffle else None
+    for start in range(0, n, batch_size):
+        if order is None:
+            yield x[start : start + batch_size], y[start : start + batch_size]
+        else:
+            idx = order[start : start + batch_size]
+            yield x[idx], y[idx]
+
+
+def dataset_len(data: Any) -> int:
+    """Number of samples in a split."""
+    try:
+        return len(data)
+    except TypeError:
+        return len(data.x)
+
+
+@torch.no_grad()
+def evaluate(
+    model: torch.nn.Module,
+    data: Any,
+    task: TaskSpec,
+    *,
+    prefix: str,
+    batch_size: int,
+    device: torch.device,
+    autocast: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext,
+) -> dict[str, Any]:
+    """Loss and task metrics over a whole split.
+
+    Batches only keep their predictions; the metrics are computed once at the end, so a pass
+    costs one forward per batch plus a few whole-split reductions.
+    """
+    loss_fn = make_loss(task)
+    was_training = model.training
+    model.eval()
+    total = torch.zeros((), dtype=torch.float64, device=device)
+    preds: list[torch.Tensor] = []
+    targets: list[torch.Tensor] = []
+    try:
+        for x, y in iter_batches(data, batch_size, shuffle=False):
+            x = x.to(device, non_blocking=True)
+            y = y.to(device, non_blocking=True)
+            with autocast():
+                out = model(x)
+            out = out.float()
+            target = adapt_target(task, out, y)
+            total += loss_fn(out, target).double() * x.shape[0]
+            preds.append(_predictions(task, out))
+            targets.append(target)
+    finally:
+        model.train(was_training)
+    if not preds:
+        return {}
+    count = sum(len(p) for p in preds)
+    result: dict[str, Any] = {f"{prefix}/loss": (total / count).item()}
+    for name, value in _compute(task, torch.cat(preds), torch.cat(targets)).items():
+        if name == "confusion_matrix":
+            result[f"{prefix}/{name}"] = value.long().cpu().tolist()
+        else:
+            result[f"{prefix}/{name}"] = float(value)
+    return result
