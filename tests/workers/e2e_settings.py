@@ -2,6 +2,7 @@
 
 Environment (set by tests/workers/stack.py):
     NETLOOM_E2E_DB       SQLite file shared by the test, the worker and daphne
+    NETLOOM_E2E_DB_URL   a PostgreSQL database of the stack's own instead (when the suite runs on one)
     NETLOOM_E2E_REDIS    redis URL (broker and channel layer)
     NETLOOM_E2E_PREFIX   key prefix of this stack in Redis (channel layer and Celery queues)
     NETLOOM_E2E_MEDIA    MEDIA_ROOT
@@ -10,9 +11,13 @@ Environment (set by tests/workers/stack.py):
 
 import os
 
+import dj_database_url
+
 from webapp.settings import *  # noqa: F403
 
 DATABASES = {
+    "default": dj_database_url.parse(os.environ["NETLOOM_E2E_DB_URL"], conn_max_age=0)
+} if os.environ.get("NETLOOM_E2E_DB_URL") else {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": os.environ["NETLOOM_E2E_DB"],

@@ -1,4 +1,8 @@
-"""A real service for tests: SQLite file, Redis, a Celery worker process and daphne.
+"""A real service for tests: a database, Redis, a Celery worker process and daphne.
+
+The database is a SQLite file of the stack's own, or, when the test run's DATABASE_URL names
+a PostgreSQL server, a fresh PostgreSQL database of the stack's own on that server (dropped
+at the end), so the PostgreSQL pass of the suite runs the whole stack on PostgreSQL too.
 
     with ServiceStack(tmp_path, redis=RedisServer.shared(db=5)) as stack:
         stack.api("a").post("/api/runs/", {...})
@@ -112,6 +116,7 @@ class ServiceStack:
             "DJANGO_SETTINGS_MODULE": "tests.workers.e2e_settings",
             "PYTHONPATH": str(ROOT),
             "NETLOOM_E2E_DB": str(self.tmp / "netloom.sqlite3"),
+            "NETLOOM_E2E_DB_URL": self._create_postgres_database(),
             "NETLOOM_E2E_REDIS": redis.url,
             "NETLOOM_E2E_PREFIX": self.prefix,
             "NETLOOM_E2E_MEDIA": str(self.tmp / "media"),
@@ -124,6 +129,33 @@ class ServiceStack:
         self._worker_count = 0
 
     # --- lifecycle ------------------------------------------------------------------------------
+
+    def _create_postgres_database(self) -> str:
+        """A new database on the suite's PostgreSQL server, or "" when the suite runs on SQLite."""
+        url = os.environ.get("DATABASE_URL", "")
+        if not url.startswith(("postgres://", "postgresql://")):
+            return ""
+        import dj_database_url
+        import psycopg
+
+        self._pg = dj_database_url.parse(url)
+        self._pg_name = f"nl_{self.prefix.replace('-', '_')}"
+        with psycopg.connect(**self._pg_connect_args(), autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{self._pg_name}"')
+        return url.rsplit("/", 1)[0] + "/" + self._pg_name
+
+    def _pg_connect_args(self) -> dict[str, Any]:
+        c = self._pg
+        return {"host": c["HOST"], "port": c["PORT"] or 5432, "user": c["USER"],
+                "password": c["PASSWORD"] or None, "dbname": c["NAME"]}
+
+    def _drop_postgres_database(self) -> None:
+        if not getattr(self, "_pg_name", None):
+            return
+        import psycopg
+
+        with psycopg.connect(**self._pg_connect_args(), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{self._pg_name}" WITH (FORCE)')
 
     def __enter__(self) -> ServiceStack:
         try:
@@ -199,6 +231,7 @@ class ServiceStack:
         if self.redis.proc is None and self.redis.port is None:
             self._forget_keys()
         self.redis.stop()
+        self._drop_postgres_database()
 
     def _forget_keys(self) -> None:
         """Remove this stack's keys from the shared Redis (queues, unacked messages, groups)."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 from collections import Counter
 from pathlib import Path
@@ -21,11 +20,8 @@ from websockets.exceptions import ConnectionClosed
 
 from tests.workers.stack import RedisServer, ServiceStack
 
-pytestmark = [
-    pytest.mark.slow,
-    # The stack always uses its own SQLite file; a DATABASE_URL pass would only repeat this module.
-    pytest.mark.skipif(bool(os.environ.get("DATABASE_URL")), reason="the stack's database is SQLite; runs once"),
-]
+# The stack's database follows the suite's: SQLite by default, PostgreSQL in the DATABASE_URL pass.
+pytestmark = [pytest.mark.slow]
 
 TERMINAL = {"succeeded", "failed", "cancelled"}
 STEP_DELAY = 0.03
