@@ -14,11 +14,7 @@ from webapp.api.channels_auth import (  # noqa: E402
     TokenAuthMiddlewareStack,
     allowed_hosts_origin_validator,
 )
-from webapp.settings import module_exists  # noqa: E402
-
-websocket_urlpatterns: list = []
-if module_exists("webapp.runs.routing"):
-    from webapp.runs.routing import websocket_urlpatterns  # noqa: E402,F811
+from webapp.runs.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {

@@ -60,14 +60,6 @@ def manage(*args: str) -> None:
     subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], cwd=ROOT, check=True)
 
 
-def _module_exists(name: str) -> bool:
-    from importlib.util import find_spec
-
-    try:
-        return find_spec(name) is not None
-    except ModuleNotFoundError:
-        return False
-
 
 def main() -> int:
     """Bring everything up and wait; stop the children on Ctrl-C / SIGTERM."""
@@ -129,8 +121,7 @@ def main() -> int:
                     flush=True,
                 )
 
-        if _module_exists("webapp.celery"):
-            children.append(subprocess.Popen(worker_command(), cwd=ROOT))
+        children.append(subprocess.Popen(worker_command(), cwd=ROOT))
         children.append(subprocess.Popen(web_command(port), cwd=ROOT))
         print(
             f"\nNetloom is running at http://127.0.0.1:{port}/  (app: /app/, API docs: /api/docs/)",

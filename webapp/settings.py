@@ -19,7 +19,6 @@ Environment (all optional on a developer machine):
 from __future__ import annotations
 
 import os
-from importlib.util import find_spec
 from pathlib import Path
 
 import dj_database_url
@@ -50,14 +49,6 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
-def module_exists(name: str) -> bool:
-    """True when `name` can be imported (a missing parent package counts as missing)."""
-    try:
-        return find_spec(name) is not None
-    except ModuleNotFoundError:
-        return False
-
-
 DEBUG = env_bool("DEBUG", True)
 
 _DEV_SECRET_KEY = "netloom-development-key-not-for-production-use-0123456789abcdef"
@@ -85,14 +76,13 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI's files, served by us: no CDN
     "channels",
     "webapp.accounts",
     "webapp.datasets",
     "webapp.graphs",
+    "webapp.runs",
 ]
-# The runs app is built alongside; the project must start without it.
-if module_exists("webapp.runs"):
-    INSTALLED_APPS.append("webapp.runs")
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -210,6 +200,9 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": "/api/",
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Channels and Celery ------------------------------------------------------------------
