@@ -1,11 +1,15 @@
 import { lazy, Suspense, useEffect } from "react";
 import { LoginPage } from "./auth/LoginPage";
 import { SessionProvider, useSession } from "./auth/session";
+import { DatasetsPage } from "./datasets/DatasetsPage";
 import { GraphList } from "./graphs/GraphList";
+import { RunsPage } from "./runs/RunsPage";
 import { navigate, useRoute } from "./router";
 
 // The canvas (React Flow, dagre) loads only when a graph is opened.
 const EditorPage = lazy(() => import("./editor/EditorPage"));
+// The run page (uPlot charts) loads only when a run is opened.
+const RunPage = lazy(() => import("./runs/RunPage"));
 
 function Pages() {
   const route = useRoute();
@@ -24,6 +28,16 @@ function Pages() {
       return (
         <Suspense fallback={<p className="muted center">Loading the canvas…</p>}>
           <EditorPage key={route.graphId} graphId={route.graphId} />
+        </Suspense>
+      );
+    case "datasets":
+      return <DatasetsPage />;
+    case "runs":
+      return <RunsPage graphId={route.graphId} />;
+    case "run":
+      return (
+        <Suspense fallback={<p className="muted center">Loading the run…</p>}>
+          <RunPage key={route.runId} runId={route.runId} />
         </Suspense>
       );
     case "graphs":

@@ -1,16 +1,30 @@
-// A small router for the three pages; every URL lives under /app/ (Vite's base).
+// A small router for the pages; every URL lives under /app/ (Vite's base).
 import { useEffect, useState } from "react";
 
 export const BASE = import.meta.env.BASE_URL.replace(/\/$/, ""); // "/app"
 
-export type Route = { page: "login" } | { page: "graphs" } | { page: "editor"; graphId: number } | { page: "missing" };
+export type Route =
+  | { page: "login" }
+  | { page: "graphs" }
+  | { page: "editor"; graphId: number }
+  | { page: "datasets" }
+  | { page: "runs"; graphId: number | null }
+  | { page: "run"; runId: number }
+  | { page: "missing" };
 
-export function parseRoute(pathname: string): Route {
+export function parseRoute(pathname: string, search = ""): Route {
   const path = pathname.startsWith(BASE) ? pathname.slice(BASE.length) : pathname;
   if (path === "" || path === "/") return { page: "graphs" };
   if (path === "/login" || path === "/login/") return { page: "login" };
   const m = /^\/graphs\/(\d+)\/?$/.exec(path);
   if (m) return { page: "editor", graphId: Number(m[1]) };
+  if (path === "/datasets" || path === "/datasets/") return { page: "datasets" };
+  if (path === "/runs" || path === "/runs/") {
+    const graph = Number(new URLSearchParams(search).get("graph"));
+    return { page: "runs", graphId: Number.isInteger(graph) && graph > 0 ? graph : null };
+  }
+  const run = /^\/runs\/(\d+)\/?$/.exec(path);
+  if (run) return { page: "run", runId: Number(run[1]) };
   return { page: "missing" };
 }
 
@@ -22,9 +36,9 @@ export function navigate(path: string, replace = false): void {
 }
 
 export function useRoute(): Route {
-  const [route, setRoute] = useState(() => parseRoute(location.pathname));
+  const [route, setRoute] = useState(() => parseRoute(location.pathname, location.search));
   useEffect(() => {
-    const onPop = () => setRoute(parseRoute(location.pathname));
+    const onPop = () => setRoute(parseRoute(location.pathname, location.search));
     window.addEventListener("popstate", onPop);
     return () => window.removeEventListener("popstate", onPop);
   }, []);

@@ -1,5 +1,9 @@
 """A live Netloom server (migrated temp SQLite, daphne) and a Chromium page for the e2e tests.
 
+When the machine's Redis answers, the server uses it (db 6, a key prefix of its own; see
+live_settings.py) for the channel layer and the Celery broker, and `celery_worker` starts a worker
+on the same database, so the browser can train and watch runs.
+
 Set NETLOOM_E2E_URL (with NETLOOM_E2E_USER / NETLOOM_E2E_PASSWORD) to run against a server
 that is already up instead.
 """
@@ -22,6 +26,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 DIST_INDEX = REPO / "frontend" / "dist" / "index.html"
+E2E_REDIS_URL = os.environ.get("NETLOOM_E2E_REDIS_URL", "redis://127.0.0.1:6379/6")
+# Added to every training step by the worker, so a run lasts long enough to be watched.
+E2E_STEP_DELAY = "0.03"
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = REPO / "test-artifacts" / "e2e"
 CHROMIUM_ARGS = [
@@ -75,6 +82,28 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _redis_answers(url: str) -> bool:
+    """True when a Redis server answers PING at `url`."""
+    import redis
+
+    try:
+        return bool(redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2).ping())
+    except redis.RedisError:
+        return False
+
+
+def _forget_keys(url: str, prefix: str) -> None:
+    """Remove this session's keys (queues, unacked messages, groups) from the shared Redis."""
+    import redis
+
+    try:
+        client = redis.Redis.from_url(url, socket_timeout=5)
+        for key in client.scan_iter(match=f"{prefix}*", count=500):
+            client.delete(key)
+    except redis.RedisError:
+        pass
+
+
 def _wait_for(url: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -100,16 +129,23 @@ def netloom_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSer
     if not Path(CHROMIUM).exists():
         pytest.skip("Debian's chromium is not installed: run `make browser`")
     tmp = tmp_path_factory.mktemp("live")
+    with_redis = _redis_answers(E2E_REDIS_URL)
+    prefix = f"nle2e-{uuid.uuid4().hex[:10]}"
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "webapp.settings",
+        "DJANGO_SETTINGS_MODULE": "tests.e2e.live_settings",
+        "PYTHONPATH": str(REPO),
+        "NETLOOM_E2E_PREFIX": prefix,
         "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}",
         "MEDIA_ROOT": str(tmp / "media"),
-        "NETLOOM_CHANNEL_LAYER": "memory",
+        "NETLOOM_CHANNEL_LAYER": "redis" if with_redis else "memory",
+        "REDIS_URL": E2E_REDIS_URL,
         "NETLOOM_DATASET_PROCESSING": "sync",
         "DEBUG": "1",
         "PYTHONUNBUFFERED": "1",
     }
+    if not with_redis:
+        env.pop("REDIS_URL")
     server = LiveServer(url="", env=env)
     server.manage("migrate", "--noinput")
     port = _free_port()
@@ -132,6 +168,46 @@ def netloom_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSer
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+        log.close()
+        if with_redis:
+            _forget_keys(E2E_REDIS_URL, prefix)
+
+
+@pytest.fixture(scope="session")
+def celery_worker(netloom_server: LiveServer) -> Iterator[Path]:
+    """A Celery worker (train + short queues, solo pool) on the live server's database and Redis.
+
+    Yields the worker's log file; the worker is stopped at the end of the session.
+    """
+    env = netloom_server.env
+    if env is None:
+        yield Path()  # an outside server brings its own workers
+        return
+    if env.get("NETLOOM_CHANNEL_LAYER") != "redis":
+        pytest.skip(f"no Redis at {E2E_REDIS_URL}: runs need a broker")
+    worker_env = {**env, "NETLOOM_E2E_STEP_DELAY": E2E_STEP_DELAY}
+    log_path = Path(env["MEDIA_ROOT"]).parent / "worker.log"
+    log = open(log_path, "ab")  # noqa: SIM115 (closed below)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "webapp.celery", "worker", "-Q", "train,short",
+         "-c", "1", "--pool=solo", "-n", f"{env['NETLOOM_E2E_PREFIX']}@%h", "--without-gossip",
+         "--without-mingle", "--without-heartbeat", "-l", "info"],
+        cwd=REPO, env=worker_env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 90
+        while b" ready." not in log_path.read_bytes():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the worker did not start:\n{log_path.read_text()[-3000:]}")
+            time.sleep(0.2)
+        yield log_path
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
         log.close()
 
 

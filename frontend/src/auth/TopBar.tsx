@@ -1,10 +1,18 @@
 import type { ReactNode } from "react";
-import { navigate } from "../router";
+import "../pages.css";
+import { navigate, useRoute } from "../router";
+
+const SECTIONS = [
+  { path: "/", label: "Graphs", pages: ["graphs", "editor"] },
+  { path: "/datasets", label: "Datasets", pages: ["datasets"] },
+  { path: "/runs", label: "Runs", pages: ["runs", "run"] },
+] as const;
 import { useSession } from "./session";
 
 /** The bar on every signed-in page: home, team switcher, page actions, user. */
 export function TopBar({ children }: { children?: ReactNode }) {
   const { user, team, setTeam, signOut } = useSession();
+  const route = useRoute();
   return (
     <header className="topbar">
       <a
@@ -28,6 +36,24 @@ export function TopBar({ children }: { children?: ReactNode }) {
             ))}
           </select>
         </label>
+      )}
+      {user && (
+        <nav className="sections" aria-label="Sections">
+          {SECTIONS.map((s) => (
+            <a
+              key={s.path}
+              href={`${import.meta.env.BASE_URL}${s.path.slice(1)}`}
+              data-testid={`nav-${s.label.toLowerCase()}`}
+              aria-current={(s.pages as readonly string[]).includes(route.page) ? "page" : undefined}
+              onClick={(e) => {
+                e.preventDefault();
+                navigate(s.path);
+              }}
+            >
+              {s.label}
+            </a>
+          ))}
+        </nav>
       )}
       <div className="topbar-main">{children}</div>
       {user && (

@@ -29,6 +29,7 @@ import { TEMPLATES } from "./templates";
 import { RevisionsPanel } from "./RevisionsPanel";
 import { useServerCheck } from "./useCheck";
 import { UNSET } from "./paramForm";
+import { TrainButton } from "../runs/TrainDialog";
 
 let clipboard: Fragment | null = null;
 
@@ -288,6 +289,7 @@ export function Editor(props: EditorProps) {
                   Save
                 </button>
               )}
+              {!readOnly && <TrainButton graphId={graphId} savedRevision={props.savedRevision} dirty={props.dirty} valid={check.report && !check.pending ? check.report.valid : null} />}
             </div>
             {props.banner}
             <div className="editor-body">

@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { describeDataError, kindForFile, peekCsv, splitLine } from "./csvPreview";
+
+describe("CSV peek", () => {
+  it("reads the header and first rows, guessing the delimiter", () => {
+    expect(peekCsv("a;b;label\n1;2;x\n3;4;y\n")).toEqual({ delimiter: ";", columns: ["a", "b", "label"], rows: [["1", "2", "x"], ["3", "4", "y"]] });
+    expect(peekCsv("a\tb\n1\t2\n").columns).toEqual(["a", "b"]);
+  });
+
+  it("drops a line cut off by a partial read and honours quotes", () => {
+    const peek = peekCsv('name,"size, cm",y\n"a ""b""",1.5,x\n"c",2', 5);
+    expect(peek.columns).toEqual(["name", "size, cm", "y"]);
+    expect(peek.rows).toEqual([['a "b"', "1.5", "x"]]);
+    expect(splitLine("1,,3", ",")).toEqual(["1", "", "3"]);
+  });
+
+  it("knows the kind from the file name and names where a problem is", () => {
+    expect(kindForFile("data.CSV")).toBe("csv");
+    expect(kindForFile("pets.zip")).toBe("images");
+    expect(kindForFile("x.npz")).toBe("tensors");
+    expect(kindForFile("x.json")).toBeNull();
+    expect(describeDataError({ message: "row 3, column 'b': 'zz' is not a number", row: 3, column: "b" })).toBe("row 3, column 'b': 'zz' is not a number");
+    expect(describeDataError({ message: "not an image", entry: "cats/1.png" })).toBe("entry cats/1.png: not an image");
+  });
+});

@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { CONFIG_FIELDS, buildConfig, checkValue, defaultValues, mapServerErrors, schemaAt } from "./configForm";
+
+const field = (path: string) => CONFIG_FIELDS.find((f) => f.path === path)!;
+
+describe("config form", () => {
+  it("takes kinds, bounds, choices and defaults from the engine's schema", () => {
+    expect(field("epochs")).toMatchObject({ kind: "int", min: 1, max: 100000 });
+    expect(field("optimizer.lr")).toMatchObject({ kind: "float", min: 0, minExclusive: true, max: 10 });
+    expect(field("optimizer.name").choices).toEqual(["sgd", "adam", "adamw", "rmsprop"]);
+    expect(field("precision").choices).toContain("bf16");
+    expect(schemaAt("early_stopping.patience")).toMatchObject({ type: "integer", minimum: 1 });
+    expect(defaultValues()).toMatchObject({ epochs: "10", batch_size: "32", "optimizer.name": "adam", "optimizer.lr": "0.001" });
+  });
+
+  it("builds a nested config from the shown fields only", () => {
+    const values = defaultValues({ epochs: "3", "optimizer.lr": "0.01", "early_stopping.enabled": true, "early_stopping.metric": "val/accuracy" });
+    const { config, errors } = buildConfig(values);
+    expect(errors).toEqual({});
+    expect(config).toMatchObject({ epochs: 3, optimizer: { name: "adam", lr: 0.01 }, early_stopping: { metric: "val/accuracy", mode: "max", patience: 5 } });
+    expect((config.optimizer as Record<string, unknown>).momentum).toBeUndefined(); // adam: not shown
+    expect(buildConfig(defaultValues()).config.early_stopping).toBeUndefined();
+  });
+
+  it("checks values against the schema before asking the server", () => {
+    expect(checkValue(field("epochs"), "0")).toBe("Must be at least 1 and at most 100000.");
+    expect(checkValue(field("epochs"), "2.5")).toBe("Must be a whole number.");
+    expect(checkValue(field("optimizer.lr"), "0")).toMatch(/greater than 0/);
+    expect(checkValue(field("batch_size"), "")).toBe("Required.");
+    expect(buildConfig(defaultValues({ batch_size: "x" })).errors).toEqual({ batch_size: ["Must be a number."] });
+  });
+
+  it("maps the server's 400 fields onto form fields, the graph and the rest", () => {
+    const mapped = mapServerErrors({
+      "config.optimizer.lr": ["Input should be greater than 0"],
+      "config.epochs": ["Input should be greater than or equal to 1"],
+      "config.optimizer": ["Value error, nesterov needs optimizer 'sgd' with momentum > 0"],
+      "config.config": ["loss is for regression"],
+      "graph.x": ["input shape [5] does not match the dataset's feature shape [4]"],
+      graph: ["a run trains one output, but the graph has 2"],
+      dataset: ["Dataset is processing, not ready."],
+      "split.val": ["Input should be less than 1"],
+    });
+    expect(mapped.fields).toEqual({
+      "optimizer.lr": ["Input should be greater than 0"],
+      epochs: ["Input should be greater than or equal to 1"],
+      dataset: ["Dataset is processing, not ready."],
+    });
+    expect(mapped.graph).toEqual([
+      "node x: input shape [5] does not match the dataset's feature shape [4]",
+      "a run trains one output, but the graph has 2",
+    ]);
+    expect(mapped.general).toEqual([
+      "optimizer: Value error, nesterov needs optimizer 'sgd' with momentum > 0",
+      "loss is for regression",
+      "split.val: Input should be less than 1",
+    ]);
+  });
+});
