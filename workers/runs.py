@@ -31,6 +31,7 @@ from webapp.runs.services import (
     explanation_finish,
     explanation_mark_running,
     run_cancel,
+    run_export_finish,
     run_finish,
     run_lease_take,
     run_log,
@@ -105,13 +106,9 @@ def train_run(self: Any, run_id: int) -> str:
         logger.exception("run %s: export failed", run_id)
         run_log(run_id=run_id, level="warning", message=f"export failed: {exc}")
     detail = "stopped early" if result.status == "stopped_early" else "training finished"
+    # run_finish also queues runs.export (ONNX and the zip, on the short queue), once.
     run_finish(run_id=run_id, lease_token=token, status=RunStatus.SUCCEEDED, detail=detail,
                final_metrics=_jsonable(result.metrics), extra={"step": result.steps})
-    # ONNX and the zip take longer; they are made on the short queue (or on first download).
-    try:
-        app.send_task("runs.export", args=[run_id], queue=conf.get("RUNS_SHORT_QUEUE"))
-    except Exception as exc:
-        logger.warning("run %s: could not queue the ONNX export: %s", run_id, exc)
     return "succeeded"
 
 
@@ -204,10 +201,12 @@ def export_run(run_id: int) -> str:
     except Exception as exc:
         logger.warning("run %s: export failed: %s", run_id, exc)
         run_log(run_id=run_id, level="warning", message=f"export failed: {exc}")
+        run_export_finish(run_id=run_id, error=f"export failed: {exc}")
         return "failed"
     note = read_export_manifest(folder).get("onnx", {})
     if not note.get("exported"):
         run_log(run_id=run_id, level="info", message=f"no ONNX file for this graph: {note.get('note', 'not supported')}")
+    run_export_finish(run_id=run_id)
     return "exported"
 
 

@@ -1,24 +1,36 @@
-"""REST API of runs: create, list, detail, cancel, metrics, checkpoints, explanations, export."""
+"""REST API of runs: create, list, detail, cancel, metrics, checkpoints, explanations, export;
+the engine's training-config schema and explanation methods for the browser's forms."""
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from django.http import FileResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from webapp.accounts.models import Role
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin, scope_to_user_teams
 
 from . import services
+from .events import run_progress
 from .models import Checkpoint, Explanation, ExplanationStatus, Run, RunStatus
-from .selectors import run_download_name, run_export_dir, run_export_zip, run_metric_series
+from .selectors import (
+    run_download_name,
+    run_export_dir,
+    run_export_zip,
+    run_exports,
+    run_metric_series,
+)
 
 EXPORT_FORMATS: dict[str, tuple[str, str, str]] = {
     # format: (file in the export folder, suffix of the download, content type)
@@ -41,6 +53,7 @@ class RunSerializer(serializers.ModelSerializer):
     progress = serializers.SerializerMethodField()
     last_seq = serializers.IntegerField(source="event_seq", read_only=True)
     stream = serializers.SerializerMethodField()
+    exports = serializers.SerializerMethodField()
 
     class Meta:
         model = Run
@@ -49,16 +62,17 @@ class RunSerializer(serializers.ModelSerializer):
             "dataset_name", "config", "recipe", "status", "progress", "latest_metrics",
             "final_metrics", "error", "cancel_requested", "attempts", "max_attempts", "worker",
             "heartbeat_at", "created_by", "created_at", "started_at", "finished_at", "last_seq",
-            "stream",
+            "stream", "exports",
         ]
         read_only_fields = fields
 
     def get_progress(self, run: Run) -> dict[str, Any]:
         """Epoch, step, total steps, fraction done and the estimated seconds left."""
-        return {
-            "epoch": run.epoch, "step": run.step, "total_steps": run.total_steps,
-            "fraction": run.fraction, "eta_seconds": run.eta_seconds,
-        }
+        return run_progress(run)
+
+    def get_exports(self, run: Run) -> dict[str, Any]:
+        """Which downloads exist: {status, safetensors, python, config, zip, onnx, note} (selectors.run_exports)."""
+        return run_exports(run)
 
     def get_stream(self, run: Run) -> str:
         """Path of the run's WebSocket stream."""
@@ -273,8 +287,10 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
                 if "errors" in note:
                     raise ApiError(409, "onnx_unavailable", f"This graph has no ONNX export: {note.get('note')}.",
                                    extra={"errors": note.get("errors", [])})
+                # Idempotent: queued once while pending; the stream's `export` event says when it is done.
                 services.run_export_request(run=run)
-                raise ApiError(409, "export_pending", "The ONNX file is being made; try again in a few seconds.")
+                raise ApiError(409, "export_pending", "The ONNX file is being made; try again in a few seconds.",
+                               extra={"exports": run_exports(run)})
             raise ApiError(409, "export_missing", "This run's export is missing; ask an administrator.")
         response = FileResponse(path.open("rb"), as_attachment=True, filename=run_download_name(run, suffix),
                                 content_type=content_type)
@@ -297,3 +313,30 @@ class ExplanationViewSet(TeamScopedMixin, mixins.RetrieveModelMixin, viewsets.Ge
             raise ApiError(409, "explanation_not_ready", f"Explanation {explanation.pk} is {explanation.status}; no image yet.")
         return FileResponse(path.open("rb"), content_type="image/png",
                             filename=f"explanation-{explanation.pk}.png")
+
+
+@cache
+def _config_schema() -> dict[str, Any]:
+    from engine.train import TrainConfig
+
+    return {"schema": TrainConfig.model_json_schema(), "defaults": TrainConfig().model_dump(mode="json")}
+
+
+class ConfigSchemaView(APIView):
+    """GET /api/runs/config-schema/: the engine's TrainConfig JSON Schema and its defaults."""
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request) -> Response:
+        """{"schema": TrainConfig.model_json_schema(), "defaults": TrainConfig() as JSON}."""
+        return Response(_config_schema())
+
+
+class ExplanationMethodsView(APIView):
+    """GET /api/explanations/methods/: the engine's explanation methods."""
+
+    @extend_schema(responses=OpenApiTypes.OBJECT)
+    def get(self, request: Request) -> Response:
+        """{"methods": engine.explain.METHODS} ({name, label, has_delta, needs_layer, help} each)."""
+        from engine.explain import METHODS
+
+        return Response({"methods": METHODS})

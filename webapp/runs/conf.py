@@ -26,6 +26,8 @@ DEFAULTS: dict[str, Any] = {
     "RUNS_RECORDER_QUEUE": 100_000,
     # Deliberately slows every training step (demos, tests that must catch a run mid-way).
     "RUNS_STEP_DELAY_SECONDS": 0.0,
+    # A pending export older than this is taken for lost (its worker died) and may be queued again.
+    "RUNS_EXPORT_STALE_SECONDS": 900.0,
     # Queues of the Celery app (webapp/celery.py routes the tasks to them).
     "RUNS_TRAIN_QUEUE": "train",
     "RUNS_SHORT_QUEUE": "short",

@@ -8,11 +8,18 @@ are committed in the order they are handed out and a reader that has seen seq N 
 every committed event below N.
 
 Event shapes (every one also carries "run" and "seq"):
-    {"type": "metric", "step": 300, "epoch": 2.5, "values": {"train/loss": 0.31}}
-    {"type": "status", "status": "running", "detail": "epoch 3/20"}
+    {"type": "metric", "step": 300, "epoch": 2.5, "values": {"train/loss": 0.31},
+     "progress": {...}}                        progress only on live messages of the worker
+    {"type": "status", "status": "running", "detail": "epoch 3/20", "progress": {...}}
     {"type": "log", "level": "warning", "message": "loss is NaN; stopping"}
     {"type": "checkpoint", "step": 400, "epoch": 4.0, "name": "step-000400"}
     {"type": "explanation", "id": 7, "status": "succeeded", "method": "saliency"}
+    {"type": "export", "status": "ready", "exports": {...as the run's `exports`...}}
+
+`progress` is {"epoch", "step", "total_steps", "fraction", "eta_seconds"}, as in the run's JSON.
+`event_emit` adds the run row's progress to every status event; the worker's recorder adds the
+progress at each metric event's own step to the metric events it publishes (stored metric
+points do not keep it, so replayed metric events have none: the `state` frame has the run's).
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from .models import Checkpoint, MetricPoint, Run, RunEvent
 
 logger = logging.getLogger(__name__)
 
-EVENT_TYPES = ("metric", "status", "log", "checkpoint", "explanation")
+EVENT_TYPES = ("metric", "status", "log", "checkpoint", "explanation", "export")
 # The channel-layer message type; the consumer's handler is `run_events`.
 GROUP_MESSAGE_TYPE = "run.events"
 
@@ -164,8 +171,23 @@ def events_publish(*, run_id: int, events: list[dict[str, Any]]) -> bool:
     return True
 
 
+def run_progress(run: Run) -> dict[str, Any]:
+    """{epoch, step, total_steps, fraction, eta_seconds} of a run (its JSON's and its events' `progress`)."""
+    return {
+        "epoch": run.epoch, "step": run.step, "total_steps": run.total_steps,
+        "fraction": run.fraction, "eta_seconds": run.eta_seconds,
+    }
+
+
 def event_emit(*, run_id: int, event: dict[str, Any]) -> dict[str, Any]:
-    """Store one event now and publish it after the surrounding transaction commits."""
+    """Store one event now and publish it after the surrounding transaction commits.
+
+    A status event gets the run's progress (read from its row, inside the caller's transaction).
+    """
+    if event.get("type") == "status" and "progress" not in event:
+        run = Run.objects.filter(pk=run_id).only("epoch", "step", "total_steps", "eta_seconds").first()
+        if run is not None:
+            event = {**event, "progress": run_progress(run)}
     (stored,) = events_record(run_id=run_id, events=[event])
     transaction.on_commit(lambda: events_publish(run_id=run_id, events=[stored]))
     return stored

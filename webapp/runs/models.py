@@ -20,6 +20,15 @@ class RunStatus(models.TextChoices):
 TERMINAL_STATUSES = frozenset({RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED})
 
 
+class ExportStatus(models.TextChoices):
+    """Where the export task (ONNX and the zip) of a succeeded run is."""
+
+    NONE = "none", "Not asked for"
+    PENDING = "pending", "Queued or running"
+    READY = "ready", "Done"
+    FAILED = "failed", "Failed"
+
+
 class Run(models.Model):
     """A graph revision trained on a dataset with a config, owned by a team."""
 
@@ -60,6 +69,12 @@ class Run(models.Model):
     cancel_requested = models.BooleanField(default=False)
     # Last sequence number handed to one of this run's events (metric points share their event's).
     event_seq = models.BigIntegerField(default=0)
+    # The export task (ONNX + zip): queued at most once while pending (services.run_export_request).
+    export_status = models.CharField(max_length=10, choices=ExportStatus.choices, default=ExportStatus.NONE)
+    export_requested_at = models.DateTimeField(null=True, blank=True)
+    # How many times the export task was queued for this run (each pending period counts once).
+    export_requests = models.PositiveIntegerField(default=0)
+    export_error = models.TextField(blank=True, default="")
 
     class Meta:
         ordering = ["-created_at", "-id"]

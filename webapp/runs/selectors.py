@@ -12,7 +12,7 @@ from django.db.models import QuerySet
 from webapp.accounts.models import Membership
 
 from . import conf
-from .models import MetricPoint, Run
+from .models import ExportStatus, MetricPoint, Run, RunStatus
 
 
 def runs_visible_to(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Run]:
@@ -44,6 +44,48 @@ def run_export_dir(run: Run) -> Path:
 def run_export_zip(run: Run) -> Path:
     """Where the zip of the run's export is kept."""
     return conf.run_dir(run.pk) / "export.zip"
+
+
+def run_exports(run: Run) -> dict[str, Any]:
+    """What a run offers for download, from its files and its export task's status.
+
+    {"status": none|pending|ready|failed, "safetensors", "python", "config", "zip": bool,
+     "onnx": true | false | "pending" | "unavailable", "note": why ONNX is unavailable ("" otherwise)}.
+    onnx is false when nothing is making it (not succeeded, or never asked for): asking for the
+    download then queues it once. The zip is made on first download when the task has not made it.
+    """
+    folder = run_export_dir(run)
+    succeeded = run.status == RunStatus.SUCCEEDED
+
+    def has(path: Path) -> bool:
+        return succeeded and path.is_file()
+
+    complete = has(folder / "export.json")
+    onnx: bool | str = False
+    note = ""
+    if has(folder / "model.onnx"):
+        onnx = True
+    elif succeeded:
+        manifest_note: dict[str, Any] = {}
+        if complete:
+            from engine.export import read_export_manifest
+
+            manifest_note = read_export_manifest(folder).get("onnx", {}) or {}
+        if "errors" in manifest_note:
+            onnx, note = "unavailable", str(manifest_note.get("note") or "this graph has no ONNX export")
+        elif run.export_status == ExportStatus.PENDING:
+            onnx = "pending"
+        elif run.export_status == ExportStatus.FAILED:
+            onnx, note = "unavailable", run.export_error or "the export failed"
+    return {
+        "status": run.export_status,
+        "safetensors": has(folder / "model.safetensors"),
+        "python": has(folder / "model.py"),
+        "config": has(folder / "config.json"),
+        "zip": complete or has(run_export_zip(run)),
+        "onnx": onnx,
+        "note": note,
+    }
 
 
 def run_download_name(run: Run, suffix: str) -> str:

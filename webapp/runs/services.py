@@ -21,7 +21,7 @@ from webapp.api.errors import ApiError, ServiceError
 
 from . import conf
 from .events import event_emit, events_publish, events_record
-from .models import Explanation, ExplanationStatus, Run, RunStatus
+from .models import Explanation, ExplanationStatus, ExportStatus, Run, RunStatus
 
 logger = logging.getLogger(__name__)
 
@@ -227,13 +227,26 @@ def run_finish(
     }
     if final_metrics is not None:
         fields["final_metrics"] = final_metrics
+    succeeded = status == RunStatus.SUCCEEDED
+    if succeeded:
+        # ONNX and the zip take longer: queued here, once, with the outcome (run_export_request).
+        fields.update(export_status=ExportStatus.PENDING, export_requested_at=now, export_error="",
+                      export_requests=F("export_requests") + 1)
     with transaction.atomic():
         if not Run.objects.filter(pk=run_id, lease_token=lease_token).update(**fields):
             return False
         event = {"type": "status", "status": status, "detail": detail or status, **(extra or {})}
         if error:
             event["error"] = error
+        if final_metrics is not None:
+            event["final_metrics"] = final_metrics  # the page shows them without asking again
+        if succeeded:
+            from .selectors import run_exports
+
+            event["exports"] = run_exports(Run.objects.get(pk=run_id))
         event_emit(run_id=run_id, event=event)
+        if succeeded:
+            _queue_export(run_id)
     return True
 
 
@@ -356,9 +369,56 @@ def explanation_mark_running(*, explanation_id: int) -> bool:
 # --- exports ------------------------------------------------------------------------------------
 
 
-def run_export_request(*, run: Run) -> None:
-    """Queue the export task (ONNX and the zip) for a succeeded run."""
-    transaction.on_commit(lambda: task_send(TASK_EXPORT, args=[run.pk], queue=conf.get("RUNS_SHORT_QUEUE")))
+def _queue_export(run_id: int) -> None:
+    """Send runs.export after the commit; a broker error marks the export failed (asking again retries)."""
+
+    def send() -> None:
+        try:
+            task_send(TASK_EXPORT, args=[run_id], queue=conf.get("RUNS_SHORT_QUEUE"))
+        except Exception as exc:
+            logger.warning("run %s: could not queue the export: %s", run_id, exc)
+            Run.objects.filter(pk=run_id, export_status=ExportStatus.PENDING).update(
+                export_status=ExportStatus.FAILED, export_error=f"the export could not be queued: {exc}"
+            )
+
+    transaction.on_commit(send)
+
+
+def run_export_request(*, run: Run) -> bool:
+    """Queue the export task (ONNX and the zip) of a succeeded run unless one is pending.
+
+    Idempotent: a conditional UPDATE moves the run to export_status "pending" and only the
+    call that made that move queues the task, so any number of requests (two browser tabs,
+    a page reload) queue it once until it finishes or fails. A pending export older than
+    RUNS_EXPORT_STALE_SECONDS counts as lost and may be queued again. True when this call queued it.
+    """
+    now = timezone.now()
+    stale = now - timedelta(seconds=float(conf.get("RUNS_EXPORT_STALE_SECONDS")))
+    with transaction.atomic():
+        queued = (
+            Run.objects.filter(pk=run.pk, status=RunStatus.SUCCEEDED)
+            .filter(~Q(export_status=ExportStatus.PENDING) | Q(export_requested_at__isnull=True)
+                    | Q(export_requested_at__lt=stale))
+            .update(export_status=ExportStatus.PENDING, export_requested_at=now, export_error="",
+                    export_requests=F("export_requests") + 1)
+        )
+        if queued:
+            _queue_export(run.pk)
+    run.refresh_from_db()
+    return bool(queued)
+
+
+def run_export_finish(*, run_id: int, error: str = "") -> None:
+    """Record the export task's outcome (ready, or failed with `error`) and announce it on the stream."""
+    from .selectors import run_exports
+
+    with transaction.atomic():
+        Run.objects.filter(pk=run_id).update(
+            export_status=ExportStatus.FAILED if error else ExportStatus.READY, export_error=error
+        )
+        run = Run.objects.get(pk=run_id)
+        exports = run_exports(run)
+        event_emit(run_id=run_id, event={"type": "export", "status": run.export_status, "exports": exports})
 
 
 def run_log(*, run_id: int, message: str, level: str = "info") -> None:
@@ -378,6 +438,7 @@ __all__ = [
     "run_reap",
     "run_log",
     "run_export_request",
+    "run_export_finish",
     "explanation_create",
     "explanation_finish",
     "explanation_mark_running",

@@ -155,15 +155,32 @@ class RunRecorder:
             except queue.Empty:
                 return
 
+    def _eta(self, step: int) -> float | None:
+        """Seconds left from `step`, at the speed of this attempt so far (None before any step)."""
+        if not self.total_steps:
+            return None
+        done = self.step - self._started_step
+        elapsed = time.monotonic() - self._started_at
+        if done <= 0 or elapsed <= 0:
+            return None
+        return max(0.0, (self.total_steps - step) * elapsed / done)
+
     def _run_fields(self) -> dict[str, Any]:
         fields: dict[str, Any] = {"step": self.step, "epoch": self.epoch}
         if self.total_steps:
             fields["total_steps"] = self.total_steps
-            done = self.step - self._started_step
-            elapsed = time.monotonic() - self._started_at
-            if done > 0 and elapsed > 0:
-                fields["eta_seconds"] = max(0.0, (self.total_steps - self.step) * elapsed / done)
+            eta = self._eta(self.step)
+            if eta is not None:
+                fields["eta_seconds"] = eta
         return fields
+
+    def _progress_at(self, step: int, epoch: float) -> dict[str, Any]:
+        """The `progress` of a published metric event, at that event's own step."""
+        total = self.total_steps
+        return {
+            "epoch": epoch, "step": step, "total_steps": total,
+            "fraction": min(1.0, step / total) if total else None, "eta_seconds": self._eta(step),
+        }
 
     def _write(self, pending: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Store the batch; on a database error keep it for the next try."""
@@ -184,7 +201,12 @@ class RunRecorder:
             time.sleep(0.2)
             return []
         pending.clear()
-        return stored
+        # Live metric events carry the progress, so a client needs no polling for total/ETA.
+        return [
+            {**event, "progress": self._progress_at(int(event["step"]), float(event["epoch"]))}
+            if event.get("type") == "metric" else event
+            for event in stored
+        ]
 
     def _publish(self, events: list[dict[str, Any]]) -> None:
         """Send one group message with every new event; on failure drop it and pause a second."""

@@ -1,14 +1,20 @@
 """Routes of the runs API (mounted under /api/ by webapp/urls.py)."""
 
+from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from .api import ExplanationViewSet, RunViewSet
+from .api import ConfigSchemaView, ExplanationMethodsView, ExplanationViewSet, RunViewSet
 
 router = SimpleRouter()
 router.register("runs", RunViewSet, basename="run")
 router.register("explanations", ExplanationViewSet, basename="explanation")
 
-urlpatterns = router.urls
+# Before the router's: its detail routes would take "config-schema" and "methods" for ids.
+urlpatterns = [
+    path("runs/config-schema/", ConfigSchemaView.as_view(), name="run-config-schema"),
+    path("explanations/methods/", ExplanationMethodsView.as_view(), name="explanation-methods"),
+    *router.urls,
+]
 
 # Every route above, with placeholders, for tests/webapp/test_isolation.py.
 API_ROUTES = [
@@ -23,4 +29,7 @@ API_ROUTES = [
     ("get", "/api/runs/{run}/export/?format=safetensors"),
     ("get", "/api/explanations/{explanation}/"),
     ("get", "/api/explanations/{explanation}/image/"),
+    # Engine catalogs: any signed-in user, no team data (like /api/ops/).
+    ("get", "/api/runs/config-schema/"),
+    ("get", "/api/explanations/methods/"),
 ]

@@ -1,4 +1,6 @@
-// fetch wrapper: session cookie + CSRF header, JSON in and out, errors as ApiError.
+// The browser's one HTTP client: session cookie + CSRF header, JSON in and out, every error
+// answer as an ApiError that keeps the server's whole error object (`errors`, `detail`, `dataset`
+// sit next to code/message/fields), and multipart uploads with progress (uploadForm).
 import type {
   GraphSpec,
   GraphSummary,
@@ -10,12 +12,15 @@ import type {
   ValidationReport,
 } from "./types";
 
+/** An error answer of the API: status, code, message, field errors and the whole error object. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
     readonly fields: Record<string, unknown> | null = null,
+    /** The server's whole `error` object (for `errors`, `detail`, `dataset`, `exports`). */
+    readonly body: Record<string, unknown> = {},
   ) {
     super(message);
     this.name = "ApiError";
@@ -33,13 +38,27 @@ export function readCookie(name: string, cookie: string = document.cookie): stri
 
 const UNSAFE = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
-async function request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
-  const headers: Record<string, string> = { Accept: "application/json" };
+/** The CSRF header for a write, when the cookie is there. */
+export function csrfHeaders(method: string): Record<string, string> {
+  if (!UNSAFE.has(method)) return {};
+  const token = readCookie("csrftoken");
+  return token ? { "X-CSRFToken": token } : {};
+}
+
+/** Turns an error answer (status + parsed body) into an ApiError. */
+export function problemOf(status: number, data: unknown, fallback: string): ApiError {
+  const error = (data as { error?: Record<string, unknown> } | null)?.error ?? {};
+  const detail = (data as { detail?: unknown } | null)?.detail;
+  const message = typeof error.message === "string" ? error.message : typeof detail === "string" ? detail : fallback;
+  const code = typeof error.code === "string" ? error.code : `http_${status}`;
+  const fields = (error.fields as Record<string, unknown> | undefined) ?? null;
+  return new ApiError(status, code, message, fields, error);
+}
+
+/** One JSON request with the session cookie; throws ApiError on an error answer. */
+export async function apiRequest<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  const headers: Record<string, string> = { Accept: "application/json", ...csrfHeaders(method) };
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  if (UNSAFE.has(method)) {
-    const token = readCookie("csrftoken");
-    if (token) headers["X-CSRFToken"] = token;
-  }
   const response = await fetch(path, {
     method,
     headers,
@@ -57,42 +76,70 @@ async function request<T>(method: string, path: string, body?: unknown, signal?:
       data = null;
     }
   }
-  if (!response.ok) {
-    const error = (data as { error?: { code?: string; message?: string; fields?: Record<string, unknown> } } | null)?.error;
-    const detail = (data as { detail?: string } | null)?.detail;
-    throw new ApiError(
-      response.status,
-      error?.code ?? `http_${response.status}`,
-      error?.message ?? detail ?? `${method} ${path} failed (${response.status})`,
-      error?.fields ?? null,
-    );
-  }
+  if (!response.ok) throw problemOf(response.status, data, `${method} ${path} failed (${response.status})`);
   return data as T;
 }
 
+/** Upload progress: bytes sent so far and the total (null until the browser knows it). */
+export interface UploadProgress {
+  loaded: number;
+  total: number | null;
+}
+
+/** POST a multipart form with XMLHttpRequest, so the browser reports upload progress. */
+export function uploadForm<T>(
+  path: string,
+  form: FormData,
+  onProgress: (p: UploadProgress) => void,
+  signal?: AbortSignal,
+): Promise<{ status: number; data: T }> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", path);
+    xhr.withCredentials = true;
+    xhr.setRequestHeader("Accept", "application/json");
+    for (const [k, v] of Object.entries(csrfHeaders("POST"))) xhr.setRequestHeader(k, v);
+    xhr.upload.onprogress = (e) => onProgress({ loaded: e.loaded, total: e.lengthComputable ? e.total : null });
+    xhr.onload = () => {
+      let data: unknown = null;
+      try {
+        data = xhr.responseText ? JSON.parse(xhr.responseText) : null;
+      } catch {
+        data = null;
+      }
+      if (xhr.status >= 200 && xhr.status < 300) resolve({ status: xhr.status, data: data as T });
+      else reject(problemOf(xhr.status, data, `upload failed (${xhr.status})`));
+    };
+    xhr.onerror = () => reject(new Error("The upload failed: the connection was lost."));
+    xhr.onabort = () => reject(new DOMException("The upload was cancelled.", "AbortError"));
+    signal?.addEventListener("abort", () => xhr.abort());
+    xhr.send(form);
+  });
+}
+
 export const api = {
-  csrf: () => request<unknown>("GET", "/api/auth/csrf/"),
-  me: () => request<User>("GET", "/api/auth/me/"),
+  csrf: () => apiRequest<unknown>("GET", "/api/auth/csrf/"),
+  me: () => apiRequest<User>("GET", "/api/auth/me/"),
   login: (username: string, password: string) =>
-    request<{ user: User } | User>("POST", "/api/auth/login/", { username, password }),
-  logout: () => request<unknown>("POST", "/api/auth/logout/", {}),
-  ops: () => request<OpCatalog>("GET", "/api/ops/"),
-  graphs: (team: number) => request<Page<GraphSummary> | GraphSummary[]>("GET", `/api/graphs/?team=${team}`),
-  graph: (id: number) => request<GraphSummary>("GET", `/api/graphs/${id}/`),
+    apiRequest<{ user: User } | User>("POST", "/api/auth/login/", { username, password }),
+  logout: () => apiRequest<unknown>("POST", "/api/auth/logout/", {}),
+  ops: () => apiRequest<OpCatalog>("GET", "/api/ops/"),
+  graphs: (team: number) => apiRequest<Page<GraphSummary> | GraphSummary[]>("GET", `/api/graphs/?team=${team}`),
+  graph: (id: number) => apiRequest<GraphSummary>("GET", `/api/graphs/${id}/`),
   createGraph: (team: number, name: string, spec?: GraphSpec) =>
-    request<GraphSummary>("POST", "/api/graphs/", spec ? { team, name, spec } : { team, name }),
-  renameGraph: (id: number, name: string) => request<GraphSummary>("PATCH", `/api/graphs/${id}/`, { name }),
-  deleteGraph: (id: number) => request<void>("DELETE", `/api/graphs/${id}/`),
+    apiRequest<GraphSummary>("POST", "/api/graphs/", spec ? { team, name, spec } : { team, name }),
+  renameGraph: (id: number, name: string) => apiRequest<GraphSummary>("PATCH", `/api/graphs/${id}/`, { name }),
+  deleteGraph: (id: number) => apiRequest<void>("DELETE", `/api/graphs/${id}/`),
   revisions: (id: number) =>
-    request<Page<RevisionSummary> | RevisionSummary[]>("GET", `/api/graphs/${id}/revisions/`),
-  revision: (id: number, n: number) => request<Revision>("GET", `/api/graphs/${id}/revisions/${n}/`),
-  saveRevision: (id: number, spec: GraphSpec) => request<Revision>("POST", `/api/graphs/${id}/revisions/`, { spec }),
+    apiRequest<Page<RevisionSummary> | RevisionSummary[]>("GET", `/api/graphs/${id}/revisions/`),
+  revision: (id: number, n: number) => apiRequest<Revision>("GET", `/api/graphs/${id}/revisions/${n}/`),
+  saveRevision: (id: number, spec: GraphSpec) => apiRequest<Revision>("POST", `/api/graphs/${id}/revisions/`, { spec }),
   saveLayout: (id: number, n: number, layout: GraphSpec["layout"], ui?: GraphSpec["ui"]) =>
-    request<Revision>("PATCH", `/api/graphs/${id}/revisions/${n}/`, ui ? { layout, ui } : { layout }),
+    apiRequest<Revision>("PATCH", `/api/graphs/${id}/revisions/${n}/`, ui ? { layout, ui } : { layout }),
   validate: (spec: GraphSpec, signal?: AbortSignal) =>
-    request<ValidationReport>("POST", "/api/graphs/validate/", { spec }, signal),
+    apiRequest<ValidationReport>("POST", "/api/graphs/validate/", { spec }, signal),
   codegen: (spec: GraphSpec, signal?: AbortSignal) =>
-    request<{ source: string }>("POST", "/api/graphs/codegen/", { spec }, signal),
+    apiRequest<{ source: string }>("POST", "/api/graphs/codegen/", { spec }, signal),
 };
 
 /** Lists are paginated ({results}) or plain arrays depending on the endpoint; accept both. */

@@ -1,6 +1,6 @@
 // Upload a CSV (pick the target after seeing its columns), an image zip or a tensor file, with progress.
 import { useId, useRef, useState } from "react";
-import { ApiProblem, type UploadProgress, uploadForm } from "../api/http";
+import { ApiError, type UploadProgress, uploadForm } from "../api/client";
 import { formatBytes } from "../format";
 import type { DataErrorJson, Dataset } from "../runs/types";
 import { type CsvPeek, describeDataError, kindForFile, peekCsv } from "./csvPreview";
@@ -69,7 +69,7 @@ export function UploadForm({ team, onDone }: { team: number; onDone: () => void 
       setName("");
       if (fileInput.current) fileInput.current.value = "";
     } catch (e) {
-      if (e instanceof ApiProblem) {
+      if (e instanceof ApiError) {
         const detail = e.body.detail as DataErrorJson | undefined;
         const text = e.status === 413 ? `The file is too large: ${e.message}` : detail && typeof detail === "object" ? describeDataError(detail) : e.message;
         setMessage({ tone: "error", text });

@@ -1,24 +1,10 @@
 // Ask why the trained model predicted what it did: pick a test row and a method, wait for the
 // `explanation` event on the run's stream, then show the rendering, prediction, target and delta.
 import { useCallback, useEffect, useId, useMemo, useState } from "react";
-import { api } from "../api/client";
-import { ApiProblem } from "../api/http";
+import { ApiError, api } from "../api/client";
 import { runsApi } from "./api";
-import methodsJson from "./explainMethods.json";
 import { formatMetric } from "./format";
-import type { DatasetSummary, Explanation, ExplanationEvent, Run } from "./types";
-
-// The engine's METHODS, generated with trainConfig.schema.json (see configForm.ts):
-//   .venv/bin/python -c "import json; from engine.explain import METHODS; \
-//     json.dump(METHODS, open('frontend/src/runs/explainMethods.json', 'w'), indent=1)"
-interface Method {
-  name: string;
-  label: string;
-  has_delta: boolean;
-  needs_layer: boolean;
-  help: string;
-}
-export const METHODS = methodsJson as Method[];
+import type { DatasetSummary, Explanation, ExplanationEvent, ExplanationMethod, Run } from "./types";
 
 const FALLBACK_POLL_MS = 5000;
 
@@ -39,7 +25,9 @@ function className(summary: DatasetSummary | null, index: number | null | undefi
 export function ExplainPanel({ run, canEdit, summary, subscribe }: ExplainPanelProps) {
   const ids = useId();
   const [index, setIndex] = useState("0");
-  const [method, setMethod] = useState(METHODS[0].name);
+  // The engine's methods (GET /api/explanations/methods/): null while loading.
+  const [methods, setMethods] = useState<ExplanationMethod[] | null>(null);
+  const [method, setMethod] = useState("");
   const [target, setTarget] = useState("");
   const [layer, setLayer] = useState("");
   const [convNodes, setConvNodes] = useState<string[]>([]);
@@ -50,7 +38,22 @@ export function ExplainPanel({ run, canEdit, summary, subscribe }: ExplainPanelP
 
   const testRows = (summary?.rows?.test as number | undefined) ?? null;
   const isClassification = summary?.task === "classification";
-  const chosen = METHODS.find((m) => m.name === method)!;
+  const chosen = methods?.find((m) => m.name === method) ?? null;
+
+  useEffect(() => {
+    let live = true;
+    runsApi.explanationMethods().then(
+      (list) => {
+        if (!live) return;
+        setMethods(list);
+        setMethod((m) => m || list[0]?.name || "");
+      },
+      (e) => live && setErrors({ form: `The explanation methods could not be loaded: ${(e as Error).message}` }),
+    );
+    return () => {
+      live = false;
+    };
+  }, []);
 
   useEffect(() => {
     runsApi.explanations(run.id).then((list) => {
@@ -101,13 +104,13 @@ export function ExplainPanel({ run, canEdit, summary, subscribe }: ExplainPanelP
         index: n,
         method,
         target: target === "" ? null : Number(target),
-        layer: chosen.needs_layer && layer ? layer : null,
+        layer: chosen?.needs_layer && layer ? layer : null,
       };
       const created = await runsApi.explain(run.id, body);
       setHistory((h) => [created, ...h]);
       setShown(created);
     } catch (e) {
-      if (e instanceof ApiProblem && e.fields) {
+      if (e instanceof ApiError && e.fields) {
         const mapped: Record<string, string> = {};
         for (const [k, v] of Object.entries(e.fields)) mapped[k in { index: 1, method: 1, target: 1, layer: 1 } ? k : "form"] = (Array.isArray(v) ? v : [v]).join(" ");
         setErrors(Object.keys(mapped).length ? mapped : { form: e.message });
@@ -119,7 +122,7 @@ export function ExplainPanel({ run, canEdit, summary, subscribe }: ExplainPanelP
 
   const result = shown?.result ?? null;
   const trained = run.status === "succeeded";
-  const fieldsOff = !canEdit || !trained || busy;
+  const fieldsOff = !canEdit || !trained || busy || chosen === null;
 
   const targetChoices = useMemo(() => (isClassification ? (summary?.classes ?? []) : []), [isClassification, summary]);
 
@@ -153,17 +156,18 @@ export function ExplainPanel({ run, canEdit, summary, subscribe }: ExplainPanelP
         <div className="field">
           <label htmlFor={`${ids}-method`}>Method</label>
           <select id={`${ids}-method`} data-testid="explain-method" value={method} disabled={fieldsOff} onChange={(e) => setMethod(e.target.value)}>
-            {METHODS.map((m) => (
+            {methods === null && <option value="">Loading methods…</option>}
+            {(methods ?? []).map((m) => (
               <option key={m.name} value={m.name} disabled={m.needs_layer && convNodes.length === 0}>
                 {m.label}
                 {m.needs_layer && convNodes.length === 0 ? " (needs a convolution)" : ""}
               </option>
             ))}
           </select>
-          <p className="help">{chosen.help}</p>
+          {chosen && <p className="help">{chosen.help}</p>}
           {errors.method && <p className="field-error">{errors.method}</p>}
         </div>
-        {chosen.needs_layer && (
+        {chosen?.needs_layer && (
           <div className="field">
             <label htmlFor={`${ids}-layer`}>Convolution</label>
             <select id={`${ids}-layer`} data-testid="explain-layer" value={layer} disabled={fieldsOff} onChange={(e) => setLayer(e.target.value)}>
@@ -215,7 +219,7 @@ export function ExplainPanel({ run, canEdit, summary, subscribe }: ExplainPanelP
       {shown && (
         <div className="explanation" data-testid="explanation" data-status={shown.status} aria-live="polite">
           <h3>
-            {METHODS.find((m) => m.name === shown.method)?.label ?? shown.method} · test row {shown.sample.index ?? "input"}
+            {methods?.find((m) => m.name === shown.method)?.label ?? shown.method} · test row {shown.sample.index ?? "input"}
           </h3>
           {(shown.status === "queued" || shown.status === "running") && <p className="muted">Computing…</p>}
           {shown.status === "failed" && <p className="error">{shown.error || "The explanation failed."}</p>}

@@ -1,7 +1,7 @@
 // One run: status, live progress and charts from the stream, logs, cancel, final metrics,
 // checkpoints, downloads and explanations.
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
-import { ApiError } from "../api/client";
+import { ApiError, apiRequest } from "../api/client";
 import { TopBar } from "../auth/TopBar";
 import { useSession } from "../auth/session";
 import { StatusBadge } from "../datasets/StatusBadge";
@@ -20,6 +20,8 @@ import {
   type LogEvent,
   type Run,
   type RunEvent,
+  type RunExports,
+  type RunProgress,
   type StatusEvent,
 } from "./types";
 
@@ -28,7 +30,6 @@ import {
 export const REPLAY_LIMIT = 5000;
 const HISTORY_POINTS = 2000;
 const MAX_LOG_LINES = 500;
-const POLL_MS = 2000;
 
 type LogLine = { seq: number; level: string; message: string; step?: number };
 
@@ -71,65 +72,59 @@ function ConfusionMatrix({ name, matrix, classes }: { name: string; matrix: numb
   );
 }
 
-function Downloads({ run }: { run: Run }) {
-  const [onnx, setOnnx] = useState<"checking" | "ready" | "pending" | string>("checking");
-  useEffect(() => {
-    if (run.status !== "succeeded") return;
-    let live = true;
-    let timer: number | undefined;
-    let tries = 0;
-    // The ONNX file is made after the run succeeds; ask until it is there, less and less often
-    // (each 409 export_pending also asks the server to make it).
-    
-    const check = async () => {
-      const ctl = new AbortController();
-      try {
-        const r = await fetch(exportUrl(run.id, "onnx"), { credentials: "same-origin", signal: ctl.signal });
-        if (r.ok) {
-          ctl.abort();
-          if (live) setOnnx("ready");
-          return;
-        }
-        const body = (await r.json().catch(() => null)) as { error?: { code?: string; message?: string } } | null;
-        if (body?.error?.code === "export_pending" && tries < 6) {
-          if (live) setOnnx("pending");
-          timer = window.setTimeout(check, 2000 * 2 ** tries++);
-        } else if (live) setOnnx(body?.error?.message ?? "ONNX is not available for this graph.");
-      } catch {
-        if (live) setOnnx("ONNX could not be checked.");
-      }
-    };
-    void check();
-    return () => {
-      live = false;
-      window.clearTimeout(timer);
-    };
-  }, [run.id, run.status]);
-
+function Downloads({ run, onExports }: { run: Run; onExports: (exports: RunExports) => void }) {
+  const [asking, setAsking] = useState<string | null>(null);
   if (run.status !== "succeeded") return <p className="muted">Downloads are available once the run has succeeded.</p>;
+  const exports = run.exports;
   const files = [
     { format: "safetensors", label: "Weights (.safetensors)" },
     { format: "python", label: "Model source (model.py)" },
     { format: "zip", label: "Everything (.zip)" },
     { format: "config", label: "Training config (.json)" },
   ] as const;
+
+  // Nothing is making the ONNX file (an older run): asking for it queues the export once; the
+  // stream's `export` event says when it is there.
+  async function makeOnnx() {
+    setAsking("asking…");
+    try {
+      await apiRequest<unknown>("GET", exportUrl(run.id, "onnx"));
+      onExports({ ...exports, onnx: true });
+      setAsking(null);
+    } catch (e) {
+      const answer = e instanceof ApiError ? (e.body.exports as RunExports | undefined) : undefined;
+      if (answer) {
+        onExports(answer);
+        setAsking(null);
+      } else setAsking((e as Error).message);
+    }
+  }
+
   return (
-    <ul className="downloads plain">
+    <ul className="downloads plain" data-testid="downloads" data-onnx={String(exports.onnx)}>
       {files.map((f) => (
         <li key={f.format}>
-          <a href={exportUrl(run.id, f.format)} download data-testid={`download-${f.format}`}>
-            {f.label}
-          </a>
+          {exports[f.format] ? (
+            <a href={exportUrl(run.id, f.format)} download data-testid={`download-${f.format}`}>
+              {f.label}
+            </a>
+          ) : (
+            <span className="muted">{f.label}: missing</span>
+          )}
         </li>
       ))}
       <li>
-        {onnx === "ready" ? (
+        {exports.onnx === true ? (
           <a href={exportUrl(run.id, "onnx")} download data-testid="download-onnx">
             ONNX (.onnx)
           </a>
+        ) : exports.onnx === false ? (
+          <button type="button" className="link" data-testid="download-onnx-make" disabled={asking === "asking…"} onClick={() => void makeOnnx()}>
+            Make the ONNX file{asking ? ` (${asking})` : ""}
+          </button>
         ) : (
           <span className="muted" data-testid="download-onnx-note">
-            ONNX: {onnx === "checking" ? "checking…" : onnx === "pending" ? "being made…" : onnx}
+            ONNX: {exports.onnx === "pending" ? "being made…" : exports.note || "not available for this graph."}
           </span>
         )}
       </li>
@@ -156,12 +151,21 @@ export default function RunPage({ runId }: { runId: number }) {
   const pendingFrame = useRef<number | null>(null);
   const pendingLive = useRef<{ step: number; epoch: number } | null>(null);
   const pendingLogs = useRef<LogLine[]>([]);
+  const pendingProgress = useRef<RunProgress | null>(null);
+  // True once the stream has replayed what was stored: only live events carry fresh progress and
+  // downloads (the `state` frame of each (re)connect has the run as it is now).
+  const streamLive = useRef(false);
   const flush = useCallback(() => {
     if (pendingFrame.current !== null) return;
     pendingFrame.current = requestAnimationFrame(() => {
       pendingFrame.current = null;
       setVersion(series.version);
       if (pendingLive.current) setLive(pendingLive.current);
+      if (pendingProgress.current) {
+        const progress = pendingProgress.current;
+        pendingProgress.current = null;
+        setRun((r) => (r ? { ...r, progress } : r));
+      }
       if (pendingLogs.current.length) {
         const lines = pendingLogs.current;
         pendingLogs.current = [];
@@ -169,14 +173,6 @@ export default function RunPage({ runId }: { runId: number }) {
       }
     });
   }, [series]);
-
-  const refreshRun = useCallback(async () => {
-    try {
-      setRun(await runsApi.run(runId));
-    } catch (e) {
-      setError(e instanceof ApiError && e.status === 404 ? "This run does not exist or is not shared with your team." : (e as Error).message);
-    }
-  }, [runId]);
 
   const refreshCheckpoints = useCallback(() => {
     runsApi.checkpoints(runId).then(setCheckpoints, () => undefined);
@@ -188,12 +184,31 @@ export default function RunPage({ runId }: { runId: number }) {
         case "metric":
           series.addEvent(e);
           if (!pendingLive.current || e.step >= pendingLive.current.step) pendingLive.current = { step: e.step, epoch: e.epoch };
+          // Total steps and the ETA ride on the worker's live metric events: no polling.
+          if (streamLive.current && e.progress && (!pendingProgress.current || e.progress.step >= pendingProgress.current.step))
+            pendingProgress.current = e.progress;
           break;
-        case "status":
+        case "status": {
           pendingLogs.current.push(statusLine(e));
-          setRun((r) => (r ? { ...r, status: e.status } : r));
-          void refreshRun();
+          const fresh = streamLive.current;
+          setRun((r) =>
+            r
+              ? {
+                  ...r,
+                  status: e.status,
+                  ...(fresh && e.progress ? { progress: e.progress } : {}),
+                  ...(fresh && e.final_metrics ? { final_metrics: e.final_metrics } : {}),
+                  ...(fresh && e.exports ? { exports: e.exports } : {}),
+                  ...(fresh && e.error ? { error: e.error } : {}),
+                }
+              : r,
+          );
+          if (fresh && e.progress) pendingProgress.current = null; // the status's progress is newer
           if (!ACTIVE_STATUSES.has(e.status)) refreshCheckpoints();
+          break;
+        }
+        case "export":
+          if (streamLive.current) setRun((r) => (r ? { ...r, exports: e.exports } : r));
           break;
         case "log":
           pendingLogs.current.push({ seq: e.seq, level: (e as LogEvent).level, message: e.message, step: e.step });
@@ -208,7 +223,7 @@ export default function RunPage({ runId }: { runId: number }) {
       }
       flush();
     },
-    [flush, refreshCheckpoints, refreshRun, series],
+    [flush, refreshCheckpoints, series],
   );
 
   useEffect(() => {
@@ -232,8 +247,12 @@ export default function RunPage({ runId }: { runId: number }) {
           url: (s) => streamUrl(runId, s),
           since,
           onEvent,
+          // Each (re)connect starts with the run as it is now: the one read that replaces polling.
           onState: (frame) => setRun(frame.run),
-          onConnection: (state, detail) => setConnection({ state, detail }),
+          onConnection: (state, detail) => {
+            streamLive.current = state === "live";
+            setConnection({ state, detail });
+          },
         });
         stream.start();
       } catch (e) {
@@ -249,13 +268,8 @@ export default function RunPage({ runId }: { runId: number }) {
     };
   }, [runId, series, onEvent, flush, refreshCheckpoints]);
 
-  // Total steps and the ETA come from the run row; look at it now and then while it trains.
   const active = run ? ACTIVE_STATUSES.has(run.status) : false;
-  useEffect(() => {
-    if (!active) return;
-    const id = window.setInterval(() => void refreshRun(), POLL_MS);
-    return () => window.clearInterval(id);
-  }, [active, refreshRun]);
+  const setExports = useCallback((exports: RunExports) => setRun((r) => (r ? { ...r, exports } : r)), []);
 
   const datasetId = run?.dataset;
   useEffect(() => {
@@ -418,7 +432,7 @@ export default function RunPage({ runId }: { runId: number }) {
               </ul>
             )}
             <h3>Downloads</h3>
-            <Downloads run={run} />
+            <Downloads run={run} onExports={setExports} />
           </section>
 
           <ExplainPanel run={run} canEdit={canEdit} summary={summary} subscribe={subscribe} />

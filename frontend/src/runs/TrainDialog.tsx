@@ -1,11 +1,10 @@
 // "Train" in the editor: pick a dataset and a few training settings, start a run, open its page.
 import { useEffect, useId, useRef, useState } from "react";
-import { api } from "../api/client";
-import { ApiProblem } from "../api/http";
+import { ApiError, api } from "../api/client";
 import { formatShape } from "../format";
 import { navigate } from "../router";
 import { runsApi } from "./api";
-import { CONFIG_FIELDS, type ConfigField, type FormValues, type MappedErrors, buildConfig, defaultValues, mapServerErrors } from "./configForm";
+import { type ConfigField, type ConfigForm, type FormValues, type MappedErrors, loadConfigForm, mapServerErrors } from "./configForm";
 import type { Dataset } from "./types";
 
 const NO_ERRORS: MappedErrors = { fields: {}, graph: [], general: [] };
@@ -87,12 +86,29 @@ export function TrainDialog({ graphId, revision, onClose }: { graphId: number; r
   const dialog = useRef<HTMLDialogElement>(null);
   const [datasets, setDatasets] = useState<Dataset[] | null>(null);
   const [datasetId, setDatasetId] = useState<string>("");
-  const [values, setValues] = useState<FormValues>(() => defaultValues());
+  // The fields come from the engine's schema (GET /api/runs/config-schema/): null while loading.
+  const [form, setForm] = useState<ConfigForm | null>(null);
+  const [values, setValues] = useState<FormValues>({});
   const [errors, setErrors] = useState<MappedErrors>(NO_ERRORS);
   const [busy, setBusy] = useState(false);
 
   useEffect(() => {
     dialog.current?.showModal();
+  }, []);
+
+  useEffect(() => {
+    let live = true;
+    loadConfigForm().then(
+      (f) => {
+        if (!live) return;
+        setForm(f);
+        setValues(f.defaultValues());
+      },
+      (e) => live && setErrors((old) => ({ ...old, general: [`The training settings could not be loaded: ${(e as Error).message}`] })),
+    );
+    return () => {
+      live = false;
+    };
   }, []);
 
   useEffect(() => {
@@ -114,11 +130,12 @@ export function TrainDialog({ graphId, revision, onClose }: { graphId: number; r
     };
   }, [graphId]);
 
-  const shown = CONFIG_FIELDS.filter((f) => !f.when || f.when(values));
+  const shown = form ? form.fields.filter((f) => !f.when || f.when(values)) : [];
   const picked = datasets?.find((d) => String(d.id) === datasetId);
 
   async function start() {
-    const { config, errors: local } = buildConfig(values);
+    if (!form) return;
+    const { config, errors: local } = form.buildConfig(values);
     const fields: Record<string, string[]> = { ...local };
     if (!datasetId) fields.dataset = ["Choose a dataset."];
     if (Object.keys(fields).length) {
@@ -131,8 +148,8 @@ export function TrainDialog({ graphId, revision, onClose }: { graphId: number; r
       const run = await runsApi.createRun({ graph: graphId, revision, dataset: Number(datasetId), config });
       navigate(`/runs/${run.id}`);
     } catch (e) {
-      if (e instanceof ApiProblem) {
-        const mapped = mapServerErrors(e.fields);
+      if (e instanceof ApiError) {
+        const mapped = mapServerErrors(e.fields, form.fields.map((f) => f.path));
         if (!mapped.graph.length && !mapped.general.length && !Object.keys(mapped.fields).length) mapped.general.push(e.message);
         setErrors(mapped);
       } else setErrors({ ...NO_ERRORS, general: [(e as Error).message] });
@@ -209,6 +226,11 @@ export function TrainDialog({ graphId, revision, onClose }: { graphId: number; r
             </p>
           ))}
         </div>
+        {form === null && (
+          <p className="muted" data-testid="train-config-loading">
+            Loading the training settings…
+          </p>
+        )}
         <div className="config-grid">
           {shown.map((f) => {
             const id = `${ids}-${f.path}`;
@@ -252,7 +274,7 @@ export function TrainDialog({ graphId, revision, onClose }: { graphId: number; r
           <button type="button" onClick={onClose} data-testid="train-close">
             Close
           </button>
-          <button type="submit" className="primary" data-testid="train-start" disabled={busy || !datasets?.length}>
+          <button type="submit" className="primary" data-testid="train-start" disabled={busy || !form || !datasets?.length}>
             {busy ? "Starting…" : "Start training"}
           </button>
         </div>

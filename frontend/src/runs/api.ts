@@ -1,6 +1,5 @@
 // REST calls of the datasets and runs pages.
-import { resultsOf } from "../api/client";
-import { apiRequest } from "../api/http";
+import { apiRequest, resultsOf } from "../api/client";
 import type { Page } from "../api/types";
 import type {
   BuiltinDataset,
@@ -8,6 +7,7 @@ import type {
   Dataset,
   DatasetPreview,
   Explanation,
+  ExplanationMethod,
   MetricsAnswer,
   Run,
 } from "./types";
@@ -53,7 +53,20 @@ export const runsApi = {
     resultsOf(await apiRequest<Page<Explanation> | Explanation[]>("GET", `/api/runs/${id}/explanations/?page_size=50`)),
   explain: (id: number, body: ExplainBody) => apiRequest<Explanation>("POST", `/api/runs/${id}/explanations/`, body),
   explanation: (id: number) => apiRequest<Explanation>("GET", `/api/explanations/${id}/`),
+  /** The engine's explanation methods (GET /api/explanations/methods/), asked once per page load. */
+  explanationMethods: (): Promise<ExplanationMethod[]> => {
+    methodsRequest ??= apiRequest<{ methods: ExplanationMethod[] }>("GET", "/api/explanations/methods/").then(
+      (answer) => answer.methods,
+      (e: unknown) => {
+        methodsRequest = null;
+        throw e;
+      },
+    );
+    return methodsRequest;
+  },
 };
+
+let methodsRequest: Promise<ExplanationMethod[]> | null = null;
 
 /** Download URL of a succeeded run's export. */
 export function exportUrl(runId: number, format: "safetensors" | "python" | "onnx" | "config" | "zip"): string {

@@ -1,7 +1,28 @@
-import { describe, expect, it } from "vitest";
-import { CONFIG_FIELDS, buildConfig, checkValue, defaultValues, mapServerErrors, schemaAt } from "./configForm";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type ConfigForm, type TrainConfigSchema, checkValue, configForm, mapServerErrors, schemaAt } from "./configForm";
 
-const field = (path: string) => CONFIG_FIELDS.find((f) => f.path === path)!;
+// What GET /api/runs/config-schema/ serves, made by the engine itself (no copy of the schema here).
+const ENGINE_SCHEMA = `import json
+from engine.train import TrainConfig
+print(json.dumps({"schema": TrainConfig.model_json_schema(), "defaults": TrainConfig().model_dump(mode="json")}))`;
+
+let answer: TrainConfigSchema;
+let form: ConfigForm;
+const field = (path: string) => form.fields.find((f) => f.path === path)!;
+const defaultValues = (o?: Record<string, string | boolean>) => form.defaultValues(o);
+const buildConfig = (v: Record<string, string | boolean>) => form.buildConfig(v);
+
+type ExecFileSync = (file: string, args: string[], options: { cwd: string; encoding: "utf8" }) => string;
+
+beforeAll(async () => {
+  // Node's child_process, imported by name (the app's types leave Node out on purpose).
+  const childProcess = "node:child_process";
+  const { execFileSync } = (await import(/* @vite-ignore */ childProcess)) as { execFileSync: ExecFileSync };
+  const root = decodeURIComponent(new URL("../../../", import.meta.url).pathname);
+  const out = execFileSync(`${root}.venv/bin/python`, ["-c", ENGINE_SCHEMA], { cwd: root, encoding: "utf8" });
+  answer = JSON.parse(out) as TrainConfigSchema;
+  form = configForm(answer);
+}, 60_000);
 
 describe("config form", () => {
   it("takes kinds, bounds, choices and defaults from the engine's schema", () => {
@@ -9,7 +30,7 @@ describe("config form", () => {
     expect(field("optimizer.lr")).toMatchObject({ kind: "float", min: 0, minExclusive: true, max: 10 });
     expect(field("optimizer.name").choices).toEqual(["sgd", "adam", "adamw", "rmsprop"]);
     expect(field("precision").choices).toContain("bf16");
-    expect(schemaAt("early_stopping.patience")).toMatchObject({ type: "integer", minimum: 1 });
+    expect(schemaAt(answer.schema, "early_stopping.patience")).toMatchObject({ type: "integer", minimum: 1 });
     expect(defaultValues()).toMatchObject({ epochs: "10", batch_size: "32", "optimizer.name": "adam", "optimizer.lr": "0.001" });
   });
 
@@ -31,7 +52,8 @@ describe("config form", () => {
   });
 
   it("maps the server's 400 fields onto form fields, the graph and the rest", () => {
-    const mapped = mapServerErrors({
+    const mapped = mapServerErrors(
+      {
       "config.optimizer.lr": ["Input should be greater than 0"],
       "config.epochs": ["Input should be greater than or equal to 1"],
       "config.optimizer": ["Value error, nesterov needs optimizer 'sgd' with momentum > 0"],
@@ -40,7 +62,9 @@ describe("config form", () => {
       graph: ["a run trains one output, but the graph has 2"],
       dataset: ["Dataset is processing, not ready."],
       "split.val": ["Input should be less than 1"],
-    });
+      },
+      form.fields.map((f) => f.path),
+    );
     expect(mapped.fields).toEqual({
       "optimizer.lr": ["Input should be greater than 0"],
       epochs: ["Input should be greater than or equal to 1"],

@@ -1,12 +1,9 @@
 // The training-config form: fields, bounds and defaults come from the engine's TrainConfig JSON
-// Schema (trainConfig.schema.json); the server's 400 field errors are mapped back onto the fields.
-//
-// Regenerate the schema after changing engine/train/config.py (from the repository root):
-//   .venv/bin/python -c "import json; from engine.train.config import TrainConfig; \
-//     json.dump(TrainConfig.model_json_schema(), open('frontend/src/runs/trainConfig.schema.json', 'w'), indent=1, sort_keys=True)"
-import schemaJson from "./trainConfig.schema.json";
+// Schema, served by GET /api/runs/config-schema/ (never bundled: the engine is the one copy);
+// the server's 400 field errors are mapped back onto the fields.
+import { apiRequest } from "../api/client";
 
-interface JsonSchema {
+export interface JsonSchema {
   type?: string;
   enum?: unknown[];
   default?: unknown;
@@ -21,16 +18,16 @@ interface JsonSchema {
   description?: string;
 }
 
-const ROOT = schemaJson as unknown as JsonSchema & { $defs: Record<string, JsonSchema> };
-
-function deref(s: JsonSchema): JsonSchema {
-  if (s.$ref) return ROOT.$defs[s.$ref.split("/").pop()!];
-  return s;
+/** GET /api/runs/config-schema/: TrainConfig.model_json_schema() and TrainConfig() as JSON. */
+export interface TrainConfigSchema {
+  schema: JsonSchema & { $defs?: Record<string, JsonSchema> };
+  defaults: Record<string, unknown>;
 }
 
 /** The schema of a dotted config path (`optimizer.lr`), nullable wrappers unwrapped; null if unknown. */
-export function schemaAt(path: string): (JsonSchema & { nullable: boolean }) | null {
-  let node: JsonSchema = ROOT;
+export function schemaAt(root: TrainConfigSchema["schema"], path: string): (JsonSchema & { nullable: boolean }) | null {
+  const deref = (s: JsonSchema): JsonSchema => (s.$ref ? (root.$defs?.[s.$ref.split("/").pop()!] ?? {}) : s);
+  let node: JsonSchema = root;
   let nullable = false;
   for (const part of path.split(".")) {
     const props = deref(node).properties;
@@ -90,10 +87,10 @@ const FIELD_LIST: { path: string; label: string; help?: string; when?: (v: FormV
   { path: "seed", label: "Seed" },
 ];
 
-function fieldFrom(entry: (typeof FIELD_LIST)[number]): ConfigField {
+function fieldFrom(root: TrainConfigSchema["schema"], entry: (typeof FIELD_LIST)[number]): ConfigField {
   if (entry.path === EARLY) return { path: EARLY, label: entry.label, kind: "bool", help: "Stop when the watched metric has not improved for a few epochs." };
-  const s = schemaAt(entry.path);
-  if (!s) throw new Error(`the training config has no field ${entry.path}; regenerate trainConfig.schema.json`);
+  const s = schemaAt(root, entry.path);
+  if (!s) throw new Error(`the training config has no field ${entry.path}; update FIELD_LIST in configForm.ts`);
   const choices = entry.choices ?? (s.enum as string[] | undefined);
   const kind: FieldKind = choices ? "choice" : s.type === "integer" ? "int" : s.type === "boolean" ? "bool" : "float";
   const min = s.minimum ?? s.exclusiveMinimum;
@@ -112,20 +109,52 @@ function fieldFrom(entry: (typeof FIELD_LIST)[number]): ConfigField {
   };
 }
 
-export const CONFIG_FIELDS: ConfigField[] = FIELD_LIST.map(fieldFrom);
-
-/** The schema's defaults as form values (with overrides, e.g. a short first run). */
-export function defaultValues(overrides: FormValues = {}): FormValues {
-  const values: FormValues = {};
-  for (const f of CONFIG_FIELDS) {
-    if (f.path === EARLY) values[f.path] = false;
-    else {
-      const d = schemaAt(f.path)?.default;
-      values[f.path] = f.kind === "bool" ? Boolean(d) : d === undefined || d === null ? "" : String(d);
-    }
+function valueAt(obj: Record<string, unknown>, path: string): unknown {
+  let node: unknown = obj;
+  for (const part of path.split(".")) {
+    if (typeof node !== "object" || node === null) return undefined;
+    node = (node as Record<string, unknown>)[part];
   }
-  if (values["early_stopping.metric"] === "") values["early_stopping.metric"] = "val/loss";
-  return { ...values, ...overrides };
+  return node;
+}
+
+/** The form made from one schema answer: its fields, defaults and config builder. */
+export interface ConfigForm {
+  fields: ConfigField[];
+  /** The engine's defaults as form values (with overrides, e.g. a short first run). */
+  defaultValues: (overrides?: FormValues) => FormValues;
+  /** The config JSON of the form (only shown fields), or the problems keyed by field path. */
+  buildConfig: (values: FormValues) => { config: Record<string, unknown>; errors: Record<string, string[]> };
+}
+
+/** Builds the form's fields (kinds, bounds, choices, defaults) from the engine's schema answer. */
+export function configForm(answer: TrainConfigSchema): ConfigForm {
+  const fields = FIELD_LIST.map((entry) => fieldFrom(answer.schema, entry));
+  const defaultValues = (overrides: FormValues = {}): FormValues => {
+    const values: FormValues = {};
+    for (const f of fields) {
+      if (f.path === EARLY) values[f.path] = false;
+      else {
+        const given = valueAt(answer.defaults ?? {}, f.path);
+        const d = given !== undefined ? given : schemaAt(answer.schema, f.path)?.default;
+        values[f.path] = f.kind === "bool" ? Boolean(d) : d === undefined || d === null ? "" : String(d);
+      }
+    }
+    if (values["early_stopping.metric"] === "") values["early_stopping.metric"] = "val/loss";
+    return { ...values, ...overrides };
+  };
+  return { fields, defaultValues, buildConfig: (values) => buildConfig(fields, values) };
+}
+
+let schemaRequest: Promise<ConfigForm> | null = null;
+
+/** The form, from GET /api/runs/config-schema/ (asked once per page load; after a failure, again next time). */
+export function loadConfigForm(): Promise<ConfigForm> {
+  schemaRequest ??= apiRequest<TrainConfigSchema>("GET", "/api/runs/config-schema/").then(configForm, (e: unknown) => {
+    schemaRequest = null;
+    throw e;
+  });
+  return schemaRequest;
 }
 
 function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
@@ -161,10 +190,10 @@ export function checkValue(f: ConfigField, raw: string | boolean): string | null
 }
 
 /** The config JSON of the form (only shown fields), or the problems keyed by field path. */
-export function buildConfig(values: FormValues): { config: Record<string, unknown>; errors: Record<string, string[]> } {
+export function buildConfig(fields: ConfigField[], values: FormValues): { config: Record<string, unknown>; errors: Record<string, string[]> } {
   const config: Record<string, unknown> = {};
   const errors: Record<string, string[]> = {};
-  for (const f of CONFIG_FIELDS) {
+  for (const f of fields) {
     if (f.when && !f.when(values)) continue;
     if (f.path === EARLY) continue;
     const raw = values[f.path] ?? "";
@@ -197,13 +226,11 @@ export interface MappedErrors {
 
 /**
  * Maps the `fields` of a 400 from POST /api/runs/ onto the form: `config.<path>` to the field of
- * that path, `graph.<node>` to the graph's problems, `dataset` to the dataset picker; the rest
+ * that path (one of `known`, the form's field paths), `graph.<node>` to the graph's problems,
+ * `dataset` to the dataset picker; the rest
  * (a field the form does not show, a whole-config problem) is listed as general with its path.
  */
-export function mapServerErrors(
-  fields: Record<string, unknown> | null | undefined,
-  known: Iterable<string> = CONFIG_FIELDS.map((f) => f.path),
-): MappedErrors {
+export function mapServerErrors(fields: Record<string, unknown> | null | undefined, known: Iterable<string>): MappedErrors {
   const knownSet = new Set(known);
   const out: MappedErrors = { fields: {}, graph: [], general: [] };
   const push = (bucket: Record<string, string[]>, key: string, msg: string) => {

@@ -67,6 +67,19 @@ export interface RunProgress {
   eta_seconds: number | null;
 }
 
+/** A run's downloads (GET /api/runs/<id>/ `exports`): which files exist, and where ONNX is. */
+export interface RunExports {
+  /** The export task (ONNX + zip): none | pending | ready | failed. */
+  status: "none" | "pending" | "ready" | "failed";
+  safetensors: boolean;
+  python: boolean;
+  config: boolean;
+  zip: boolean;
+  /** true: ready; "pending": being made; "unavailable": not for this graph (see note); false: never asked for. */
+  onnx: boolean | "pending" | "unavailable";
+  note: string;
+}
+
 export interface Run {
   id: number;
   team: number;
@@ -92,6 +105,7 @@ export interface Run {
   finished_at: string | null;
   last_seq: number;
   stream: string;
+  exports: RunExports;
 }
 
 /** GET /api/runs/<id>/metrics/: one series per key, parallel arrays. */
@@ -116,6 +130,15 @@ export interface Checkpoint {
 }
 
 export type ExplanationStatus = "queued" | "running" | "succeeded" | "failed";
+
+/** One of the engine's explanation methods (GET /api/explanations/methods/). */
+export interface ExplanationMethod {
+  name: string;
+  label: string;
+  has_delta: boolean;
+  needs_layer: boolean;
+  help: string;
+}
 
 export interface ExplanationResult {
   method: string;
@@ -157,6 +180,8 @@ export interface MetricEvent extends EventBase {
   step: number;
   epoch: number;
   values: Record<string, number | null>;
+  /** On live events of the worker only (replayed ones have none). */
+  progress?: RunProgress;
 }
 
 export interface StatusEvent extends EventBase {
@@ -166,6 +191,12 @@ export interface StatusEvent extends EventBase {
   error?: string;
   step?: number;
   cancel_observed_step?: number | null;
+  /** The run's progress when the status changed (events stored before it existed have none). */
+  progress?: RunProgress;
+  /** On the final status of a run that trained. */
+  final_metrics?: Record<string, unknown>;
+  /** On "succeeded": the downloads (ONNX usually still pending). */
+  exports?: RunExports;
 }
 
 export interface LogEvent extends EventBase {
@@ -190,7 +221,14 @@ export interface ExplanationEvent extends EventBase {
   error?: string;
 }
 
-export type RunEvent = MetricEvent | StatusEvent | LogEvent | CheckpointEvent | ExplanationEvent;
+/** The export task finished: the run's downloads now. */
+export interface ExportEvent extends EventBase {
+  type: "export";
+  status: RunExports["status"];
+  exports: RunExports;
+}
+
+export type RunEvent = MetricEvent | StatusEvent | LogEvent | CheckpointEvent | ExplanationEvent | ExportEvent;
 
 export interface StateFrame {
   type: "state";

@@ -1,0 +1,190 @@
+"""Engine catalogs for the browser's forms, export readiness (queued once), progress on the stream.
+
+Tasks go to the in-memory broker (conftest.py) after the commit: `commits` runs the on-commit
+callbacks that the test's own transaction would otherwise hold back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from webapp.runs.models import Run, RunEvent, RunStatus
+
+
+def _short_queue_tasks() -> list[tuple[str, str]]:
+    """(task name, args) of every message waiting on the in-memory broker's "short" queue (drained)."""
+    from webapp.celery import app
+    from webapp.runs import conf
+
+    found: list[tuple[str, str]] = []
+    with app.connection_for_read() as conn:
+        channel = conn.default_channel
+        while (message := channel.basic_get(conf.get("RUNS_SHORT_QUEUE"), no_ack=True)) is not None:
+            found.append((message.headers["task"], message.headers.get("argsrepr", "")))
+    return found
+
+
+@pytest.fixture
+def commits(django_capture_on_commit_callbacks: Any) -> Any:
+    """Context manager: run what the services queue on commit when the block ends."""
+    return lambda: django_capture_on_commit_callbacks(execute=True)
+
+
+@pytest.fixture
+def trained_run(run_a: Any, valid_spec: dict[str, Any]) -> Run:
+    """run_a marked succeeded, with a real export folder (safetensors, model.py, JSON; no ONNX yet)."""
+    from engine.build import build
+    from engine.export import export_dir
+    from webapp.runs.selectors import run_export_dir
+
+    Run.objects.filter(pk=run_a.pk).update(status=RunStatus.SUCCEEDED)
+    run_a.refresh_from_db()
+    export_dir(build(run_a.graph_revision.spec, seed=0), run_a.graph_revision.spec, run_a.config, {},
+               run_export_dir(run_a), onnx=False)
+    _short_queue_tasks()  # start from an empty queue
+    return run_a
+
+
+def test_config_schema_is_the_engines_with_its_defaults(api_a: Any, api_b: Any, anon: Any) -> None:
+    from engine.train import TrainConfig
+
+    answer = api_a.get("/api/runs/config-schema/")
+    assert answer.status_code == 200
+    body = answer.json()
+    assert body["schema"] == TrainConfig.model_json_schema()
+    assert body["defaults"] == TrainConfig().model_dump(mode="json")
+    assert body["defaults"]["epochs"] == 10 and body["schema"]["properties"]["optimizer"]
+    assert api_b.get("/api/runs/config-schema/").json() == body  # no team data in it
+    assert anon.get("/api/runs/config-schema/").status_code == 401
+
+
+def test_explanation_methods_are_the_engines(api_a: Any, anon: Any) -> None:
+    from engine.explain import METHODS
+
+    answer = api_a.get("/api/explanations/methods/")
+    assert answer.status_code == 200
+    methods = answer.json()["methods"]
+    assert methods == METHODS
+    assert {"integrated_gradients", "saliency"} <= {m["name"] for m in methods}
+    assert all(set(m) >= {"name", "label", "has_delta", "needs_layer", "help"} for m in methods)
+    assert anon.get("/api/explanations/methods/").status_code == 401
+
+
+def test_a_queued_run_offers_no_downloads(api_a: Any, run_a: Any) -> None:
+    exports = api_a.get(f"/api/runs/{run_a.pk}/").json()["exports"]
+    assert exports == {"status": "none", "safetensors": False, "python": False, "config": False,
+                       "zip": False, "onnx": False, "note": ""}
+
+
+def test_two_pending_onnx_requests_queue_one_export(api_a: Any, trained_run: Run, commits: Any) -> None:
+    url = f"/api/runs/{trained_run.pk}/export/?format=onnx"
+    before = api_a.get(f"/api/runs/{trained_run.pk}/").json()["exports"]
+    assert before["safetensors"] and before["python"] and before["zip"] and before["onnx"] is False
+
+    with commits():
+        first = api_a.get(url)
+    with commits():
+        second = api_a.get(url)
+    assert first.status_code == second.status_code == 409
+    assert first.json()["error"]["code"] == second.json()["error"]["code"] == "export_pending"
+    assert second.json()["error"]["exports"]["onnx"] == "pending"
+    trained_run.refresh_from_db()
+    assert trained_run.export_status == "pending" and trained_run.export_requests == 1
+    assert _short_queue_tasks() == [("runs.export", f"[{trained_run.pk}]")]
+    assert api_a.get(f"/api/runs/{trained_run.pk}/").json()["exports"]["onnx"] == "pending"
+
+
+def test_a_failed_export_is_shown_and_asking_again_queues_it_again(api_a: Any, trained_run: Run, commits: Any) -> None:
+    from webapp.runs.services import run_export_finish, run_export_request
+
+    with commits():
+        assert run_export_request(run=trained_run) is True
+        assert run_export_request(run=trained_run) is False
+    run_export_finish(run_id=trained_run.pk, error="export failed: disk full")
+    exports = api_a.get(f"/api/runs/{trained_run.pk}/").json()["exports"]
+    assert exports["status"] == "failed" and exports["onnx"] == "unavailable" and "disk full" in exports["note"]
+    event = RunEvent.objects.filter(run=trained_run, type="export").get()
+    assert event.data["exports"]["onnx"] == "unavailable"
+
+    with commits():
+        assert api_a.get(f"/api/runs/{trained_run.pk}/export/?format=onnx").status_code == 409
+    trained_run.refresh_from_db()
+    assert trained_run.export_status == "pending" and trained_run.export_requests == 2
+    assert [name for name, _ in _short_queue_tasks()] == ["runs.export", "runs.export"]
+
+
+def test_a_finished_export_offers_the_onnx_file(api_a: Any, trained_run: Run, commits: Any) -> None:
+    from webapp.runs.selectors import run_export_dir
+    from webapp.runs.services import run_export_finish, run_export_request
+
+    with commits():
+        run_export_request(run=trained_run)
+    (run_export_dir(trained_run) / "model.onnx").write_bytes(b"onnx bytes")
+    run_export_finish(run_id=trained_run.pk)
+    exports = api_a.get(f"/api/runs/{trained_run.pk}/").json()["exports"]
+    assert exports["status"] == "ready" and exports["onnx"] is True
+    download = api_a.get(f"/api/runs/{trained_run.pk}/export/?format=onnx")
+    assert download.status_code == 200 and b"".join(download.streaming_content) == b"onnx bytes"
+    assert _short_queue_tasks() == [("runs.export", f"[{trained_run.pk}]")]  # only the one asked for
+
+
+def test_finishing_a_run_queues_its_export_once_and_status_events_carry_progress(api_a: Any, run_a: Any,
+                                                                                 commits: Any) -> None:
+    from webapp.runs.events import events_since, flatten
+    from webapp.runs.services import run_export_request, run_finish, run_heartbeat, run_lease_take
+
+    token = run_lease_take(run_id=run_a.pk, worker="w")
+    assert token
+    run_heartbeat(run_id=run_a.pk, lease_token=token,
+                  run_fields={"step": 20, "epoch": 2.0, "total_steps": 20, "eta_seconds": 0.0})
+    _short_queue_tasks()
+    with commits():
+        assert run_finish(run_id=run_a.pk, lease_token=token, status=RunStatus.SUCCEEDED,
+                          final_metrics={"test/accuracy": 0.9})
+        run_a.refresh_from_db()
+        assert run_a.export_status == "pending" and run_a.export_requests == 1
+        assert run_export_request(run=run_a) is False  # the page asking too does not queue a second one
+    assert _short_queue_tasks() == [("runs.export", f"[{run_a.pk}]")]
+
+    statuses = [e for e in flatten(events_since(run_id=run_a.pk)) if e["type"] == "status"]
+    assert [e["status"] for e in statuses] == ["queued", "running", "succeeded"]
+    assert statuses[0]["progress"] == {"epoch": 0.0, "step": 0, "total_steps": None, "fraction": None, "eta_seconds": None}
+    assert statuses[-1]["progress"] == {"epoch": 2.0, "step": 20, "total_steps": 20, "fraction": 1.0, "eta_seconds": None}
+    assert statuses[-1]["final_metrics"] == {"test/accuracy": 0.9}
+    assert statuses[-1]["exports"]["onnx"] == "pending"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_workers_live_metric_events_carry_progress(run_a: Any, settings: Any) -> None:
+    from asgiref.sync import async_to_sync
+    from channels.layers import get_channel_layer
+
+    from webapp.runs.events import run_group
+    from webapp.runs.services import run_lease_take
+    from webapp.runs.sink import RunRecorder
+
+    settings.RUNS_FLUSH_SECONDS = 0.01
+    layer = get_channel_layer()
+    channel = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(run_group(run_a.pk), channel)
+    token = run_lease_take(run_id=run_a.pk, worker="w")
+    recorder = RunRecorder(run_a.pk, token)
+    recorder.progress(step=0, epoch=0.0, total_steps=8)
+    recorder.start()
+    for step in (1, 2, 3, 4):
+        recorder.progress(step=step, epoch=step / 4)
+        recorder.log(step, step / 4, {"train/loss": 1.0 / step})
+    recorder.close()
+
+    published: list[dict[str, Any]] = []
+    while len([e for e in published if e["type"] == "metric"]) < 4:
+        published += async_to_sync(layer.receive)(channel)["events"]
+    metrics = [e for e in published if e["type"] == "metric"]
+    assert [e["progress"]["step"] for e in metrics] == [1, 2, 3, 4]
+    assert all(e["progress"]["total_steps"] == 8 for e in metrics)
+    assert metrics[-1]["progress"]["fraction"] == 0.5 and metrics[-1]["progress"]["epoch"] == 1.0
+    assert set(metrics[-1]["progress"]) == {"epoch", "step", "total_steps", "fraction", "eta_seconds"}
+    running = [e for e in published if e["type"] == "status"]
+    assert all("progress" in e for e in running)
