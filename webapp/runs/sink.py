@@ -102,6 +102,10 @@ class RunRecorder:
         self._thread.join(timeout)
         if self._thread.is_alive():
             logger.error("run %s: recorder did not finish flushing within %ss", self.run_id, timeout)
+        if self.dropped:
+            # Only when the database fell RUNS_RECORDER_QUEUE events behind; say so, loudly.
+            logger.error("run %s: %d events were dropped because the database fell behind",
+                         self.run_id, self.dropped)
 
     # --- the background thread -------------------------------------------------------------------
 
