@@ -127,15 +127,21 @@ def _compute(task: TaskSpec, preds: torch.Tensor, target: torch.Tensor) -> dict[
         # One pass builds the confusion matrix; accuracy and macro F1 follow from it exactly as
         # torchmetrics computes them (classes never seen nor predicted are left out of the mean).
         matrix = tmf.multiclass_confusion_matrix(preds, target, n, **kw)  # (true, predicted)
-        tp = matrix.diagonal().double()
-        fp = matrix.sum(dim=0).double() - tp
-        fn = matrix.sum(dim=1).double() - tp
-        seen = (tp + fp + fn) > 0
-        f1 = torch.where(seen, 2 * tp / (2 * tp + fp + fn).clamp(min=1), torch.zeros_like(tp))
+        # The matrix is read back for the result anyway; the rest is a few Python sums over it,
+        # cheaper than a dozen small tensor ops (this runs once per epoch).
+        rows: list[list[int]] = matrix.tolist()
+        tp = [rows[i][i] for i in range(n)]
+        predicted = [sum(col) for col in zip(*rows, strict=True)]
+        actual = [sum(row) for row in rows]
+        f1_sum, seen = 0.0, 0
+        for t, p, a in zip(tp, predicted, actual, strict=True):
+            if p + a > 0:  # 2tp + fp + fn
+                f1_sum += 2 * t / (p + a)
+                seen += 1
         return {
-            "accuracy": tp.sum() / matrix.sum().clamp(min=1),
-            "f1": f1.sum() / seen.sum().clamp(min=1),
-            "confusion_matrix": matrix,
+            "accuracy": sum(tp) / max(sum(actual), 1),
+            "f1": f1_sum / max(seen, 1),
+            "confusion_matrix": rows,
         }
     if task.kind == "binary":
         preds, target = preds.view(-1), target.long().view(-1)
@@ -176,8 +182,14 @@ def iter_batches(
     `augment` asks the data layer for its training-time augmentation (train split only).
     """
     if hasattr(data, "batches"):
-        yield from data.batches(batch_size, shuffle=shuffle, generator=generator, augment=augment)
-        return
+        # Handed back as is: one generator layer fewer on every training step.
+        return data.batches(batch_size, shuffle=shuffle, generator=generator, augment=augment)
+    return _index_batches(data, batch_size, shuffle, generator)
+
+
+def _index_batches(
+    data: Any, batch_size: int, shuffle: bool, generator: torch.Generator | None
+) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     x, y = data.x, data.y
     n = len(x)
     order = torch.randperm(n, generator=generator) if shuffle else None
@@ -216,29 +228,43 @@ def evaluate(
     loss_fn = make_loss(task)
     was_training = model.training
     model.eval()
-    total = torch.zeros((), dtype=torch.float64, device=device)
+    # Per-batch mean losses stay on the device and are read back together at the end.
+    losses: list[torch.Tensor] = []
+    sizes: list[int] = []
     preds: list[torch.Tensor] = []
     targets: list[torch.Tensor] = []
+    on_cpu = device.type == "cpu"
     try:
         for x, y in iter_batches(data, batch_size, shuffle=False):
-            x = x.to(device, non_blocking=True)
-            y = y.to(device, non_blocking=True)
+            if not (on_cpu and x.device.type == "cpu" and y.device.type == "cpu"):
+                x = x.to(device, non_blocking=True)
+                y = y.to(device, non_blocking=True)
             with autocast():
                 out = model(x)
             out = out.float()
             target = adapt_target(task, out, y)
-            total += loss_fn(out, target).double() * x.shape[0]
+            losses.append(loss_fn(out, target))
+            sizes.append(x.shape[0])
             preds.append(_predictions(task, out))
             targets.append(target)
     finally:
         model.train(was_training)
     if not preds:
         return {}
-    count = sum(len(p) for p in preds)
-    result: dict[str, Any] = {f"{prefix}/loss": (total / count).item()}
-    for name, value in _compute(task, torch.cat(preds), torch.cat(targets)).items():
+    count = sum(sizes)
+    # Weighted by batch size and summed in double precision, in batch order.
+    total = 0.0
+    # One read for all batches on a device; on the CPU a read is no sync, so no stack kernel.
+    means = [t.item() for t in losses] if on_cpu else torch.stack(losses).tolist()
+    for mean, size in zip(means, sizes, strict=True):
+        total += mean * size
+    result: dict[str, Any] = {f"{prefix}/loss": total / count}
+    pred = preds[0] if len(preds) == 1 else torch.cat(preds)
+    target = targets[0] if len(targets) == 1 else torch.cat(targets)
+    for name, value in _compute(task, pred, target).items():
         if name == "confusion_matrix":
-            result[f"{prefix}/{name}"] = value.long().cpu().tolist()
+            matrix = value if isinstance(value, list) else value.long().cpu().tolist()
+            result[f"{prefix}/{name}"] = matrix
         else:
             result[f"{prefix}/{name}"] = float(value)
     return result

@@ -187,6 +187,10 @@ class _Hooks:
     def has(self, name: str) -> bool:
         return bool(self._by_name[name])
 
+    def bound(self, name: str) -> list[Callable[..., Any]]:
+        """The hooks of one name, for a loop that calls them itself."""
+        return self._by_name[name]
+
 
 def _check_single_output(out: Any) -> torch.Tensor:
     if isinstance(out, torch.Tensor):
@@ -376,6 +380,8 @@ def train(
         for old in numbered[: -cfg.keep_checkpoints]:
             shutil.rmtree(old, ignore_errors=True)
 
+    # Batches from an in-memory CPU set are already where a CPU run needs them.
+    to_device = device.type != "cpu"
     # Per-step values stay on the device; they are read once every `log_every` steps.
     loss_window: list[torch.Tensor] = []
     # Train accuracy: logits and targets are kept (detached views, no kernel launched) and
@@ -384,25 +390,35 @@ def train(
     targets_window: list[torch.Tensor] = []
     buffered = 0
     correct = torch.zeros((), dtype=torch.int64, device=device)
+    folded = False  # whether `correct` holds anything (it is only used for long windows)
     window_samples = 0
     window_first_step = state.step
     window_start = time.perf_counter()
     count_correct = task.kind == "multiclass"
 
+    def window_hits() -> torch.Tensor:
+        logits = logits_window[0] if len(logits_window) == 1 else torch.cat(logits_window)
+        targets = targets_window[0] if len(targets_window) == 1 else torch.cat(targets_window)
+        logits_window.clear()
+        targets_window.clear()
+        return logits.argmax(dim=1).eq_(targets).sum()  # in place: one allocation fewer
+
     def fold_correct() -> None:
-        nonlocal buffered
+        nonlocal buffered, folded
         if logits_window:
-            hits = torch.cat(logits_window).argmax(dim=1) == torch.cat(targets_window)
-            correct.add_(hits.sum())
-            logits_window.clear()
-            targets_window.clear()
+            correct.add_(window_hits())
             buffered = 0
+            folded = True
 
     def flush_window() -> float | None:
-        nonlocal window_samples, window_first_step, window_start
+        nonlocal window_samples, window_first_step, window_start, buffered, folded
         if not loss_window:
             return None
-        losses = torch.stack(loss_window).float().tolist()
+        if to_device:
+            losses = torch.stack(loss_window).float().tolist()  # one device sync per window
+        else:
+            # On the CPU a read is no sync, and reading each value skips the stack's kernel.
+            losses = [t.item() for t in loss_window]
         for offset, value in enumerate(losses):
             if not math.isfinite(value):
                 kind = "NaN" if math.isnan(value) else "infinite"
@@ -415,9 +431,14 @@ def train(
             "samples_per_s": window_samples / elapsed,
         }
         if count_correct:
-            fold_correct()
-            values["train/accuracy"] = float(correct.item()) / window_samples
-            correct.zero_()
+            hits = window_hits() if logits_window else correct
+            if folded and hits is not correct:
+                hits = hits + correct
+            values["train/accuracy"] = float(hits.item()) / window_samples
+            if folded:
+                correct.zero_()
+                folded = False
+            buffered = 0
         last_train.update(values)
         state.metrics.update(values)
         if sink is not None:
@@ -429,15 +450,15 @@ def train(
         return values["train/loss"]
 
     status = "succeeded"
-    # Batches from an in-memory CPU set are already where a CPU run needs them.
-    to_device = device.type != "cpu"
     params = [p for g in optimizer.param_groups for p in g["params"]]
     train_transform = getattr(train_set, "transform", None)
 
     def epoch_batches(skip: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         if skip == 0:
-            yield from iter_batches(train_set, bs, shuffle=True, generator=generator, augment=True)
-            return
+            return iter_batches(train_set, bs, shuffle=True, generator=generator, augment=True)
+        return resumed_batches(skip)
+
+    def resumed_batches(skip: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         # Resuming mid-epoch: redraw the epoch's order and skip what was done. The skipped
         # batches must not run the augmentation (it draws from the global RNG), so this epoch
         # is read without it and augmented here, exactly as TensorSet.batches would.
@@ -451,6 +472,15 @@ def train(
                     xb = train_transform(xb)
             yield xb, yb
 
+    # Hot-loop constants, looked up once instead of on every step.
+    use_autocast = cfg.precision != "fp32"
+    scaled = scaler.is_enabled()
+    grad_clip = cfg.grad_clip
+    log_every = cfg.log_every
+    batch_end_hooks = hooks.bound("on_train_batch_end")
+    # A 1-D int64 target is what cross-entropy takes as is (adapt_target would return it).
+    target_as_is = task.kind == "multiclass" and first_y.dim() == 1 and first_y.dtype == torch.int64
+
     try:
         hooks("on_train_start", state)
         model.train()
@@ -462,7 +492,7 @@ def train(
             if state.batch_in_epoch == 0:
                 epoch_generator_state = generator.get_state()
             skip = state.batch_in_epoch
-            batches = epoch_batches(skip)
+            next_batch = epoch_batches(skip).__next__
             while True:
                 # Asked before the next batch is drawn: drawing runs the augmentation, which
                 # moves the global RNG that a checkpoint taken now must capture untouched.
@@ -470,28 +500,33 @@ def train(
                     status = "cancelled"
                     break
                 try:
-                    x, y = next(batches)
+                    x, y = next_batch()
                 except StopIteration:
                     break
                 if to_device:
                     x = x.to(device, non_blocking=True)
                     y = y.to(device, non_blocking=True)
-                with autocast():
+                if use_autocast:
+                    with autocast():
+                        out = _check_single_output(forward_model(x))
+                        target = adapt_target(task, out, y)
+                        loss = loss_fn(out, target)
+                else:  # the same three lines, without entering a context on every step
                     out = _check_single_output(forward_model(x))
-                    target = adapt_target(task, out, y)
+                    target = y if target_as_is else adapt_target(task, out, y)
                     loss = loss_fn(out, target)
                 optimizer.zero_grad(set_to_none=True)
-                if scaler.is_enabled():
+                if scaled:
                     scaler.scale(loss).backward()
-                    if cfg.grad_clip is not None:
+                    if grad_clip is not None:
                         scaler.unscale_(optimizer)
-                        torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
+                        torch.nn.utils.clip_grad_norm_(params, grad_clip)
                     scaler.step(optimizer)
                     scaler.update()
                 else:
                     loss.backward()
-                    if cfg.grad_clip is not None:
-                        torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
+                    if grad_clip is not None:
+                        torch.nn.utils.clip_grad_norm_(params, grad_clip)
                     optimizer.step()
                 if per_step_scheduler:
                     scheduler.step()
@@ -505,8 +540,9 @@ def train(
                     if buffered > 1 << 22:  # bound the memory a long log window holds
                         fold_correct()
                 window_samples += x.shape[0]
-                logged = flush_window() if state.step % cfg.log_every == 0 else None
-                hooks("on_train_batch_end", state, logged)
+                logged = flush_window() if state.step % log_every == 0 else None
+                for hook in batch_end_hooks:
+                    hook(state, logged)
                 if state.step >= total_steps:
                     stop_training = True
                     break
@@ -557,7 +593,9 @@ def train(
                 if _improved(value, book["best_value"], monitor_mode, min_delta):
                     book["best_value"] = value
                     book["bad_epochs"] = 0
-                    best = checkpoint("best", generator.get_state())
+                    best = None
+                    if out_path is not None:  # the generator's state is a copy; skip it unused
+                        best = checkpoint("best", generator.get_state())
                     if best is not None:
                         book["best_checkpoint"] = str(best)
                 else:
