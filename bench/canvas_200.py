@@ -1,7 +1,7 @@
 """Canvas speed with 201 nodes: load, pan frame times, an edit's time to render.
 
-Run: `.venv/bin/python tests/e2e/bench_canvas_200.py` (after `make frontend`). It serves
-frontend/dist with an in-memory stand-in for the API (fake_api.py; validation is the real
+Run: `.venv/bin/python bench/canvas_200.py` (after `make frontend`). It serves
+frontend/dist with an in-memory stand-in for the API (canvas_fake_api.py; validation is the real
 engine) and drives Debian's Chromium. Every figure is also given as a ratio to the same
 measurement on a 20-node graph in the same run, since the machine is shared.
 """
@@ -14,12 +14,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from playwright.sync_api import Browser, sync_playwright  # noqa: E402
 
+from bench.canvas_fake_api import FakeApi, serve  # noqa: E402
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
-from tests.e2e.fake_api import FakeApi, serve  # noqa: E402
 
 FRAME_RECORDER = """
 () => {

@@ -18,7 +18,7 @@ from engine.codegen import codegen
 from engine.ops import catalog_json
 from engine.validate import validate
 
-DIST = Path(__file__).resolve().parents[2] / "frontend" / "dist"
+DIST = Path(__file__).resolve().parents[1] / "frontend" / "dist"
 
 
 class FakeApi:
