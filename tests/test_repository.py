@@ -53,3 +53,12 @@ def test_engine_imports_without_django_celery_or_redis():
         "assert not bad, bad\n"
     )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+
+
+@pytest.mark.parametrize("script", sorted(p.stem for p in (ROOT / "bench").glob("*.py")))
+def test_every_bench_script_imports_and_has_a_main(script):
+    """The speed scripts are not run by the suite; this keeps them from rotting unseen."""
+    import importlib
+
+    module = importlib.import_module(f"bench.{script}")
+    assert callable(getattr(module, "main", None)) or script.endswith("_api"), script
