@@ -2,7 +2,8 @@
 
 Migrates, collects static files, creates the demo login, starts a private Redis when none is
 reachable at REDIS_URL, a Celery worker when the Celery app exists, and daphne on
-127.0.0.1:$PORT (8000). Ctrl-C or SIGTERM stops every child process it started.
+127.0.0.1:$PORT (8000). Uploads are processed by the worker (NETLOOM_DATASET_PROCESSING=celery
+unless the environment says otherwise). Ctrl-C or SIGTERM stops every child process it started.
 """
 
 from __future__ import annotations
@@ -65,6 +66,9 @@ def main() -> int:
     """Bring everything up and wait; stop the children on Ctrl-C / SIGTERM."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
     os.environ.setdefault("DEBUG", "1")
+    # The worker exists here, so uploads answer 202 and are checked on the "short" queue (the
+    # settings default stays "sync" for deployments without a worker and for unit tests).
+    os.environ.setdefault("NETLOOM_DATASET_PROCESSING", "celery")
     port = int(os.environ.get("PORT", "8000"))
     children: list[subprocess.Popen[bytes]] = []
 

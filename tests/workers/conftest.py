@@ -4,9 +4,10 @@ In-process (tasks called as functions, the recorder thread on the test database)
     runs_env           MEDIA_ROOT in tmp, in-memory channel layer, the Celery app on an in-memory broker
     iris_run(**config) a queued run on built-in iris (team A), created through run_create
 
-Real processes (tests/workers/stack.py, used by test_run_e2e.py):
+Real processes (tests/workers/stack.py, used by test_run_e2e.py and test_service_e2e.py):
     ServiceStack: a file SQLite DB migrated for the test, Redis (shared 6379 with its own db and
     key prefix, or a private redis-server), `celery -A webapp.celery worker`, daphne.
+    stack              one ServiceStack for the session (uploads processed by the worker)
 """
 
 from __future__ import annotations
@@ -33,6 +34,28 @@ from tests.webapp.conftest import (  # noqa: F401
     valid_spec,
     viewer_a,
 )
+from tests.workers.stack import E2E_STEP_DELAY, RedisServer, ServiceStack
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Database, worker, daphne on the machine's Redis (db 5, a prefix of its own).
+
+    Uploads go through the worker (NETLOOM_DATASET_PROCESSING=celery), as under `make run`.
+    """
+    import redis
+
+    try:
+        redis.Redis.from_url("redis://127.0.0.1:6379/5", socket_timeout=2).ping()
+        server = RedisServer.shared(db=5)
+    except redis.RedisError:
+        if not RedisServer.available():
+            pytest.skip("needs Redis on 127.0.0.1:6379 or a redis-server binary")
+        server = RedisServer.private(tmp_path_factory.mktemp("redis"))
+    with ServiceStack(
+        tmp_path_factory.mktemp("stack"), server, step_delay=E2E_STEP_DELAY, dataset_processing="celery"
+    ) as running:
+        yield running
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ Environment (set by tests/workers/stack.py):
     NETLOOM_E2E_PREFIX   key prefix of this stack in Redis (channel layer and Celery queues)
     NETLOOM_E2E_MEDIA    MEDIA_ROOT
     NETLOOM_E2E_STEP_DELAY seconds added to every training step (so a test can catch a run mid-way)
+    NETLOOM_E2E_DATASET_PROCESSING "sync" (default) or "celery" (uploads processed by the worker)
 """
 
 import os
@@ -42,11 +43,13 @@ CHANNEL_LAYERS = {
 CELERY_BROKER_URL = REDIS_URL
 CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": f"{_PREFIX}:", "visibility_timeout": 3600}
 MEDIA_ROOT = os.environ["NETLOOM_E2E_MEDIA"]
-NETLOOM_DATASET_PROCESSING = "sync"
+NETLOOM_DATASET_PROCESSING = os.environ.get("NETLOOM_E2E_DATASET_PROCESSING", "sync")
 
 # Short leases so a killed worker's run is picked up within seconds.
 RUNS_LEASE_SECONDS = 3.0
 RUNS_HEARTBEAT_SECONDS = 0.5
 RUNS_REAP_SECONDS = 1.0
+# A queued run nobody took is sent again after a few seconds (a broker that lost the message).
+RUNS_REQUEUE_QUEUED_SECONDS = 3.0
 RUNS_STEP_DELAY_SECONDS = float(os.environ.get("NETLOOM_E2E_STEP_DELAY", "0"))
 LOGGING = {**LOGGING, "root": {"handlers": ["console"], "level": "WARNING"}}  # noqa: F405

@@ -32,6 +32,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
+# Every training step of the session's shared stack sleeps this long, so a test can act mid-run.
+E2E_STEP_DELAY = 0.03
 
 
 def free_port() -> int:
@@ -104,7 +106,9 @@ class RedisServer:
 class ServiceStack:
     """Database + worker + web server for one test module (see the module docstring)."""
 
-    def __init__(self, tmp: Path, redis: RedisServer, *, step_delay: float = 0.0) -> None:
+    def __init__(
+        self, tmp: Path, redis: RedisServer, *, step_delay: float = 0.0, dataset_processing: str = "sync"
+    ) -> None:
         self.tmp = Path(tmp)
         self.tmp.mkdir(parents=True, exist_ok=True)
         self.redis = redis
@@ -121,6 +125,7 @@ class ServiceStack:
             "NETLOOM_E2E_PREFIX": self.prefix,
             "NETLOOM_E2E_MEDIA": str(self.tmp / "media"),
             "NETLOOM_E2E_STEP_DELAY": str(step_delay),
+            "NETLOOM_E2E_DATASET_PROCESSING": dataset_processing,
             "PYTHONUNBUFFERED": "1",
         }
         self.world: dict[str, Any] = {}
@@ -216,6 +221,32 @@ class ServiceStack:
         self.worker.send_signal(signal.SIGKILL)
         self.worker.wait(10)
 
+    def stop_worker(self) -> None:
+        """Stop the worker the polite way (SIGTERM: it finishes its task) and wait for it."""
+        assert self.worker is not None
+        self.worker.terminate()
+        try:
+            self.worker.wait(30)
+        except subprocess.TimeoutExpired:
+            self.worker.kill()
+            self.worker.wait(10)
+
+    def drop_queued_messages(self) -> list[str]:
+        """Delete this stack's Celery queue keys ("train", "short") from Redis; the keys deleted.
+
+        What a Redis restart without persistence does to messages no worker has taken yet.
+        """
+        import redis
+
+        client = redis.Redis.from_url(self.redis.url, socket_timeout=5)
+        deleted = []
+        for queue in ("train", "short"):
+            # The Redis transport keeps one list per queue (and one per priority step).
+            for key in client.scan_iter(match=f"{self.prefix}:{queue}*", count=500):
+                client.delete(key)
+                deleted.append(key.decode())
+        return deleted
+
     def stop(self) -> None:
         """Stop the processes this stack started (and its private Redis)."""
         for proc in (self.worker, self.web):
@@ -301,12 +332,15 @@ class Http:
         self.base = base
         self.token = token
 
-    def request(self, method: str, path: str, json_body: Any = None) -> Response:
-        """Send one request; errors are answers too."""
-        data = json.dumps(json_body).encode() if json_body is not None else None
+    def request(
+        self, method: str, path: str, json_body: Any = None, *, body: bytes | None = None,
+        content_type: str = "application/json",
+    ) -> Response:
+        """Send one request (a JSON body, or raw `body` bytes); errors are answers too."""
+        data = json.dumps(json_body).encode() if json_body is not None else body
         request = urllib.request.Request(self.base + path, data=data, method=method.upper())
         if data is not None:
-            request.add_header("Content-Type", "application/json")
+            request.add_header("Content-Type", content_type)
         if self.token:
             request.add_header("Authorization", f"Bearer {self.token}")
         try:
@@ -322,3 +356,23 @@ class Http:
     def post(self, path: str, json: Any = None) -> Response:  # noqa: A002 - mirrors requests
         """POST a JSON body."""
         return self.request("POST", path, json_body=json if json is not None else {})
+
+    def post_multipart(
+        self, path: str, fields: dict[str, Any], files: dict[str, tuple[str, bytes]]
+    ) -> Response:
+        """POST a multipart/form-data body: text `fields` and `files` as {name: (filename, bytes)}."""
+        boundary = f"----netloom{uuid.uuid4().hex}"
+        parts: list[bytes] = []
+        for name, value in fields.items():
+            parts.append(
+                f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'.encode()
+            )
+        for name, (filename, content) in files.items():
+            parts.append(
+                f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; filename="{filename}"\r\n'
+                "Content-Type: application/octet-stream\r\n\r\n".encode() + content + b"\r\n"
+            )
+        parts.append(f"--{boundary}--\r\n".encode())
+        return self.request(
+            "POST", path, body=b"".join(parts), content_type=f"multipart/form-data; boundary={boundary}"
+        )

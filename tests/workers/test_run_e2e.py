@@ -1,7 +1,7 @@
 """Runs end to end with real parts: REST on daphne, a Celery worker process, Redis, WebSockets.
 
-One stack (tests/workers/stack.py) serves the module; the Redis-restart test has its own with
-a private redis-server. Every training step sleeps RUNS_STEP_DELAY_SECONDS so a test can act
+One stack (the session's `stack` fixture, tests/workers/conftest.py) serves the module; the
+Redis-restart test has its own with a private redis-server. Every training step sleeps RUNS_STEP_DELAY_SECONDS so a test can act
 while a run is mid-way; nothing asserts on wall time.
 """
 
@@ -18,30 +18,14 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.workers.stack import RedisServer, ServiceStack
+from tests.workers.stack import E2E_STEP_DELAY, RedisServer, ServiceStack
 
 # The stack's database follows the suite's: SQLite by default, PostgreSQL in the DATABASE_URL pass.
 pytestmark = [pytest.mark.slow]
 
 TERMINAL = {"succeeded", "failed", "cancelled"}
-STEP_DELAY = 0.03
+STEP_DELAY = E2E_STEP_DELAY
 TIMEOUT = 90.0
-
-
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """Database, worker, daphne on the machine's Redis (db 5, a prefix of its own)."""
-    import redis
-
-    try:
-        redis.Redis.from_url("redis://127.0.0.1:6379/5", socket_timeout=2).ping()
-        server = RedisServer.shared(db=5)
-    except redis.RedisError:
-        if not RedisServer.available():
-            pytest.skip("needs Redis on 127.0.0.1:6379 or a redis-server binary")
-        server = RedisServer.private(tmp_path_factory.mktemp("redis"))
-    with ServiceStack(tmp_path_factory.mktemp("stack"), server, step_delay=STEP_DELAY) as running:
-        yield running
 
 
 # --- helpers ------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import timedelta
 from typing import Any
 
@@ -127,3 +128,79 @@ def test_explanation_task_gives_attributions_and_a_png(iris_run: Any, user_a: An
     assert open(explanation.png_path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
     assert explain_run(explanation.pk) == "done"  # a redelivery does nothing
     assert export_run(run.pk) == "exported"
+
+
+def sent_train_messages() -> list[list[Any]]:
+    """Take every runs.train message off the (in-memory) "train" queue; their args."""
+    from webapp.celery import app
+
+    sent = []
+    with app.connection_for_read() as conn:
+        channel = conn.default_channel
+        while (message := channel.basic_get("train", no_ack=True)) is not None:
+            assert message.headers["task"] == "runs.train"
+            sent.append(message.decode()[0])
+    return sent
+
+
+def test_reaper_sends_a_long_queued_run_again_once_per_interval(iris_run: Any, settings: Any) -> None:
+    from webapp.runs.services import run_cancel, run_reap
+
+    settings.RUNS_REQUEUE_QUEUED_SECONDS = 120.0
+    fresh = iris_run()
+    old = iris_run()
+    cancelled = iris_run()
+    run_cancel(run=cancelled)
+    sent_train_messages()  # what run_create queued
+    now = timezone.now()
+    long_ago = now - timedelta(seconds=121)
+    Run.objects.filter(pk__in=[old.pk, cancelled.pk]).update(queued_sent_at=long_ago)
+
+    assert run_reap(now=now) == []  # nothing was interrupted
+    assert sent_train_messages() == [[old.pk]], "only the run queued longer than the interval"
+    old.refresh_from_db()
+    assert old.status == RunStatus.QUEUED and old.queued_sent_at == now
+    logs = [e for e in flatten(events_since(run_id=old.pk)) if e["type"] == "log"]
+    assert len(logs) == 1 and logs[0]["level"] == "warning" and "sent again" in logs[0]["message"]
+    assert "121 s" in logs[0]["message"]
+    assert not [e for e in flatten(events_since(run_id=fresh.pk)) if e["type"] == "log"]
+
+    run_reap(now=now + timedelta(seconds=60))
+    assert sent_train_messages() == [], "at most once per interval"
+    run_reap(now=now + timedelta(seconds=121))
+    assert sorted(sent_train_messages()) == sorted([[old.pk], [fresh.pk]])
+
+    # The duplicate deliveries are harmless: one trains, the other returns at once.
+    from workers.runs import train_run
+
+    assert train_run(old.pk) == "succeeded"
+    assert train_run(old.pk) == "done"
+    run_reap(now=now + timedelta(seconds=400))
+    assert sent_train_messages() == [[fresh.pk]], "a run that left the queue is never sent again"
+
+
+def test_a_run_older_than_the_sent_field_counts_from_its_creation(iris_run: Any) -> None:
+    from webapp.runs.services import run_resend_queued
+
+    run = iris_run()
+    sent_train_messages()
+    Run.objects.filter(pk=run.pk).update(queued_sent_at=None)
+    assert run_resend_queued() == []
+    assert run_resend_queued(now=timezone.now() + timedelta(seconds=121)) == [run.pk]
+    assert sent_train_messages() == [[run.pk]]
+
+
+def test_re_sends_back_off_so_a_run_waiting_behind_a_long_one_gets_few_duplicates(
+    iris_run: Any, settings: Any
+) -> None:
+    from webapp.runs.services import run_resend_queued
+
+    settings.RUNS_REQUEUE_QUEUED_SECONDS = 120.0
+    run = iris_run()
+    sent_train_messages()
+    start = Run.objects.get(pk=run.pk).created_at
+    sends = [t for t in range(0, 7200, 10) if run_resend_queued(now=start + timedelta(seconds=t))]
+    # Each send waits as long again as the run had waited at the previous one (10 s probes).
+    assert sends[0] == 120 and all(b >= 2 * a - 10 for a, b in itertools.pairwise(sends)), sends
+    assert len(sends) <= 7, "two hours in the queue cost only a handful of duplicate messages"
+    assert len(sent_train_messages()) == len(sends)

@@ -1,4 +1,4 @@
-"""REST API for datasets: built-ins, uploads, list/detail/rename/delete and previews."""
+"""REST API for datasets: built-ins, uploads, list/detail/delete, rename or new CSV options, previews."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from django.db import transaction
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import exceptions, generics, mixins, serializers, status, viewsets
@@ -27,14 +28,28 @@ class DatasetSerializer(serializers.ModelSerializer):
     created_by = UserRefSerializer(read_only=True, allow_null=True)
     recipe = serializers.SerializerMethodField()
     summary = serializers.SerializerMethodField()
+    trainable = serializers.SerializerMethodField(
+        help_text="Ready and nothing left to choose: a run may use it."
+    )
+    needs = serializers.SerializerMethodField(
+        help_text='What the user must choose first ("target" for a CSV without one), or null.'
+    )
 
     class Meta:
         model = Dataset
         fields = [
-            "id", "team", "name", "kind", "status", "options", "recipe", "summary", "error",
-            "original_filename", "size", "created_by", "created_at", "updated_at",
+            "id", "team", "name", "kind", "status", "trainable", "needs", "options", "recipe",
+            "summary", "error", "original_filename", "size", "created_by", "created_at",
+            "updated_at",
         ]  # fmt: skip
         read_only_fields = fields
+
+    def get_trainable(self, dataset: Dataset) -> bool:
+        return services.dataset_is_trainable(dataset=dataset)
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_needs(self, dataset: Dataset) -> str | None:
+        return services.dataset_needs(dataset=dataset)
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_summary(self, dataset: Dataset) -> dict[str, Any]:
@@ -56,8 +71,20 @@ class DatasetCreateSerializer(serializers.Serializer):
     options = serializers.DictField(required=False, default=dict)
 
 
-class DatasetRenameSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=200)
+class DatasetUpdateSerializer(serializers.Serializer):
+    """PATCH body: a new name, new CSV options (merged; null removes one), or both."""
+
+    name = serializers.CharField(max_length=200, required=False)
+    options = serializers.DictField(
+        required=False,
+        help_text="CSV only: target, features, categorical, task, delimiter. The stored file is "
+        "checked again; refused (409) while runs use the dataset.",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs:
+            raise serializers.ValidationError({"name": ["Give a new name or new options."]})
+        return attrs
 
 
 class DatasetUploadSerializer(serializers.Serializer):
@@ -139,12 +166,29 @@ class DatasetViewSet(
         )
         return Response(DatasetSerializer(dataset).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=DatasetRenameSerializer, responses=DatasetSerializer)
+    @extend_schema(request=DatasetUpdateSerializer, responses=DatasetSerializer)
     def partial_update(self, request: Request, pk: int) -> Response:
         dataset = self.get_object()
-        payload = DatasetRenameSerializer(data=request.data)
+        payload = DatasetUpdateSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        services.dataset_rename(dataset=dataset, name=payload.validated_data["name"])
+        data = payload.validated_data
+        if "name" in data and not data["name"].strip():
+            raise exceptions.ValidationError({"name": ["A dataset needs a name."]})
+        # Options first: they are the part that can fail, and a failure must change nothing.
+        with transaction.atomic():
+            if "options" in data:
+                try:
+                    services.dataset_options_update(dataset=dataset, options=data["options"])
+                except services.DatasetCheckFailed as exc:
+                    raise ApiError(
+                        status.HTTP_400_BAD_REQUEST,
+                        exc.code,
+                        exc.message,
+                        fields={exc.field or "options": [exc.message]},
+                        extra={"detail": exc.detail},
+                    ) from None
+            if "name" in data:
+                services.dataset_rename(dataset=dataset, name=data["name"])
         return Response(DatasetSerializer(dataset).data)
 
     def perform_destroy(self, instance: Dataset) -> None:

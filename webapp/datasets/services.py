@@ -1,4 +1,5 @@
-"""Writes for datasets: create from a built-in or an upload, process (check + summarise), delete."""
+"""Writes for datasets: create from a built-in or an upload, process (check + summarise),
+change a CSV's options (re-checked), rename, delete; and whether a dataset can be trained on."""
 
 from __future__ import annotations
 
@@ -152,36 +153,51 @@ def dataset_process(dataset_id: int) -> Dataset:
     bad file the dataset becomes `failed` with the engine's error (row / column / entry
     named) and its files are removed.
     """
-    from engine.data import DataError, inspect_upload
+    from engine.data import DataError
 
     dataset = Dataset.objects.get(pk=dataset_id)
     if dataset.status != DatasetStatus.PROCESSING:
         return dataset
-    path = dataset.file_path
     try:
-        if path is None or not path.is_file():
-            raise DataError("the uploaded file is missing; upload it again")
-        summary = inspect_upload(str(path), dataset.kind, dict(dataset.options), data_limits())
+        summary = _inspect(dataset, dataset.options)
     except DataError as exc:
         return _fail(dataset, exc.to_json())
     except Exception as exc:  # a file the engine could not read at all: still the user's to fix
         logger.exception("dataset %s: processing failed", dataset_id)
-        return _fail(
-            dataset,
-            {
-                "message": f"could not read the file: {exc}",
-                "row": None,
-                "column": None,
-                "entry": None,
-                "field": None,
-            },
-        )
+        return _fail(dataset, _unreadable(exc))
     dataset.summary = summary
-    dataset.recipe = {"kind": dataset.kind, "path": str(path), **dataset.options}
+    dataset.recipe = _source(dataset, dataset.options)
     dataset.status = DatasetStatus.READY
     dataset.error = None
     dataset.save(update_fields=["summary", "recipe", "status", "error", "updated_at"])
     return dataset
+
+
+def _inspect(dataset: Dataset, options: dict[str, Any]) -> dict[str, Any]:
+    """The engine's full check and summary of the stored file under `options` (DataError if bad)."""
+    from engine.data import DataError, inspect_upload
+
+    path = dataset.file_path
+    if path is None or not path.is_file():
+        raise DataError("the uploaded file is missing; upload it again")
+    return inspect_upload(str(path), dataset.kind, dict(options), data_limits())
+
+
+def _source(dataset: Dataset, options: dict[str, Any]) -> dict[str, Any]:
+    # split/transforms are recipe siblings of the source, never source keys (the engine forbids
+    # unknown keys there), so a run's recipe stays valid whatever the upload's options held.
+    chosen = {k: v for k, v in options.items() if k not in ("split", "transforms")}
+    return {"kind": dataset.kind, "path": str(dataset.file_path), **chosen}
+
+
+def _unreadable(exc: Exception) -> dict[str, Any]:
+    return {
+        "message": f"could not read the file: {exc}",
+        "row": None,
+        "column": None,
+        "entry": None,
+        "field": None,
+    }
 
 
 def _fail(dataset: Dataset, error: dict[str, Any]) -> Dataset:
@@ -206,6 +222,107 @@ def dataset_rename(*, dataset: Dataset, name: str) -> Dataset:
     dataset.name = name[:200]
     dataset.save(update_fields=["name", "updated_at"])
     return dataset
+
+
+def csv_option_names() -> tuple[str, ...]:
+    """The options a CSV dataset takes: the engine's CSV source fields besides kind and path."""
+    from engine.data.recipe import CsvSource
+
+    return tuple(name for name in CsvSource.model_fields if name not in ("kind", "path"))
+
+
+def dataset_needs(*, dataset: Dataset) -> str | None:
+    """What the user must still choose before the dataset can be trained on ("target"), or None."""
+    if dataset.kind == DatasetKind.CSV and not dataset.options.get("target"):
+        return "target"
+    return None
+
+
+def dataset_is_trainable(*, dataset: Dataset) -> bool:
+    """Ready and nothing left to choose."""
+    return dataset.status == DatasetStatus.READY and dataset_needs(dataset=dataset) is None
+
+
+class DatasetCheckFailed(ServiceError):
+    """The stored file failed the engine's check under new options; `detail` is the DataError JSON."""
+
+    def __init__(self, detail: dict[str, Any], *, field: str) -> None:
+        super().__init__("invalid_dataset", detail["message"], field=field)
+        self.detail = detail
+
+
+def dataset_options_update(*, dataset: Dataset, options: dict[str, Any]) -> Dataset:
+    """Re-check a ready CSV's stored file with changed options; on success they replace the old ones.
+
+    `options` is a merge patch: a key given replaces the stored one, null removes it (the engine's
+    default applies). The file goes through the same engine check as upload processing; options,
+    recipe and summary are written together in one transaction, only once the check passed. A
+    failed check raises DatasetCheckFailed (400, row/column named) and changes nothing, the file
+    included. Refused with 409 `in_use` while runs use the dataset, since each run stores the
+    recipe it was made from.
+    """
+    from engine.data import DataError
+
+    if dataset.kind != DatasetKind.CSV:
+        raise ServiceError(
+            "invalid",
+            f"Only CSV datasets take new options; a {dataset.kind} dataset is uploaded again instead.",
+            field="options",
+        )
+    if dataset.status != DatasetStatus.READY:
+        raise ServiceError(
+            "not_ready",
+            f"The dataset is {dataset.status}; its options can change once it is ready.",
+            status_code=409,
+        )
+    allowed = csv_option_names()
+    for name in options:
+        if name not in allowed:
+            raise ServiceError(
+                "invalid",
+                f"Unknown CSV option {name!r}; a CSV takes {', '.join(allowed)}.",
+                field=f"options.{name}",
+            )
+    _refuse_if_used(dataset)
+    merged = {k: v for k, v in {**dataset.options, **options}.items() if v is not None}
+    try:
+        summary = _inspect(dataset, merged)
+    except DataError as exc:
+        raise DatasetCheckFailed(exc.to_json(), field=_option_field(exc, merged)) from None
+    except Exception as exc:
+        logger.exception("dataset %s: re-check failed", dataset.pk)
+        raise DatasetCheckFailed(_unreadable(exc), field="options") from None
+    with transaction.atomic():
+        # Locking the row also holds back a run being created on it meanwhile (its foreign key
+        # needs the row); one that got in while the file was read is caught by the second look.
+        locked = Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
+        if locked is None:
+            raise ServiceError("not_found", "The dataset was deleted meanwhile.", status_code=404)
+        _refuse_if_used(locked)
+        locked.options = merged
+        locked.recipe = _source(locked, merged)
+        locked.summary = summary
+        locked.save(update_fields=["options", "recipe", "summary", "updated_at"])
+    dataset.refresh_from_db()
+    return dataset
+
+
+def _refuse_if_used(dataset: Dataset) -> None:
+    if dataset.runs.exists():
+        raise ServiceError(
+            "in_use",
+            "Runs use this dataset and keep its recipe; upload the file again to train with other options.",
+            status_code=409,
+        )
+
+
+def _option_field(exc: Any, options: dict[str, Any]) -> str:
+    """The request field an engine error belongs to ("source.target" -> "options.target")."""
+    if exc.field and exc.field.startswith("source."):
+        return "options." + exc.field.removeprefix("source.")
+    if exc.column is not None and exc.column == options.get("target"):
+        return "options.target"  # e.g. a one-class target: the choice is what to change
+    return "options"
 
 
 def dataset_delete(*, dataset: Dataset) -> None:

@@ -35,6 +35,19 @@ def expected_output_widths(summary: dict[str, Any], config: dict[str, Any]) -> t
     return task, widths
 
 
+def check_dataset_trainable(*, dataset: Any) -> None:
+    """Refuse (400 on `dataset`) a dataset that is not ready or still lacks a choice, e.g. its target."""
+    from webapp.datasets.services import dataset_needs
+
+    if dataset.status != "ready":
+        raise ApiError(400, "dataset_not_ready", f"Dataset {dataset.pk} is {dataset.status}; only ready datasets can be trained on.",
+                       fields={"dataset": [f"Dataset is {dataset.status}, not ready."]})
+    if dataset_needs(dataset=dataset) == "target":
+        raise ApiError(400, "dataset_not_trainable",
+                       f"Dataset {dataset.name!r} has no target column yet; choose one on the datasets page first.",
+                       fields={"dataset": ["No target column is chosen: choose the column to predict first."]})
+
+
 def check_graph_fits_dataset(*, graph_revision: Any, dataset: Any, config: dict[str, Any]) -> dict[str, Any]:
     """Validate the revision's spec and compare its input/output shapes with the dataset's.
 

@@ -28,6 +28,10 @@ DEFAULTS: dict[str, Any] = {
     "RUNS_STEP_DELAY_SECONDS": 0.0,
     # A pending export older than this is taken for lost (its worker died) and may be queued again.
     "RUNS_EXPORT_STALE_SECONDS": 900.0,
+    # A run queued longer than this (not cancelled) gets runs.train sent again, at most once per
+    # this interval: the broker may have lost its message (Redis restarted without persistence).
+    # The lease makes a duplicate harmless (it returns at once).
+    "RUNS_REQUEUE_QUEUED_SECONDS": 120.0,
     # Queues of the Celery app (webapp/celery.py routes the tasks to them).
     "RUNS_TRAIN_QUEUE": "train",
     "RUNS_SHORT_QUEUE": "short",

@@ -67,6 +67,9 @@ class Run(models.Model):
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     worker = models.CharField(max_length=200, blank=True, default="")
     cancel_requested = models.BooleanField(default=False)
+    # When runs.train was last sent for this run while queued (create, requeue, the reaper's
+    # re-send of a message the broker may have lost); null on runs older than this field.
+    queued_sent_at = models.DateTimeField(null=True, blank=True)
     # Last sequence number handed to one of this run's events (metric points share their event's).
     event_seq = models.BigIntegerField(default=0)
     # The export task (ONNX + zip): queued at most once while pending (services.run_export_request).

@@ -97,8 +97,9 @@ def run_create(
     split: dict[str, Any] | None = None,
 ) -> Run:
     """Validate config, data recipe and graph against the dataset; store the run queued; queue training."""
-    from .checks import check_graph_fits_dataset
+    from .checks import check_dataset_trainable, check_graph_fits_dataset
 
+    check_dataset_trainable(dataset=dataset)
     config_json = run_config_parse(config)
     recipe = run_recipe_build(dataset=dataset, transforms=transforms, split=split)
     check_graph_fits_dataset(graph_revision=graph_revision, dataset=dataset, config=config_json)
@@ -111,6 +112,7 @@ def run_create(
             recipe=recipe,
             created_by=user,
             max_attempts=int(conf.get("RUNS_MAX_ATTEMPTS")),
+            queued_sent_at=timezone.now(),
         )
         event_emit(run_id=run.pk, event={"type": "status", "status": RunStatus.QUEUED, "detail": "queued"})
         _queue_train(run.pk)
@@ -253,7 +255,8 @@ def run_finish(
 def run_reap(*, now: Any = None) -> list[int]:
     """Mark runs whose worker stopped heartbeating `interrupted`, then requeue or fail them.
 
-    Safe to run from many workers at once: every transition is a conditional UPDATE.
+    Also re-sends runs.train for runs queued too long (run_resend_queued). Safe to run from
+    many workers at once: every transition is a conditional UPDATE.
     Returns the ids of the runs it interrupted.
     """
     now = now or timezone.now()
@@ -277,7 +280,9 @@ def run_reap(*, now: Any = None) -> list[int]:
                 "detail": f"worker lost (last heartbeat {since}, step {step})",
             })
             if attempts < max_attempts:
-                Run.objects.filter(pk=run_id, status=RunStatus.INTERRUPTED).update(status=RunStatus.QUEUED)
+                Run.objects.filter(pk=run_id, status=RunStatus.INTERRUPTED).update(
+                    status=RunStatus.QUEUED, queued_sent_at=now
+                )
                 event_emit(run_id=run_id, event={
                     "type": "status", "status": RunStatus.QUEUED,
                     "detail": f"requeued to resume from its last checkpoint (attempt {attempts + 1} of {max_attempts})",
@@ -293,7 +298,60 @@ def run_reap(*, now: Any = None) -> list[int]:
                 })
     if reaped:
         logger.warning("reaped runs whose worker was lost: %s", reaped)
+    run_resend_queued(now=now)
     return reaped
+
+
+def run_resend_queued(*, now: Any = None) -> list[int]:
+    """Send runs.train again for runs queued longer than RUNS_REQUEUE_QUEUED_SECONDS; their ids.
+
+    The broker may have lost the message (Redis restarted without persistence before a worker
+    took it); nothing else would ever train such a run. A duplicate is harmless: the delivery
+    that cannot take the lease returns at once. A lost message cannot be told from one waiting
+    behind a long run, so the wait doubles after each re-send (120 s, 240 s, 480 s, ...: the
+    next one is due when the run has waited as long again as it had at the last send), which
+    keeps a run queued behind a two-hour run to a handful of duplicates. Only the reaper whose
+    conditional UPDATE of `queued_sent_at` wins sends.
+    """
+    now = now or timezone.now()
+    interval = float(conf.get("RUNS_REQUEUE_QUEUED_SECONDS"))
+    cutoff = now - timedelta(seconds=interval)
+    # Rows older than the field have no queued_sent_at: their creation time stands in for it.
+    stale = Q(queued_sent_at__lt=cutoff) | Q(queued_sent_at__isnull=True, created_at__lt=cutoff)
+    waiting = Run.objects.filter(status=RunStatus.QUEUED, cancel_requested=False)
+    resent: list[int] = []
+    for run_id, sent_at, created_at in list(
+        waiting.filter(stale).values_list("pk", "queued_sent_at", "created_at")
+    ):
+        last = sent_at or created_at
+        if now - last < max(timedelta(seconds=interval), last - created_at):
+            continue  # backing off: not yet waited as long again as at the last send
+        with transaction.atomic():
+            if not waiting.filter(pk=run_id, queued_sent_at=sent_at).update(queued_sent_at=now):
+                continue  # another reaper sent it, a worker took it, or it was cancelled
+            resent.append(run_id)
+            waited = int((now - (sent_at or created_at)).total_seconds())
+            event_emit(run_id=run_id, event={
+                "type": "log", "level": "warning",
+                "message": f"still queued {waited} s after training was last asked for; "
+                           "sent again (the broker may have lost the message)",
+            })
+            _queue_train_logged(run_id)
+    if resent:
+        logger.warning("re-sent runs.train for runs queued too long: %s", resent)
+    return resent
+
+
+def _queue_train_logged(run_id: int) -> None:
+    """Send runs.train after the commit; a broker error is logged (the next interval tries again)."""
+
+    def send() -> None:
+        try:
+            task_send(TASK_TRAIN, args=[run_id], queue=conf.get("RUNS_TRAIN_QUEUE"))
+        except Exception as exc:
+            logger.warning("run %s: could not send runs.train again: %s", run_id, exc)
+
+    transaction.on_commit(send)
 
 
 # --- explanations -----------------------------------------------------------------------------
@@ -436,6 +494,7 @@ __all__ = [
     "run_heartbeat",
     "run_finish",
     "run_reap",
+    "run_resend_queued",
     "run_log",
     "run_export_request",
     "run_export_finish",

@@ -9,6 +9,7 @@ import type { BuiltinDataset, Dataset } from "../runs/types";
 import { describeDataError } from "./csvPreview";
 import { DatasetPreviewPanel } from "./DatasetPreviewPanel";
 import { StatusBadge } from "./StatusBadge";
+import { needsTarget, TargetChooser } from "./TargetChooser";
 import { UploadForm } from "./UploadForm";
 
 const POLL_MS = 2000;
@@ -169,9 +170,10 @@ export function DatasetsPage() {
                         {describeDataError(d.error) || "The file could not be read."}
                       </div>
                     )}
-                    {d.status === "ready" && d.kind === "csv" && !d.summary?.task && (
+                    {needsTarget(d) && (
                       <div className="warn small">No target column was chosen: this table cannot be trained on.</div>
                     )}
+                    {needsTarget(d) && canEdit && <TargetChooser dataset={d} onChosen={() => void load()} />}
                   </td>
                   <td>{d.kind}</td>
                   <td>
