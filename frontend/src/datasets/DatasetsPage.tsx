@@ -130,6 +130,11 @@ export function DatasetsPage() {
       <main className="wide-page" data-testid="datasets-page">
         <h1>Datasets{team ? ` of ${team.name}` : ""}</h1>
         {!team && <p>You are not in any team yet.</p>}
+        {team && !canEdit && (
+          <p className="muted" data-testid="viewer-note">
+            You are a viewer in {team.name}: you can preview datasets, but not add, upload or delete them.
+          </p>
+        )}
         {team && canEdit && (
           <div className="dataset-forms">
             <BuiltinForm team={team.id} builtins={builtins} onAdded={() => void load()} />

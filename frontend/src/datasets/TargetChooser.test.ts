@@ -33,5 +33,7 @@ describe("choosing a CSV's target", () => {
       { name: "species", label: "species (categorical, 3 values)" },
     ]);
     expect(targetChoices(table({ summary: {} }))).toEqual([]);
+    const one = table({ summary: { columns: [{ name: "kind", kind: "categorical", missing: 0, distinct: 1 }] } });
+    expect(targetChoices(one)).toEqual([{ name: "kind", label: "kind (categorical, 1 value)" }]);
   });
 });

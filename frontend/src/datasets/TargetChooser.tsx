@@ -17,7 +17,7 @@ export function needsTarget(d: TrainableDataset): boolean {
 export function targetChoices(d: Dataset): { name: string; label: string }[] {
   return (d.summary?.columns ?? []).map((c) => ({
     name: c.name,
-    label: typeof c.distinct === "number" ? `${c.name} (${c.kind}, ${c.distinct} values)` : `${c.name} (${c.kind})`,
+    label: typeof c.distinct === "number" ? `${c.name} (${c.kind}, ${c.distinct} ${c.distinct === 1 ? "value" : "values"})` : `${c.name} (${c.kind})`,
   }));
 }
 

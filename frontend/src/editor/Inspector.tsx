@@ -162,7 +162,12 @@ export const Inspector = memo(function Inspector({
 }) {
   const check = useCheck();
   if (selected.length === 0)
-    return (
+    return readOnly ? (
+      <div className="inspector-empty muted">
+        <p>Select a node to see its parameters.</p>
+        <p>You can look at this graph but not change it: your role in this team is viewer.</p>
+      </div>
+    ) : (
       <div className="inspector-empty muted">
         <p>Select a node to edit its parameters.</p>
         <p>Drag an op from the palette, or double-click the canvas (or press “/”) to insert one.</p>

@@ -111,3 +111,19 @@ describe("unsaved changes", () => {
     expect(normalizeSpec(edited)).not.toBe(normalizeSpec(base));
   });
 });
+
+describe("output nodes of a spec without stored output places", () => {
+  it("sit right under the node they read", () => {
+    const doc = specToDoc({
+      version: 1,
+      inputs: [{ id: "x", shape: [4] }],
+      nodes: [{ id: "fc", op: "Linear", params: { out_features: 3 }, inputs: ["x"] }],
+      outputs: ["fc"],
+      layout: { x: { x: 240, y: 40 }, fc: { x: 240, y: 150 } },
+    } as GraphSpec);
+    const out = doc.nodes.find((n) => n.type === "output")!;
+    expect(out.position.x).toBe(240);
+    expect(out.position.y).toBeGreaterThan(150);
+    expect(out.position.y).toBeLessThan(150 + 200);
+  });
+});

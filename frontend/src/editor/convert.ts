@@ -8,6 +8,8 @@ import {
   type InputNode,
   type OpNode,
   type OutputNode,
+  NODE_HEIGHT,
+  NODE_WIDTH,
   OUTPUT_PREFIX,
   edgeId,
   handleIndex,
@@ -15,6 +17,8 @@ import {
 
 /** Where the canvas keeps output-node positions (and dangling output nodes) inside `spec.ui`. */
 export const UI_OUTPUT_NODES = "output_nodes";
+/** Vertical space between a node and the output node placed under it. */
+const OUTPUT_GAP = 40;
 
 interface OutputNodeUi {
   source: string | null;
@@ -92,9 +96,20 @@ export function specToDoc(spec: GraphSpec): CanvasDoc {
   }
   const stored = outputNodesUi(spec);
   const outputs: OutputNodeUi[] = stored ?? (spec.outputs ?? []).map((source) => ({ source, x: NaN, y: NaN }));
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const placedUnder = new Map<string, number>();
   outputs.forEach((o, k) => {
     const id = `${OUTPUT_PREFIX}${k + 1}`;
-    const node: OutputNode = { id, type: "output", position: { x: o.x, y: o.y }, data: { kind: "output" } };
+    let position = { x: o.x, y: o.y };
+    // A spec with a layout but no stored output places (every template): put the output node
+    // right under the node it reads, instead of laying it out apart from the drawn nodes.
+    const src = o.source !== null ? byId.get(o.source) : undefined;
+    if (Number.isNaN(position.x) && src && !Number.isNaN(src.position.x)) {
+      const nth = placedUnder.get(src.id) ?? 0;
+      placedUnder.set(src.id, nth + 1);
+      position = { x: src.position.x + nth * (NODE_WIDTH + OUTPUT_GAP), y: src.position.y + NODE_HEIGHT + OUTPUT_GAP };
+    }
+    const node: OutputNode = { id, type: "output", position, data: { kind: "output" } };
     nodes.push(node);
     if (o.source !== null) edges.push({ id: edgeId(o.source, id, 0), source: o.source, target: id, sourceHandle: "out", targetHandle: "in0" });
   });

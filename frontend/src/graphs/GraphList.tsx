@@ -87,6 +87,11 @@ export function GraphList() {
             </button>
           </form>
         )}
+        {team && !canEdit && (
+          <p className="muted" data-testid="viewer-note">
+            You are a viewer in {team.name}: you can open graphs, runs and datasets, but not change them or train.
+          </p>
+        )}
         {error && (
           <p className="error" role="alert">
             {error}

@@ -19,7 +19,8 @@ export interface ExplainPanelProps {
 function className(summary: DatasetSummary | null, index: number | null | undefined): string {
   if (index === null || index === undefined) return "–";
   const name = summary?.classes?.[index];
-  return name !== undefined ? `${name} (${index})` : String(index);
+  // Digits' classes are named "0".."9": "3 (3)" would say the same thing twice.
+  return name !== undefined && name !== String(index) ? `${name} (${index})` : String(index);
 }
 
 export function ExplainPanel({ run, canEdit, summary, subscribe }: ExplainPanelProps) {

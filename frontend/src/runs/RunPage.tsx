@@ -33,6 +33,11 @@ const MAX_LOG_LINES = 500;
 
 type LogLine = { seq: number; level: string; message: string; step?: number };
 
+/** "1 earlier checkpoint was pruned" / "59 earlier checkpoints were pruned". */
+function prunedLine(n: number): string {
+  return n === 1 ? "1 earlier checkpoint was pruned" : `${n} earlier checkpoints were pruned`;
+}
+
 function statusLine(e: StatusEvent): LogLine {
   const extra = e.error && e.error !== e.detail ? ` — ${e.error}` : "";
   return { seq: e.seq, level: e.status === "failed" ? "error" : "status", message: `${e.status}: ${e.detail ?? ""}${extra}` };
@@ -146,6 +151,14 @@ export default function RunPage({ runId }: { runId: number }) {
   const [summary, setSummary] = useState<DatasetSummary | null>(null);
   const [cancelling, setCancelling] = useState(false);
   const explanationListeners = useRef(new Set<(e: ExplanationEvent) => void>());
+  // The log box follows new lines (like a terminal) unless the user scrolled up to read.
+  const logBox = useRef<HTMLOListElement>(null);
+  const logPinned = useRef(true);
+  const hasRun = run !== null;
+  useEffect(() => {
+    const el = logBox.current;
+    if (el && logPinned.current) el.scrollTop = el.scrollHeight;
+  }, [logs, hasRun]);
 
   // Many events can arrive in one burst (a replay): draw once per frame, not once per event.
   const pendingFrame = useRef<number | null>(null);
@@ -390,7 +403,16 @@ export default function RunPage({ runId }: { runId: number }) {
           <section className="panel" aria-label="Log">
             <h2>Log</h2>
             {historyCut && <p className="muted small">Earlier lines of this long run are not shown; the charts show its whole history.</p>}
-            <ol className="log" role="log" data-testid="run-log">
+            <ol
+              className="log"
+              role="log"
+              data-testid="run-log"
+              ref={logBox}
+              onScroll={(e) => {
+                const el = e.currentTarget;
+                logPinned.current = el.scrollHeight - el.scrollTop - el.clientHeight < 24;
+              }}
+            >
               {logs.map((l) => (
                 <li key={l.seq} className={`log-${l.level}`}>
                   {l.step !== undefined && <span className="muted">[{l.step}] </span>}
@@ -424,11 +446,19 @@ export default function RunPage({ runId }: { runId: number }) {
               <p className="muted">None yet.</p>
             ) : (
               <ul className="plain small" data-testid="checkpoints">
-                {checkpoints.map((c) => (
-                  <li key={c.step + c.name}>
-                    {c.name} · step {c.step} · epoch {c.epoch.toFixed(1)} {c.available ? "" : <span className="muted">(pruned)</span>}
+                {checkpoints
+                  .filter((c) => c.available)
+                  .map((c) => (
+                    <li key={c.step + c.name}>
+                      {c.name} · step {c.step} · epoch {c.epoch.toFixed(1)}
+                    </li>
+                  ))}
+                {/* A long run prunes most of its checkpoints: one line says so instead of a long list. */}
+                {checkpoints.some((c) => !c.available) && (
+                  <li className="muted" data-testid="checkpoints-pruned">
+                    {prunedLine(checkpoints.filter((c) => !c.available).length)}
                   </li>
-                ))}
+                )}
               </ul>
             )}
             <h3>Downloads</h3>

@@ -26,6 +26,13 @@ export function trainBlocker(p: Pick<TrainButtonProps, "savedRevision" | "dirty"
   return null;
 }
 
+/** The dataset to offer first: the first whose feature shape is the graph's (only) input shape. */
+export function defaultDataset(ready: Dataset[], inputShapes: number[][] | null): Dataset | undefined {
+  const shape = inputShapes?.length === 1 ? inputShapes[0] : null;
+  const fits = shape && ready.find((d) => JSON.stringify(d.summary?.feature_shape ?? null) === JSON.stringify(shape));
+  return fits || ready[0];
+}
+
 export function TrainButton(props: TrainButtonProps) {
   const [open, setOpen] = useState(false);
   const blocker = trainBlocker(props);
@@ -113,22 +120,28 @@ export function TrainDialog({ graphId, revision, onClose }: { graphId: number; r
 
   useEffect(() => {
     let live = true;
+    // The revision's input shape picks the first dataset offered (a missing revision picks none).
+    const shapes = api.revision(graphId, revision).then(
+      (r) => r.spec.inputs.map((i) => [...i.shape]),
+      () => null,
+    );
     api
       .graph(graphId)
-      .then((g) => runsApi.datasets(g.team))
+      .then((g) => Promise.all([runsApi.datasets(g.team), shapes]))
       .then(
-        (list) => {
+        ([list, inputShapes]) => {
           if (!live) return;
           const ready = list.filter((d) => d.status === "ready" && d.summary?.task);
           setDatasets(ready);
-          if (ready.length) setDatasetId((id) => id || String(ready[0].id));
+          const first = defaultDataset(ready, inputShapes);
+          if (first) setDatasetId((id) => id || String(first.id));
         },
         (e) => live && setErrors({ ...NO_ERRORS, general: [(e as Error).message] }),
       );
     return () => {
       live = false;
     };
-  }, [graphId]);
+  }, [graphId, revision]);
 
   const shown = form ? form.fields.filter((f) => !f.when || f.when(values)) : [];
   const picked = datasets?.find((d) => String(d.id) === datasetId);

@@ -6,7 +6,8 @@ export function formatMetric(v: unknown): string {
   if (Number.isInteger(v)) return String(v);
   const a = Math.abs(v);
   if (a !== 0 && (a < 1e-3 || a >= 1e5)) return v.toExponential(2);
-  return v.toFixed(4);
+  // Large values (samples per second, a regression's loss) need no four decimals.
+  return v.toFixed(a >= 1000 ? 1 : 4);
 }
 
 /** Seconds as "42 s", "3 min 5 s", "1 h 2 min". */
