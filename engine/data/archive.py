@@ -18,7 +18,7 @@ from torch import Tensor, nn
 from torch.utils.data import DataLoader, Dataset
 
 from engine.data.errors import DataError
-from engine.data.limits import DataLimits
+from engine.data.limits import DataLimits, checked_file_size
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".tif", ".tiff"})
 RATIO_FLOOR = 64 * 1024  # smaller entries are never bombs, however well they compress
@@ -60,12 +60,7 @@ def _check_name(name: str) -> None:
 
 def open_archive(path: str, limits: DataLimits) -> zipfile.ZipFile:
     """Open a zip file (reads only its central directory)."""
-    try:
-        size = os.path.getsize(path)
-    except OSError as exc:
-        raise DataError(f"cannot read the file: {exc.strerror}") from None
-    if size > limits.max_bytes:
-        raise DataError(f"the archive is {size} bytes; the limit is {limits.max_bytes}")
+    checked_file_size(path, limits, "archive")
     try:
         return zipfile.ZipFile(path)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError) as exc:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import math
-import os
 from array import array
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from engine.data.errors import DataError
-from engine.data.limits import DataLimits
+from engine.data.limits import DataLimits, checked_file_size
 from engine.data.raw import EncodedTable, RawData
 from engine.data.recipe import CsvSource
 
@@ -103,13 +102,7 @@ def _guess_delimiter(path: str) -> str:
 
 def parse_csv(path: str, limits: DataLimits, delimiter: str | None = None) -> Table:
     """Read a CSV file row by row; structural problems raise DataError naming the row."""
-    try:
-        size = os.path.getsize(path)
-    except OSError as exc:
-        raise DataError(f"cannot read the file: {exc.strerror}") from None
-    if size > limits.max_bytes:
-        raise DataError(f"the file is {size} bytes; the limit is {limits.max_bytes}")
-    if size == 0:
+    if checked_file_size(path, limits) == 0:
         raise DataError("the file is empty")
     delimiter = delimiter or _guess_delimiter(path)
     header: list[str] = []

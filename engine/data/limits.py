@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+
+from engine.data.errors import DataError
 
 MiB = 1 << 20
 
@@ -21,3 +24,14 @@ class DataLimits:
     max_ratio: float = 200.0  # uncompressed / compressed size of one entry (zip bombs)
     max_image_pixels: int = 4096 * 4096  # width * height of one image before resizing
     in_memory_bytes: int = 2048 * MiB  # decoded images above this are read lazily
+
+
+def checked_file_size(path: str, limits: DataLimits, what: str = "file") -> int:
+    """The file's size in bytes; DataError when it cannot be read or is over `limits.max_bytes`."""
+    try:
+        size = os.path.getsize(path)
+    except OSError as exc:
+        raise DataError(f"cannot read the {what}: {exc.strerror}") from None
+    if size > limits.max_bytes:
+        raise DataError(f"the {what} is {size} bytes; the limit is {limits.max_bytes}")
+    return size

@@ -8,7 +8,7 @@ import zipfile
 import numpy as np
 
 from engine.data.errors import DataError
-from engine.data.limits import DataLimits
+from engine.data.limits import DataLimits, checked_file_size
 from engine.data.raw import RawData
 from engine.data.recipe import TensorsSource
 
@@ -68,12 +68,7 @@ def _first_bad_row(a: np.ndarray) -> int:
 def tensors_raw(source: TensorsSource, limits: DataLimits) -> RawData:
     """Read and check x and y from a tensor file."""
     path = source.path
-    try:
-        size = os.path.getsize(path)
-    except OSError as exc:
-        raise DataError(f"cannot read the file: {exc.strerror}") from None
-    if size > limits.max_bytes:
-        raise DataError(f"the file is {size} bytes; the limit is {limits.max_bytes}")
+    checked_file_size(path, limits)
     suffix = os.path.splitext(path)[1].lower()
     if suffix == ".safetensors":
         arrays = _read_safetensors(path)
