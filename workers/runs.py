@@ -7,7 +7,6 @@ delivery (a redelivered message is harmless), and turns exceptions into messages
 from __future__ import annotations
 
 import logging
-import shutil
 import threading
 import time
 from pathlib import Path
@@ -147,15 +146,13 @@ def _jsonable(metrics: dict[str, Any]) -> dict[str, Any]:
 
 def _export(run: Run, model: Any, info: Any, metrics: dict[str, Any], *, onnx: bool) -> Path:
     """Write the run's export folder (safetensors, model.py, config, optionally ONNX) atomically."""
+    from engine.atomic import atomic_dir
     from engine.export import export_dir
 
     final = run_export_dir(run)
-    staging = final.with_name(f".{final.name}-{int(time.time() * 1000)}")
-    export_dir(model, run.graph_revision.spec, run.config, _jsonable(metrics), staging,
-               data_info=info, onnx=onnx)
-    if final.exists():
-        shutil.rmtree(final)
-    staging.rename(final)
+    with atomic_dir(final) as staging:
+        export_dir(model, run.graph_revision.spec, run.config, _jsonable(metrics), staging,
+                   data_info=info, onnx=onnx)
     return final
 
 

@@ -20,6 +20,7 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
+from engine.atomic import atomic_file, write_bytes_atomic
 from engine.train.checkpoint import state_dict_for_save
 
 __all__ = [
@@ -64,18 +65,8 @@ class ExportError(ValueError):
     """An export directory that cannot be read or written."""
 
 
-def _write_bytes(path: Path, data: bytes) -> None:
-    """Write next to the target and rename, so a reader never sees half a file."""
-    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 def _write_json(path: Path, obj: Any) -> None:
-    _write_bytes(path, (json.dumps(obj, indent=2, sort_keys=False) + "\n").encode("utf-8"))
+    write_bytes_atomic(path, (json.dumps(obj, indent=2, sort_keys=False) + "\n").encode("utf-8"))
 
 
 def _as_spec(spec: Any) -> Any:
@@ -227,10 +218,9 @@ def export_dir(
         "netloom_spec": spec_text,
     }
     buf_path = out / "model.safetensors"
-    tmp = buf_path.with_name(f".model.safetensors.tmp-{uuid.uuid4().hex[:8]}")
-    save_file(weights, str(tmp), metadata=metadata)
-    os.replace(tmp, buf_path)
-    _write_bytes(out / "model.py", codegen(spec, class_name=class_name).encode("utf-8"))
+    with atomic_file(buf_path) as tmp:
+        save_file(weights, str(tmp), metadata=metadata)
+    write_bytes_atomic(out / "model.py", codegen(spec, class_name=class_name).encode("utf-8"))
     _write_json(out / "spec.json", spec_json)
     config_json = _config_dict(config)
     if config_json is not None:
@@ -255,7 +245,7 @@ def export_dir(
         input_shapes="; ".join(f"{i.id}: (batch, {', '.join(map(str, i.shape))})" for i in spec.inputs),
         onnx_line=", `model.onnx` the same network for ONNX Runtime." if onnx_note.get("exported") else ".",
     )
-    _write_bytes(out / "README.md", readme.encode("utf-8"))
+    write_bytes_atomic(out / "README.md", readme.encode("utf-8"))
     files = sorted(
         p.name for p in out.iterdir() if p.is_file() and not p.name.startswith(".")
     )
@@ -334,5 +324,5 @@ def zip_export(directory: Path | str, dest: Path | str | None = None) -> bytes |
         return data
     dest = Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    _write_bytes(dest, data)
+    write_bytes_atomic(dest, data)
     return dest

@@ -14,10 +14,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
-import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +21,8 @@ from typing import Any
 import numpy as np
 import torch
 from safetensors.torch import load_file, save_file
+
+from engine.atomic import atomic_dir
 
 __all__ = [
     "FORMAT_VERSION",
@@ -165,28 +163,6 @@ def _write_json(path: Path, obj: Any) -> None:
         json.dump(obj, f, indent=1, sort_keys=True)
         f.flush()
         os.fsync(f.fileno())
-
-
-@contextmanager
-def atomic_dir(final: Path) -> Iterator[Path]:
-    """Yield a temporary sibling directory; on success it replaces `final` in one rename."""
-    final = Path(final)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.parent / f".{final.name}.tmp-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
-    try:
-        yield tmp
-        if final.exists():
-            # A directory cannot be renamed over a non-empty one: move the old one aside first.
-            old = final.parent / f".{final.name}.old-{uuid.uuid4().hex[:8]}"
-            os.replace(final, old)
-            os.replace(tmp, final)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def save_checkpoint(
