@@ -1,4 +1,9 @@
-"""Training-time augmentation with kornia, previews of it, and PNG grids for the page."""
+"""Training-time augmentation with kornia, and PNG grids for the page.
+
+Previews of a recipe's augmentation on a training sample are `engine.data.preview` (they read
+the dataset, which imports this module). kornia is imported when an image augmentation is
+built: a run without one never pays its import.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,6 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import kornia.augmentation as K
 import numpy as np
 import torch
 from PIL import Image
@@ -73,6 +77,8 @@ def _parse(specs: Sequence[Any]) -> list[Any]:
 
 
 def _image_op(spec: Any, shape: Sequence[int]) -> nn.Module:
+    import kornia.augmentation as K
+
     _, height, width = shape
     if isinstance(spec, HFlip):
         return K.RandomHorizontalFlip(p=spec.p)
@@ -138,25 +144,6 @@ def build_augmentation(
     if len(shape) == 3 and mean is not None and std is not None:
         module = _PixelSpace(module, mean, std)
     return module
-
-
-def preview_augmentations(
-    recipe: Any, index: int = 0, n: int = 8, seed: int = 0, limits: Any = None
-) -> Tensor:
-    """n augmented versions of train sample `index`, in [0, 1] pixels: (n, C, H, W)."""
-    from engine.data.load import train_sample
-
-    if n < 1:
-        raise DataError("n must be at least 1", field="n")
-    recipe_model, image = train_sample(recipe, index, limits)  # (C, H, W) in [0, 1]
-    if image.dim() != 3:
-        raise DataError("augmentation previews need an image dataset", field="source")
-    module = build_augmentation(recipe_model.transforms.augment, list(image.shape))
-    batch = image.unsqueeze(0).repeat(n, 1, 1, 1)  # (n, C, H, W)
-    with torch.random.fork_rng(devices=[]), torch.no_grad():
-        torch.manual_seed(seed)
-        out = module(batch)
-    return out.clamp(0.0, 1.0)
 
 
 def png_grid(images: Tensor, nrow: int | None = None, pad: int = 2, min_tile: int = 48) -> bytes:

@@ -1,4 +1,7 @@
-"""Training: config, the loop, callbacks and sinks, metrics, checkpoints."""
+"""Training: config, the loop and its pieces, callbacks and sinks, metrics, checkpoints.
+
+`trainer.py` lists the module of each piece `train()` calls.
+"""
 
 from engine.train.callbacks import (
     Callback,

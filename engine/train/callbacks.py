@@ -1,21 +1,21 @@
-"""The trainer's collaborators: callback hooks, the metric sink and the stop check."""
+"""The trainer's collaborators: callback hooks, the metric sink and the stop check.
+
+TrainState and TrainResult, which the hooks receive, live in `engine.train.state`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-if TYPE_CHECKING:
-    import torch
-
-    from engine.train.config import TrainConfig
-    from engine.train.trainer import TrainResult
+from engine.train.state import TrainResult, TrainState
 
 __all__ = [
+    "HOOK_NAMES",
     "Callback",
     "CallbackBase",
+    "Hooks",
     "MetricSink",
     "StopCheck",
     "TrainState",
@@ -25,28 +25,14 @@ __all__ = [
 
 StopCheck = Callable[[], bool]
 
-
-@dataclass
-class TrainState:
-    """What the hooks see: counters, the live model and optimizer, the latest metrics."""
-
-    config: TrainConfig
-    model: torch.nn.Module
-    optimizer: torch.optim.Optimizer
-    epochs: int
-    steps_per_epoch: int
-    total_steps: int
-    device: str
-    epoch: int = 0  # completed epochs
-    step: int = 0  # completed optimizer steps
-    batch_in_epoch: int = 0
-    metrics: dict[str, Any] = field(default_factory=dict)
-    status: str = "running"
-
-    @property
-    def epoch_progress(self) -> float:
-        """Fractional epoch, as the sink and the charts use it."""
-        return self.epoch + self.batch_in_epoch / max(self.steps_per_epoch, 1)
+HOOK_NAMES = (
+    "on_train_start",
+    "on_train_batch_end",
+    "on_validation_end",
+    "on_checkpoint",
+    "on_train_end",
+    "on_exception",
+)
 
 
 @runtime_checkable
@@ -87,6 +73,24 @@ class CallbackBase:
 
     def on_exception(self, state: TrainState, exc: BaseException) -> None:
         """Called when training fails, before the exception propagates."""
+
+
+class Hooks:
+    """The callbacks' hooks resolved once, so a step costs one loop over bound methods."""
+
+    def __init__(self, callbacks: Iterable[Callback | Any]) -> None:
+        callbacks = list(callbacks)
+        self._by_name: dict[str, list[Callable[..., Any]]] = {
+            name: [getattr(cb, name) for cb in callbacks if hasattr(cb, name)] for name in HOOK_NAMES
+        }
+
+    def __call__(self, name: str, *args: Any) -> None:
+        for hook in self._by_name[name]:
+            hook(*args)
+
+    def bound(self, name: str) -> list[Callable[..., Any]]:
+        """The hooks of one name, for a loop that calls them itself."""
+        return self._by_name[name]
 
 
 @runtime_checkable

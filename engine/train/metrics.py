@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import torch
 import torch.nn.functional as F
-from torchmetrics.functional import classification as tmf
-from torchmetrics.functional import regression as tmr
 
 from engine.train.errors import TrainingError
 
@@ -18,6 +16,7 @@ __all__ = [
     "TaskSpec",
     "adapt_target",
     "evaluate",
+    "float_metrics",
     "iter_batches",
     "make_loss",
     "resolve_task",
@@ -118,15 +117,20 @@ def _predictions(task: TaskSpec, out: torch.Tensor) -> torch.Tensor:
     return out
 
 
+def multiclass_confusion_matrix(preds: torch.Tensor, target: torch.Tensor, n: int) -> torch.Tensor:
+    """(true, predicted) counts of class ids, as torchmetrics' own update computes it."""
+    return torch.bincount(target.long() * n + preds.long(), minlength=n * n).reshape(n, n)
+
+
 def _compute(task: TaskSpec, preds: torch.Tensor, target: torch.Tensor) -> dict[str, Any]:
-    """torchmetrics' functional metrics over a whole split at once."""
+    """Metrics over a whole split at once (torchmetrics' functional ones beyond multiclass)."""
     n = task.num_classes or 2
-    # Argument checks would scan the tensors again (and sync on a GPU); ours are well formed.
-    kw: dict[str, Any] = {"validate_args": False}
     if task.kind == "multiclass":
         # One pass builds the confusion matrix; accuracy and macro F1 follow from it exactly as
         # torchmetrics computes them (classes never seen nor predicted are left out of the mean).
-        matrix = tmf.multiclass_confusion_matrix(preds, target, n, **kw)  # (true, predicted)
+        # The matrix is one bincount: importing torchmetrics for it would cost a process about
+        # a second (it imports scipy.signal and matplotlib), more than 60 epochs of evaluation.
+        matrix = multiclass_confusion_matrix(preds, target, n)
         # The matrix is read back for the result anyway; the rest is a few Python sums over it,
         # cheaper than a dozen small tensor ops (this runs once per epoch).
         rows: list[list[int]] = matrix.tolist()
@@ -143,6 +147,11 @@ def _compute(task: TaskSpec, preds: torch.Tensor, target: torch.Tensor) -> dict[
             "f1": f1_sum / max(seen, 1),
             "confusion_matrix": rows,
         }
+    from torchmetrics.functional import classification as tmf
+    from torchmetrics.functional import regression as tmr
+
+    # Argument checks would scan the tensors again (and sync on a GPU); ours are well formed.
+    kw: dict[str, Any] = {"validate_args": False}
     if task.kind == "binary":
         preds, target = preds.view(-1), target.long().view(-1)
         return {
@@ -199,6 +208,13 @@ def _index_batches(
         else:
             idx = order[start : start + batch_size]
             yield x[idx], y[idx]
+
+
+def float_metrics(values: Mapping[str, Any]) -> dict[str, float]:
+    """The scalar metrics of `values` as floats (confusion matrices and the like left out)."""
+    return {
+        k: float(v) for k, v in values.items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+    }
 
 
 def dataset_len(data: Any) -> int:

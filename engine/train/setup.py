@@ -1,0 +1,142 @@
+"""Before the first step: the model on its device, the data checked against the graph, the task."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from engine.train.config import TrainConfig
+from engine.train.errors import TrainingError
+from engine.train.metrics import TaskSpec, dataset_len, iter_batches, resolve_task
+from engine.train.precision import Precision
+
+__all__ = ["RunSize", "check_single_output", "prepare_model", "probe_task", "seed_everything", "spec_to_json"]
+
+
+def seed_everything(seed: int) -> None:
+    """Seed torch, Python and NumPy (the global generators augmentation and dropout draw from)."""
+    torch.manual_seed(seed)
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+
+
+def spec_to_json(spec: Any) -> Any:
+    """A spec (GraphSpec, dict or JSON text) as a JSON-able dict; None stays None."""
+    if spec is None:
+        return None
+    if hasattr(spec, "model_dump"):
+        return spec.model_dump(mode="json", exclude_none=True)
+    if isinstance(spec, (str, bytes)):
+        return json.loads(spec)
+    return spec
+
+
+def prepare_model(
+    spec: Any, model: torch.nn.Module | None, seed: int, device: torch.device
+) -> tuple[Any, torch.nn.Module]:
+    """The parsed spec and the model on `device`: `model` as given, or `build(spec, seed)`.
+
+    Training randomness (dropout, augmentation) then starts from the seed, whatever building drew.
+    """
+    if spec is not None and not hasattr(spec, "inputs"):
+        from engine.spec import parse_spec
+
+        spec = parse_spec(spec)
+    seed_everything(seed)
+    if model is None:
+        if spec is None:
+            raise TrainingError("train() needs a spec or a model")
+        from engine.build import build
+
+        model = build(spec, seed=seed)
+    model = model.to(device)
+    seed_everything(seed)
+    return spec, model
+
+
+def check_single_output(out: Any) -> torch.Tensor:
+    """The model's output tensor; TrainingError when the graph has several outputs."""
+    if isinstance(out, torch.Tensor):
+        return out
+    raise TrainingError(
+        f"training needs a graph with exactly one output; this one returns {len(out)} outputs"
+    )
+
+
+def check_data_fits(spec: Any, x: torch.Tensor) -> None:
+    """The dataset's sample shape and dtype must be what the graph's input declares."""
+    if len(spec.inputs) != 1:
+        raise TrainingError(
+            f"training needs a graph with exactly one input; this one has {len(spec.inputs)} "
+            f"({', '.join(i.id for i in spec.inputs)})"
+        )
+    inp = spec.inputs[0]
+    if list(x.shape[1:]) != list(inp.shape):
+        raise TrainingError(
+            f"the data has samples of shape {list(x.shape[1:])} but the graph input "
+            f"{inp.id!r} is {list(inp.shape)}"
+        )
+    if (inp.dtype == "int64") != (not torch.is_floating_point(x)):
+        raise TrainingError(
+            f"the data holds {str(x.dtype).removeprefix('torch.')} values but the graph input "
+            f"{inp.id!r} is {inp.dtype}"
+        )
+
+
+def probe_task(
+    spec: Any, model: torch.nn.Module, splits: Any, cfg: TrainConfig, precision: Precision,
+    device: torch.device,
+) -> tuple[TaskSpec, torch.Tensor]:
+    """Check one training sample against the graph, run it through the model, decide the task.
+
+    Returns the task and the sample's target (its dtype and shape tell the loop what it gets).
+    """
+    first_x, first_y = next(iter_batches(splits.train, 1, shuffle=False, augment=False))
+    if spec is not None:
+        check_data_fits(spec, first_x)
+    with torch.no_grad():
+        was_training = model.training
+        model.eval()
+        with precision.autocast():
+            probe = check_single_output(model(first_x.to(device)))
+        model.train(was_training)
+    task = resolve_task(
+        task=cfg.task, loss=cfg.loss, output_shape=tuple(probe.shape[1:]), y=first_y,
+        info=getattr(splits, "info", None),
+    )
+    return task, first_y
+
+
+@dataclass(frozen=True)
+class RunSize:
+    """How long a run is: rows, steps per epoch, total steps, and the batch sizes."""
+
+    train_rows: int
+    batch_size: int
+    eval_batch_size: int
+    steps_per_epoch: int
+    total_steps: int
+
+    @classmethod
+    def of(cls, splits: Any, cfg: TrainConfig) -> RunSize:
+        """The size of training `splits.train` under `cfg`; TrainingError when it is empty."""
+        rows = dataset_len(splits.train)
+        if rows == 0:
+            raise TrainingError("the training split is empty")
+        steps_per_epoch = math.ceil(rows / cfg.batch_size)
+        total = cfg.epochs * steps_per_epoch
+        if cfg.max_steps is not None:
+            total = min(total, cfg.max_steps)
+        return cls(
+            train_rows=rows,
+            batch_size=cfg.batch_size,
+            eval_batch_size=cfg.eval_batch_size or max(cfg.batch_size, 256),
+            steps_per_epoch=steps_per_epoch,
+            total_steps=total,
+        )

@@ -1,0 +1,139 @@
+"""The training steps of one epoch: the hot loop, and the order its batches come in.
+
+Everything the loop needs is looked up once, in `StepLoop.__init__`; a step is the forward
+pass, the loss, one call to the backward step of `precision.backward_step`, the LR schedule
+when it steps per batch, the metric window, and the batch-end hooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+
+from engine.train.callbacks import Hooks, MetricSink, StopCheck
+from engine.train.config import TrainConfig
+from engine.train.metrics import TaskSpec, adapt_target, iter_batches, make_loss
+from engine.train.precision import Precision, backward_step
+from engine.train.schedule import Schedule
+from engine.train.setup import check_single_output
+from engine.train.state import LastMetrics, TrainState
+from engine.train.window import MetricWindow
+
+__all__ = ["StepLoop", "epoch_batches"]
+
+Batches = Iterator[tuple[torch.Tensor, torch.Tensor]]
+
+
+def epoch_batches(train_set: Any, batch_size: int, generator: torch.Generator, skip: int) -> Batches:
+    """An epoch's shuffled, augmented batches, less the first `skip` (done before a resume)."""
+    if skip == 0:
+        return iter_batches(train_set, batch_size, shuffle=True, generator=generator, augment=True)
+    return _resumed_batches(train_set, batch_size, generator, skip)
+
+
+def _resumed_batches(train_set: Any, batch_size: int, generator: torch.Generator, skip: int) -> Batches:
+    # Resuming mid-epoch: redraw the epoch's order and skip what was done. The skipped
+    # batches must not run the augmentation (it draws from the global RNG), so this epoch
+    # is read without it and augmented here, exactly as TensorSet.batches would.
+    transform = getattr(train_set, "transform", None)
+    batches = iter_batches(
+        train_set, batch_size, shuffle=True, generator=generator, augment=transform is None
+    )
+    for i, (xb, yb) in enumerate(batches):
+        if i < skip:
+            continue
+        if transform is not None:
+            with torch.no_grad():
+                xb = transform(xb)
+        yield xb, yb
+
+
+class StepLoop:
+    """Runs the steps of an epoch and reports the train window to the sink every `log_every`."""
+
+    def __init__(
+        self,
+        *,
+        model: torch.nn.Module,
+        task: TaskSpec,
+        first_target: torch.Tensor,
+        cfg: TrainConfig,
+        precision: Precision,
+        optimizer: torch.optim.Optimizer,
+        schedule: Schedule,
+        window: MetricWindow,
+        last: LastMetrics,
+        sink: MetricSink | None,
+        hooks: Hooks,
+        should_stop: StopCheck | None,
+        device: torch.device,
+        total_steps: int,
+    ) -> None:
+        self._model, self._task, self._loss_fn, self._precision = model, task, make_loss(task), precision
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        self._backward_step = backward_step(
+            optimizer, params, scaler=precision.scaler, grad_clip=cfg.grad_clip
+        )
+        self._step_schedule = schedule.step_after_batch
+        self._optimizer, self.window, self._last, self._sink = optimizer, window, last, sink
+        self._batch_end_hooks, self._should_stop = hooks.bound("on_train_batch_end"), should_stop
+        self._device, self._log_every, self._total_steps = device, cfg.log_every, total_steps
+        # A 1-D int64 target is what cross-entropy takes as is (adapt_target would return it).
+        self._target_as_is = (
+            task.kind == "multiclass" and first_target.dim() == 1 and first_target.dtype == torch.int64
+        )
+
+    def flush(self, state: TrainState) -> float | None:
+        """Read the window, log it (sink, state, last metrics); its mean loss, or None if empty."""
+        values = self.window.flush(state.step, float(self._optimizer.param_groups[0]["lr"]))
+        if values is None:
+            return None
+        self._last.train.update(values)
+        state.metrics.update(values)
+        if self._sink is not None:
+            self._sink.log(state.step, state.epoch_progress, values)
+        return values["train/loss"]
+
+    def run(self, batches: Batches, state: TrainState) -> str:
+        """Step through `batches`: "epoch_end", "cancelled" (should_stop) or "max_steps"."""
+        # Hot-loop constants, looked up once instead of on every step.
+        model, task, loss_fn, autocast = self._model, self._task, self._loss_fn, self._precision.autocast
+        mixed, backward_step, step_schedule = self._precision.mixed, self._backward_step, self._step_schedule
+        add, hooks, should_stop = self.window.add, self._batch_end_hooks, self._should_stop
+        device, to_device = self._device, self._device.type != "cpu"  # CPU batches are in place
+        log_every, total_steps, target_as_is = self._log_every, self._total_steps, self._target_as_is
+        next_batch = batches.__next__
+        while True:
+            # Asked before the next batch is drawn: drawing runs the augmentation, which
+            # moves the global RNG that a checkpoint taken now must capture untouched.
+            if should_stop is not None and should_stop():
+                return "cancelled"
+            try:
+                x, y = next_batch()
+            except StopIteration:
+                return "epoch_end"
+            if to_device:
+                x = x.to(device, non_blocking=True)
+                y = y.to(device, non_blocking=True)
+            if mixed:
+                with autocast():
+                    out = check_single_output(model(x))
+                    target = adapt_target(task, out, y)
+                    loss = loss_fn(out, target)
+            else:  # the same three lines, without entering a context on every step
+                out = check_single_output(model(x))
+                target = y if target_as_is else adapt_target(task, out, y)
+                loss = loss_fn(out, target)
+            backward_step(loss)
+            if step_schedule is not None:
+                step_schedule()
+            state.step += 1
+            state.batch_in_epoch += 1
+            add(loss, out, target, x.shape[0])
+            logged = self.flush(state) if state.step % log_every == 0 else None
+            for hook in hooks:
+                hook(state, logged)
+            if state.step >= total_steps:
+                return "max_steps"
