@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import torch
@@ -9,6 +10,7 @@ from torch import fx, nn
 
 from engine.ops import registry
 from engine.ops.registry import In
+from engine.spec import split_ref
 from engine.validate import Limits, ValidationReport, validate
 
 
@@ -34,9 +36,9 @@ def node_inputs(report: ValidationReport, node_id: str) -> list[In]:
     node = next(n for n in report.spec.nodes if n.id == node_id)
     result = []
     for ref in node.inputs:
-        info = report.nodes[ref]
-        assert info.shape is not None
-        result.append(In(ref, info.shape, info.dtype or "float32"))
+        shape, dtype = report.ref_shape(ref)
+        assert shape is not None
+        result.append(In(ref, shape, dtype))
     return result
 
 
@@ -54,6 +56,16 @@ def build(spec: Any, seed: int = 0, limits: Limits | None = None) -> fx.GraphMod
     values: dict[str, fx.Node] = {}
     for inp in report.spec.inputs:
         values[inp.id] = graph.placeholder(inp.id)
+
+    def value(ref: str) -> fx.Node:
+        # Output k of a node with several outputs is one getitem on its tuple, made once.
+        if ref not in values:
+            node_id, port = split_ref(ref)
+            values[ref] = graph.create_node(
+                "call_function", operator.getitem, (values[node_id], port), name=f"{node_id}_{port}"
+            )
+        return values[ref]
+
     # fork_rng keeps the caller's global RNG untouched while seeding the initialisers.
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -62,7 +74,7 @@ def build(spec: Any, seed: int = 0, limits: Limits | None = None) -> fx.GraphMod
             op = registry[node.op]
             params = report.resolved[node_id]
             ins = node_inputs(report, node_id)
-            args = [values[ref] for ref in node.inputs]
+            args = [value(ref) for ref in node.inputs]
             if op.function is not None:
                 values[node_id] = op.function.fx(graph, args, params, ins, node_id)
             else:
@@ -70,7 +82,7 @@ def build(spec: Any, seed: int = 0, limits: Limits | None = None) -> fx.GraphMod
                 values[node_id] = graph.create_node(
                     "call_module", node_id, tuple(args), name=node_id
                 )
-    outs = [values[o] for o in report.spec.outputs]
+    outs = [value(o) for o in report.spec.outputs]
     graph.output(outs[0] if len(outs) == 1 else tuple(outs))
     graph.lint()
     return fx.GraphModule(root, graph, class_name="Net")

@@ -14,12 +14,23 @@ from torch import nn
 
 from engine.build import checked, node_inputs
 from engine.ops import modules, registry
-from engine.spec import spec_hash
+from engine.spec import spec_hash, split_ref
 from engine.validate import Limits
 
 
 def _batched(shape: tuple[int, ...] | None) -> str:
     return "(B, " + ", ".join(str(d) for d in shape) + ")" if shape is not None else "(B, ?)"
+
+
+def _expression(ref: str) -> str:
+    """A reference in the generated forward(): 'split1:1' reads split1[1]."""
+    node, port = split_ref(ref)
+    return node if port is None else f"{node}[{port}]"
+
+
+def _written(value: Any) -> Any:
+    # A size parameter the way a person writes it: kernel_size=3, kernel_size=(3, 1).
+    return tuple(value) if isinstance(value, list) else value
 
 
 def _constructor(cls: type[nn.Module], kwargs: dict[str, Any]) -> str:
@@ -29,7 +40,7 @@ def _constructor(cls: type[nn.Module], kwargs: dict[str, Any]) -> str:
         # Only classes reachable as torch.nn.<Name> are emitted; anything else is a bug here.
         assert getattr(nn, cls.__name__, None) is cls, f"{cls!r} is not torch.nn.{cls.__name__}"
         name = f"nn.{cls.__name__}"
-    args = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+    args = ", ".join(f"{k}={_written(v)!r}" for k, v in kwargs.items())
     return f"{name}({args})"
 
 
@@ -60,20 +71,23 @@ def codegen(spec: Any, class_name: str = "Net", limits: Limits | None = None) ->
         ins = node_inputs(report, node_id)
         shape = _batched(report.nodes[node_id].shape)
         if op.function is not None:
-            expression = op.function.source(list(node.inputs), params, ins)
+            expression = op.function.source([_expression(r) for r in node.inputs], params, ins)
         else:
             cls, kwargs = op.module_call(params, ins)
             if cls.__module__ == modules.__name__ and cls not in wrappers:
                 wrappers.append(cls)
             init_lines.append(f"self.{node_id} = {_constructor(cls, kwargs)}")
-            expression = f"self.{node_id}({', '.join(node.inputs)})"
+            expression = f"self.{node_id}({', '.join(map(_expression, node.inputs))})"
+        info = report.nodes[node_id]
+        if info.ports is not None:
+            shape = ", ".join(_batched(s) for s in info.ports)
         forward_lines.append(f"{node_id} = {expression}  # {shape}")
     outputs = list(graph.outputs)
     if len(outputs) == 1:
-        forward_lines.append(f"return {outputs[0]}")
+        forward_lines.append(f"return {_expression(outputs[0])}")
         returns = "torch.Tensor"
     else:
-        forward_lines.append(f"return {', '.join(outputs)}")
+        forward_lines.append(f"return {', '.join(map(_expression, outputs))}")
         returns = "tuple[torch.Tensor, ...]"
 
     signature = ", ".join(f"{i.id}: torch.Tensor" for i in graph.inputs)

@@ -11,6 +11,22 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 # Ids become Python attribute and variable names in the built module and the generated source.
 ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
 DEFAULT_MAX_SPEC_BYTES = 5 * 1024 * 1024
+# A node with several outputs (Split, Chunk) is read port by port: "split1:0", "split1:1".
+PORT_SEPARATOR = ":"
+
+
+def split_ref(ref: str) -> tuple[str, int | None]:
+    """An input or output reference as (node id, port): 'split1:1' -> ('split1', 1), 'fc1' ->
+    ('fc1', None). Ids cannot contain ':', so the split is unambiguous."""
+    node, sep, port = ref.rpartition(PORT_SEPARATOR)
+    if sep and node and port.isascii() and port.isdigit() and str(int(port)) == port:
+        return node, int(port)
+    return ref, None
+
+
+def port_ref(node: str, port: int | None) -> str:
+    """The reference to output `port` of `node` (None: its only output)."""
+    return node if port is None else f"{node}{PORT_SEPARATOR}{port}"
 
 
 class SpecError(ValueError):
@@ -50,7 +66,11 @@ class NodeSpec(_Strict):
     id: StrictStr = Field(json_schema_extra={"pattern": ID_PATTERN})
     op: StrictStr
     params: dict[str, Any] = Field(default_factory=dict)
-    inputs: list[StrictStr] = Field(default_factory=list)
+    inputs: list[StrictStr] = Field(
+        default_factory=list,
+        description="Ordered references to node or input ids; output k of a node with several "
+        "outputs (Split, Chunk) is 'id:k'.",
+    )
 
 
 class GraphSpec(_Strict):
@@ -59,7 +79,9 @@ class GraphSpec(_Strict):
     version: Literal[1] = 1
     inputs: list[InputSpec]
     nodes: list[NodeSpec] = Field(default_factory=list)
-    outputs: list[StrictStr] = Field(default_factory=list)
+    outputs: list[StrictStr] = Field(
+        default_factory=list, description="References the model returns, in order ('id' or 'id:k')."
+    )
     layout: dict[str, Any] = Field(default_factory=dict)
     ui: dict[str, Any] = Field(default_factory=dict)
 

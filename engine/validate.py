@@ -27,6 +27,8 @@ from engine.spec import (
     NodeSpec,
     SpecError,
     parse_spec,
+    port_ref,
+    split_ref,
 )
 
 _ID_RE = re.compile(ID_PATTERN)
@@ -66,14 +68,19 @@ class NodeInfo:
     shape: tuple[int, ...] | None = None
     params: int | None = None
     dtype: str | None = None
+    # A node with several outputs: one shape per port (`shape` is port 0's).
+    ports: tuple[tuple[int, ...], ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The node's entry in the report JSON."""
-        return {
+        """The node's entry in the report JSON (`ports` only for a node with several outputs)."""
+        out: dict[str, Any] = {
             "op": self.op,
             "shape": list(self.shape) if self.shape is not None else None,
             "params": self.params,
         }
+        if self.ports is not None:
+            out["ports"] = [list(p) for p in self.ports]
+        return out
 
 
 @dataclass
@@ -100,6 +107,15 @@ class ValidationReport:
     def error(self, node: str | None, code: str, message: str, field: str | None = None) -> None:
         """Record one error."""
         self.errors.append(Problem(node, code, message, field))
+
+    def ref_shape(self, ref: str) -> tuple[tuple[int, ...] | None, str]:
+        """Shape and dtype of what a reference ('fc1' or 'split1:1') reads."""
+        node, port = split_ref(ref)
+        info = self.nodes[node]
+        dtype = info.dtype or "float32"
+        if port is None or info.ports is None:
+            return info.shape, dtype
+        return (info.ports[port] if port < len(info.ports) else None), dtype
 
     def to_json(self) -> dict[str, Any]:
         """The report as JSON-ready data (see docs/architecture.md)."""
@@ -276,8 +292,9 @@ class _Checker:
                     self.broken.add(node_id)
             deps = []
             for ref in node.inputs:
-                if ref in self.nodes or ref in self.inputs:
-                    deps.append(ref)
+                base, _ = split_ref(ref)
+                if base in self.nodes or base in self.inputs:
+                    deps.append(base)
                 else:
                     report.error(
                         node_id,
@@ -294,7 +311,8 @@ class _Checker:
                 None, "no_outputs", "the graph has no outputs; mark at least one node as an output"
             )
         for out in self.spec.outputs:
-            if out not in self.nodes and out not in self.inputs:
+            base, _ = split_ref(out)
+            if base not in self.nodes and base not in self.inputs:
                 self.report.error(
                     _short(out),
                     "unreachable",
@@ -349,7 +367,7 @@ class _Checker:
     def live_nodes(self) -> set[str]:
         """Nodes that some output depends on."""
         live: set[str] = set()
-        stack = [o for o in self.spec.outputs if o in self.nodes]
+        stack = [b for b in (split_ref(o)[0] for o in self.spec.outputs) if b in self.nodes]
         while stack:
             n = stack.pop()
             if n in live:
@@ -368,11 +386,18 @@ class _Checker:
                 continue
             op = self.ops[node_id]
             ins: list[In] = []
-            for ref in self.deps[node_id]:
-                src = report.nodes[ref]
+            refs = [r for r in self.nodes[node_id].inputs if split_ref(r)[0] in report.nodes]
+            for ref in refs:
+                src = report.nodes[split_ref(ref)[0]]
                 if src.shape is None:
                     break  # upstream already reported; stay quiet here
-                ins.append(In(ref, src.shape, src.dtype or "float32"))
+                problem = self.port_problem(ref)
+                if problem:
+                    report.error(node_id, "dangling_input", problem, "inputs")
+                    break
+                shape, dtype = report.ref_shape(ref)
+                assert shape is not None
+                ins.append(In(ref, shape, dtype))
             else:
                 bad_dtype = [i for i in ins if i.dtype not in op.input_dtypes]
                 if bad_dtype:
@@ -398,14 +423,42 @@ class _Checker:
                     )
                     continue
                 info.shape, info.dtype, info.params = result.shape, result.dtype, result.params
+                info.ports = result.ports if op.multi_output else None
         for out in self.spec.outputs:
-            if out in report.nodes:
-                report.outputs[out] = report.nodes[out].shape
+            base, _ = split_ref(out)
+            if base not in report.nodes:
+                continue
+            problem = self.port_problem(out) if report.nodes[base].shape is not None else None
+            if problem:
+                report.error(base, "unreachable", problem, "outputs")
+                report.outputs[out] = None
+            else:
+                report.outputs[out] = report.ref_shape(out)[0]
+
+    def port_problem(self, ref: str) -> str | None:
+        """Why a reference to a node with a known shape names no output of it, or None."""
+        base, port = split_ref(ref)
+        info = self.report.nodes[base]
+        if info.ports is None:
+            if port is None:
+                return None
+            return f"'{base}' has one output; refer to it as '{base}', not '{_short(ref)}'"
+        count = len(info.ports)
+        if port is None:
+            return (
+                f"'{base}' has {count} outputs; refer to one of them as "
+                f"'{port_ref(base, 0)}' .. '{port_ref(base, count - 1)}'"
+            )
+        if port >= count:
+            return f"'{base}' has {count} outputs (0..{count - 1}); there is no output {port}"
+        return None
 
     # ------------------------------------------------------------ warnings and limits
 
     def warn_unused(self, live: set[str]) -> None:
-        used_inputs = {d for n in live for d in self.deps[n]} | set(self.spec.outputs)
+        used_inputs = {d for n in live for d in self.deps[n]} | {
+            split_ref(o)[0] for o in self.spec.outputs
+        }
         for inp in self.inputs:
             if inp not in used_inputs:
                 self.report.warnings.append(
@@ -430,7 +483,8 @@ class _Checker:
             info = report.nodes[node_id]
             if info.shape is None:
                 return 0
-            return math.prod(info.shape) * DTYPE_BYTES.get(info.dtype or "float32", 4)
+            values = sum(map(math.prod, info.ports)) if info.ports else math.prod(info.shape)
+            return values * DTYPE_BYTES.get(info.dtype or "float32", 4)
 
         sized = list(self.inputs) + [n for n in report.order if report.nodes[n].shape is not None]
         report.activation_bytes = sum(activation(n) for n in sized)

@@ -3,6 +3,7 @@ recurrent and attention layers, dropout."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,12 +12,16 @@ from torch import nn
 from engine.ops import modules
 from engine.ops.registry import In, Inferred, OpDef, Param, ShapeError, registry
 from engine.ops.rules import (
+    as_written,
     bool_param,
     check_divides,
     float_param,
     int_param,
     need_min_rank,
     need_rank,
+    per_dim,
+    shown,
+    size_param,
     windowed,
 )
 
@@ -49,32 +54,40 @@ registry.register(
         ),
         inferred=("in_features",),
         input_hint="[..., features]",
+        keywords=("dense", "fully connected", "mlp", "projection", "affine"),
     )
 )
 
 # ---------------------------------------------------------------- Convolution
 
-_KERNEL = int_param("kernel_size", 3, "Size of the (square) window.", hi=4096)
-_STRIDE = int_param("stride", 1, "Step of the window.", hi=4096)
-_PADDING = int_param("padding", 0, "Zeros added on each side.", lo=0, hi=4096)
-_DILATION = int_param("dilation", 1, "Spacing between window elements.", hi=4096)
+_LAYOUTS = {1: "[C, L]", 2: "[C, H, W]", 3: "[C, D, H, W]"}
 _GROUPS = int_param("groups", 1, "Blocked connections from input to output channels.", hi=65536)
 
 
-def _conv_params() -> tuple[Param, ...]:
+def _conv_params(spatial: int) -> tuple[Param, ...]:
     return (
         int_param("out_channels", None, "Number of output channels.", required=True),
-        _KERNEL,
-        _STRIDE,
-        _PADDING,
-        _DILATION,
+        size_param(
+            "kernel_size", 3, "Size of the window: one number, or one per dimension.", spatial
+        ),
+        size_param("stride", 1, "Step of the window: one number, or one per dimension.", spatial),
+        size_param(
+            "padding",
+            0,
+            "Zeros added on each side (one number, or one per dimension); 'same' keeps the size "
+            "(stride 1 only), 'valid' adds none.",
+            spatial,
+            lo=0,
+            choices=("same", "valid"),
+        ),
+        size_param("dilation", 1, "Spacing between window elements.", spatial),
         _GROUPS,
         bool_param("bias", True, "Learn an additive bias."),
     )
 
 
 def _conv_infer(name: str, spatial: int) -> Any:
-    layout = "[C, L]" if spatial == 1 else "[C, H, W]"
+    layout = _LAYOUTS[spatial]
 
     def infer(p: P, ins: list[In]) -> Inferred:
         (x,) = ins
@@ -82,8 +95,20 @@ def _conv_infer(name: str, spatial: int) -> Any:
         cin, cout, g = x.shape[0], p["out_channels"], p["groups"]
         check_divides(name, cin, g, "groups", f"the input channels of {x}")
         check_divides(name, cout, g, "groups", "out_channels")
-        out = windowed(name, x, spatial, p["kernel_size"], p["stride"], p["padding"], p["dilation"])
-        count = cout * (cin // g) * p["kernel_size"] ** spatial + (cout if p["bias"] else 0)
+        padding = p["padding"]
+        if padding == "same":
+            if any(s != 1 for s in per_dim(p["stride"], spatial)):
+                raise ShapeError(
+                    f"{name} 'padding' 'same' needs stride 1 (PyTorch has no 'same' for strided "
+                    f"convolutions), got stride {shown(p['stride'])}",
+                    field="padding",
+                )
+            out = tuple(x.shape[1:])
+        else:
+            padding = 0 if padding == "valid" else padding
+            out = windowed(name, x, spatial, p["kernel_size"], p["stride"], padding, p["dilation"])
+        window = math.prod(per_dim(p["kernel_size"], spatial))
+        count = cout * (cin // g) * window + (cout if p["bias"] else 0)
         return Inferred((cout, *out), "float32", count)
 
     return infer
@@ -94,10 +119,10 @@ def _conv_module(cls: type[nn.Module]) -> Any:
         return cls, {
             "in_channels": ins[0].shape[0],
             "out_channels": p["out_channels"],
-            "kernel_size": p["kernel_size"],
-            "stride": p["stride"],
-            "padding": p["padding"],
-            "dilation": p["dilation"],
+            "kernel_size": as_written(p["kernel_size"]),
+            "stride": as_written(p["stride"]),
+            "padding": as_written(p["padding"]),
+            "dilation": as_written(p["dilation"]),
             "groups": p["groups"],
             "bias": p["bias"],
         }
@@ -105,32 +130,31 @@ def _conv_module(cls: type[nn.Module]) -> Any:
     return module
 
 
-registry.register(
-    OpDef(
-        name="Conv1d",
-        category="Convolution",
-        help="1-d convolution over a [channels, length] input.",
-        params=_conv_params(),
-        arity=(1, 1),
-        infer=_conv_infer("Conv1d", 1),
-        module=_conv_module(nn.Conv1d),
-        inferred=("in_channels",),
-        input_hint="[C, L]",
+_CONV_WORDS = ("convolution", "filter", "feature map", "cnn", "kernel")
+
+for _spatial, _cls, _what in (
+    (1, nn.Conv1d, "1-d convolution over a [channels, length] input (signals, sequences)."),
+    (2, nn.Conv2d, "2-d convolution over a [channels, height, width] input (images)."),
+    (
+        3,
+        nn.Conv3d,
+        "3-d convolution over a [channels, depth, height, width] input (volumes, video).",
+    ),
+):
+    registry.register(
+        OpDef(
+            name=_cls.__name__,
+            category="Convolution",
+            help=_what,
+            params=_conv_params(_spatial),
+            arity=(1, 1),
+            infer=_conv_infer(_cls.__name__, _spatial),
+            module=_conv_module(_cls),
+            inferred=("in_channels",),
+            input_hint=_LAYOUTS[_spatial],
+            keywords=_CONV_WORDS,
+        )
     )
-)
-registry.register(
-    OpDef(
-        name="Conv2d",
-        category="Convolution",
-        help="2-d convolution over a [channels, height, width] input.",
-        params=_conv_params(),
-        arity=(1, 1),
-        infer=_conv_infer("Conv2d", 2),
-        module=_conv_module(nn.Conv2d),
-        inferred=("in_channels",),
-        input_hint="[C, H, W]",
-    )
-)
 
 
 def _convt_infer(p: P, ins: list[In]) -> Inferred:
@@ -140,21 +164,24 @@ def _convt_infer(p: P, ins: list[In]) -> Inferred:
     check_divides("ConvTranspose2d", cin, g, "groups", f"the input channels of {x}")
     check_divides("ConvTranspose2d", cout, g, "groups", "out_channels")
     k, s, pad, d, op = (
-        p["kernel_size"],
-        p["stride"],
-        p["padding"],
-        p["dilation"],
-        p["output_padding"],
+        per_dim(p[name], 2)
+        for name in ("kernel_size", "stride", "padding", "dilation", "output_padding")
     )
-    if op >= s and op >= d:
+    if any(o >= ss and o >= dd for o, ss, dd in zip(op, s, d, strict=True)):
         raise ShapeError(
-            f"ConvTranspose2d 'output_padding' ({op}) must be smaller than stride ({s}) or dilation ({d})",
+            f"ConvTranspose2d 'output_padding' ({shown(p['output_padding'])}) must be smaller than "
+            f"stride ({shown(p['stride'])}) or dilation ({shown(p['dilation'])})",
             field="output_padding",
         )
-    out = tuple((h - 1) * s - 2 * pad + d * (k - 1) + op + 1 for h in x.shape[1:])
+    out = tuple(
+        (h - 1) * ss - 2 * pp + dd * (kk - 1) + oo + 1
+        for h, kk, ss, pp, dd, oo in zip(x.shape[1:], k, s, pad, d, op, strict=True)
+    )
     if any(o < 1 for o in out):
-        raise ShapeError(f"ConvTranspose2d padding {pad} leaves an empty output for the input {x}")
-    count = cin * (cout // g) * k * k + (cout if p["bias"] else 0)
+        raise ShapeError(
+            f"ConvTranspose2d padding {shown(p['padding'])} leaves an empty output for the input {x}"
+        )
+    count = cin * (cout // g) * math.prod(k) + (cout if p["bias"] else 0)
     return Inferred((cout, *out), "float32", count)
 
 
@@ -165,13 +192,13 @@ registry.register(
         help="2-d transposed convolution (learned upsampling) over [C, H, W].",
         params=(
             int_param("out_channels", None, "Number of output channels.", required=True),
-            _KERNEL,
-            _STRIDE,
-            _PADDING,
-            int_param(
-                "output_padding", 0, "Extra size added to one side of the output.", lo=0, hi=4096
+            size_param(
+                "kernel_size", 3, "Size of the window: one number, or one per dimension.", 2
             ),
-            _DILATION,
+            size_param("stride", 1, "Step of the window: one number, or one per dimension.", 2),
+            size_param("padding", 0, "Size removed from each side of the output.", 2, lo=0),
+            size_param("output_padding", 0, "Extra size added to one side of the output.", 2, lo=0),
+            size_param("dilation", 1, "Spacing between window elements.", 2),
             _GROUPS,
             bool_param("bias", True, "Learn an additive bias."),
         ),
@@ -182,40 +209,55 @@ registry.register(
             {
                 "in_channels": ins[0].shape[0],
                 "out_channels": p["out_channels"],
-                "kernel_size": p["kernel_size"],
-                "stride": p["stride"],
-                "padding": p["padding"],
-                "output_padding": p["output_padding"],
+                "kernel_size": as_written(p["kernel_size"]),
+                "stride": as_written(p["stride"]),
+                "padding": as_written(p["padding"]),
+                "output_padding": as_written(p["output_padding"]),
                 "groups": p["groups"],
                 "bias": p["bias"],
-                "dilation": p["dilation"],
+                "dilation": as_written(p["dilation"]),
             },
         ),
         inferred=("in_channels",),
         input_hint="[C, H, W]",
+        keywords=("deconvolution", "upsample", "upconvolution", "decoder", "learned upsampling"),
     )
 )
 
 # ---------------------------------------------------------------- Pooling
 
 
-def _pool_stride(p: P) -> int:
+def _pool_stride(p: P) -> Any:
     return p["stride"] if p["stride"] is not None else p["kernel_size"]
 
 
-def _maxpool(name: str, spatial: int, cls: type[nn.Module]) -> OpDef:
-    layout = "[C, L]" if spatial == 1 else "[C, H, W]"
+def _pool_stride_param(spatial: int) -> Param:
+    return size_param(
+        "stride",
+        None,
+        "Step of the window (default: kernel_size); one number, or one per dimension.",
+        spatial,
+        nullable=True,
+    )
+
+
+def _maxpool(spatial: int, cls: type[nn.Module]) -> OpDef:
+    name, layout = cls.__name__, _LAYOUTS[spatial]
 
     def infer(p: P, ins: list[In]) -> Inferred:
         (x,) = ins
         need_rank(name, x, (spatial + 1,), layout)
-        k, d, pad = p["kernel_size"], p["dilation"], p["padding"]
-        if 2 * pad > d * (k - 1) + 1:
-            raise ShapeError(
-                f"{name} 'padding' ({pad}) must be at most half the window ({d * (k - 1) + 1})",
-                field="padding",
-            )
-        out = windowed(name, x, spatial, k, _pool_stride(p), pad, d)
+        k, d, pad = (per_dim(p[f], spatial) for f in ("kernel_size", "dilation", "padding"))
+        for kk, dd, pp in zip(k, d, pad, strict=True):
+            if 2 * pp > dd * (kk - 1) + 1:
+                raise ShapeError(
+                    f"{name} 'padding' ({shown(p['padding'])}) must be at most half the window "
+                    f"({dd * (kk - 1) + 1})",
+                    field="padding",
+                )
+        out = windowed(
+            name, x, spatial, p["kernel_size"], _pool_stride(p), p["padding"], p["dilation"]
+        )
         return Inferred((x.shape[0], *out), "float32", 0)
 
     return OpDef(
@@ -223,118 +265,126 @@ def _maxpool(name: str, spatial: int, cls: type[nn.Module]) -> OpDef:
         category="Pooling",
         help=f"Maximum over sliding windows of a {layout} input.",
         params=(
-            int_param("kernel_size", 2, "Size of the window.", hi=4096),
-            Param(
-                "stride",
-                "int",
-                None,
-                "Step of the window (default: kernel_size).",
-                min=1,
-                max=4096,
-                nullable=True,
+            size_param(
+                "kernel_size", 2, "Size of the window: one number, or one per dimension.", spatial
             ),
-            int_param(
-                "padding", 0, "Implicit negative-infinity padding on each side.", lo=0, hi=4096
+            _pool_stride_param(spatial),
+            size_param(
+                "padding", 0, "Implicit negative-infinity padding on each side.", spatial, lo=0
             ),
-            _DILATION,
+            size_param("dilation", 1, "Spacing between window elements.", spatial),
         ),
         arity=(1, 1),
         infer=infer,
         module=lambda p, ins: (
             cls,
             {
-                "kernel_size": p["kernel_size"],
-                "stride": _pool_stride(p),
-                "padding": p["padding"],
-                "dilation": p["dilation"],
+                "kernel_size": as_written(p["kernel_size"]),
+                "stride": as_written(_pool_stride(p)),
+                "padding": as_written(p["padding"]),
+                "dilation": as_written(p["dilation"]),
             },
         ),
         input_hint=layout,
+        keywords=("max pooling", "downsample", "subsample"),
     )
 
 
-registry.register(_maxpool("MaxPool1d", 1, nn.MaxPool1d))
-registry.register(_maxpool("MaxPool2d", 2, nn.MaxPool2d))
+registry.register(_maxpool(1, nn.MaxPool1d))
+registry.register(_maxpool(2, nn.MaxPool2d))
+registry.register(_maxpool(3, nn.MaxPool3d))
 
 
-def _avgpool_infer(p: P, ins: list[In]) -> Inferred:
-    (x,) = ins
-    need_rank("AvgPool2d", x, (3,), "[C, H, W]")
-    k, pad = p["kernel_size"], p["padding"]
-    if 2 * pad > k:
-        raise ShapeError(
-            f"AvgPool2d 'padding' ({pad}) must be at most half of kernel_size ({k})",
-            field="padding",
-        )
-    out = windowed("AvgPool2d", x, 2, k, _pool_stride(p), pad, 1)
-    return Inferred((x.shape[0], *out), "float32", 0)
+def _avgpool(spatial: int, cls: type[nn.Module]) -> OpDef:
+    name, layout = cls.__name__, _LAYOUTS[spatial]
 
+    def infer(p: P, ins: list[In]) -> Inferred:
+        (x,) = ins
+        need_rank(name, x, (spatial + 1,), layout)
+        k, pad = per_dim(p["kernel_size"], spatial), per_dim(p["padding"], spatial)
+        for kk, pp in zip(k, pad, strict=True):
+            if 2 * pp > kk:
+                raise ShapeError(
+                    f"{name} 'padding' ({shown(p['padding'])}) must be at most half of "
+                    f"kernel_size ({shown(p['kernel_size'])})",
+                    field="padding",
+                )
+        out = windowed(name, x, spatial, p["kernel_size"], _pool_stride(p), p["padding"], 1)
+        return Inferred((x.shape[0], *out), "float32", 0)
 
-registry.register(
-    OpDef(
-        name="AvgPool2d",
+    return OpDef(
+        name=name,
         category="Pooling",
-        help="Average over sliding windows of a [C, H, W] input.",
+        help=f"Average over sliding windows of a {layout} input.",
         params=(
-            int_param("kernel_size", 2, "Size of the window.", hi=4096),
-            Param(
-                "stride",
-                "int",
-                None,
-                "Step of the window (default: kernel_size).",
-                min=1,
-                max=4096,
-                nullable=True,
+            size_param(
+                "kernel_size", 2, "Size of the window: one number, or one per dimension.", spatial
             ),
-            int_param("padding", 0, "Zero padding on each side.", lo=0, hi=4096),
+            _pool_stride_param(spatial),
+            size_param("padding", 0, "Zero padding on each side.", spatial, lo=0),
             bool_param("count_include_pad", True, "Count padding zeros in the average."),
         ),
         arity=(1, 1),
-        infer=_avgpool_infer,
+        infer=infer,
         module=lambda p, ins: (
-            nn.AvgPool2d,
+            cls,
             {
-                "kernel_size": p["kernel_size"],
-                "stride": _pool_stride(p),
-                "padding": p["padding"],
+                "kernel_size": as_written(p["kernel_size"]),
+                "stride": as_written(_pool_stride(p)),
+                "padding": as_written(p["padding"]),
                 "count_include_pad": p["count_include_pad"],
             },
         ),
-        input_hint="[C, H, W]",
+        input_hint=layout,
+        keywords=("average pooling", "mean pooling", "downsample", "smooth"),
     )
-)
 
 
-def _adaptive_infer(p: P, ins: list[In]) -> Inferred:
-    (x,) = ins
-    need_rank("AdaptiveAvgPool2d", x, (3,), "[C, H, W]")
-    h, w = p["output_size"]
-    return Inferred((x.shape[0], h, w), "float32", 0)
+registry.register(_avgpool(1, nn.AvgPool1d))
+registry.register(_avgpool(2, nn.AvgPool2d))
 
 
-registry.register(
-    OpDef(
-        name="AdaptiveAvgPool2d",
+def _adaptive(spatial: int, cls: type[nn.Module], what: str) -> OpDef:
+    name, layout = cls.__name__, _LAYOUTS[spatial]
+
+    def infer(p: P, ins: list[In]) -> Inferred:
+        (x,) = ins
+        need_rank(name, x, (spatial + 1,), layout)
+        wanted = per_dim(p["output_size"], spatial)
+        out = tuple(s if w is None else w for s, w in zip(x.shape[1:], wanted, strict=True))
+        return Inferred((x.shape[0], *out), "float32", 0)
+
+    # PyTorch lets a 2-d (and 3-d) target keep a size with None; the 1-d one takes ints only.
+    target = (
+        "length L"
+        if spatial == 1
+        else "[h, w]: one number, or one per dimension (null keeps that size)"
+    )
+    return OpDef(
+        name=name,
         category="Pooling",
-        help="Average-pool a [C, H, W] input to a fixed [C, h, w] whatever its size.",
+        help=f"{what}-pool a {layout} input to a fixed size whatever its size.",
         params=(
-            Param(
+            size_param(
                 "output_size",
-                "int_list",
-                (1, 1),
-                "Target [h, w].",
-                min=1,
-                max=65536,
-                min_items=2,
-                max_items=2,
+                1,
+                f"Target {target}.",
+                spatial,
+                hi=65536,
+                item_nullable=spatial > 1,
             ),
         ),
         arity=(1, 1),
-        infer=_adaptive_infer,
-        module=lambda p, ins: (nn.AdaptiveAvgPool2d, {"output_size": tuple(p["output_size"])}),
-        input_hint="[C, H, W]",
+        infer=infer,
+        module=lambda p, ins: (cls, {"output_size": as_written(p["output_size"])}),
+        input_hint=layout,
+        keywords=("global pooling", f"global {what.lower()} pooling", "gap", "adaptive"),
     )
-)
+
+
+registry.register(_adaptive(1, nn.AdaptiveAvgPool1d, "Average"))
+registry.register(_adaptive(2, nn.AdaptiveAvgPool2d, "Average"))
+registry.register(_adaptive(2, nn.AdaptiveMaxPool2d, "Max"))
 
 # ---------------------------------------------------------------- Normalization
 
@@ -369,6 +419,7 @@ def _batchnorm(name: str, ranks: tuple[int, ...], layout: str, cls: type[nn.Modu
         ),
         inferred=("num_features",),
         input_hint=layout,
+        keywords=("batch normalization", "batchnorm"),
     )
 
 
@@ -403,6 +454,7 @@ registry.register(
         ),
         inferred=("normalized_shape",),
         input_hint="[..., features]",
+        keywords=("layer normalization", "transformer"),
     )
 )
 
@@ -443,6 +495,7 @@ registry.register(
         ),
         inferred=("num_channels",),
         input_hint="[C, ...]",
+        keywords=("group normalization",),
     )
 )
 
@@ -458,6 +511,7 @@ registry.register(
         infer=lambda p, ins: Inferred(ins[0].shape, "float32", 0),
         module=lambda p, ins: (nn.Dropout, {"p": p["p"]}),
         input_hint="any",
+        keywords=("regularization", "drop"),
     )
 )
 
@@ -490,6 +544,7 @@ registry.register(
         ),
         input_dtypes=("int64",),
         input_hint="int64 ids, any shape",
+        keywords=("lookup", "token", "word vectors", "vocabulary"),
     )
 )
 
@@ -544,6 +599,7 @@ def _recurrent(name: str, gates: int, cls: type[nn.Module]) -> OpDef:
         ),
         inferred=("input_size",),
         input_hint="[T, F]",
+        keywords=("recurrent", "rnn", "sequence", "time series", "memory"),
     )
 
 
@@ -593,6 +649,7 @@ registry.register(
         ),
         inferred=("embed_dim",),
         input_hint="[T, E]",
+        keywords=("self attention", "transformer", "heads"),
     )
 )
 
@@ -640,5 +697,314 @@ registry.register(
         ),
         inferred=("d_model",),
         input_hint="[T, E]",
+        keywords=("transformer", "encoder", "bert", "self attention"),
+    )
+)
+
+# ---------------------------------------------------------------- More regularization and norms
+
+
+def _dropout2d_infer(p: P, ins: list[In]) -> Inferred:
+    (x,) = ins
+    need_rank("Dropout2d", x, (3,), "[C, H, W]")
+    return Inferred(x.shape, "float32", 0)
+
+
+registry.register(
+    OpDef(
+        name="Dropout2d",
+        category="Regularization",
+        help="Zero whole channels of a [C, H, W] input with probability p while training.",
+        params=(float_param("p", 0.5, "Probability of zeroing a channel.", lo=0.0, hi=1.0),),
+        arity=(1, 1),
+        infer=_dropout2d_infer,
+        module=lambda p, ins: (nn.Dropout2d, {"p": p["p"]}),
+        input_hint="[C, H, W]",
+        keywords=("spatial dropout", "channel dropout", "regularization"),
+    )
+)
+
+
+def _instancenorm(spatial: int, cls: type[nn.Module]) -> OpDef:
+    name, layout = cls.__name__, _LAYOUTS[spatial]
+
+    def infer(p: P, ins: list[In]) -> Inferred:
+        (x,) = ins
+        need_rank(name, x, (spatial + 1,), layout)
+        if math.prod(x.shape[1:]) < 2:
+            # Statistics over one element are undefined: PyTorch refuses it in training.
+            raise ShapeError(
+                f"{name} normalises each channel over its {layout[3:-1] or 'positions'}; "
+                f"{x} has only one element per channel (at least 2 are needed)"
+            )
+        return Inferred(x.shape, "float32", 2 * x.shape[0] if p["affine"] else 0)
+
+    return OpDef(
+        name=name,
+        category="Normalization",
+        help=f"Instance normalisation: each channel of each sample of a {layout} input on its own.",
+        params=(
+            _EPS,
+            float_param("momentum", 0.1, "Running-statistics update rate.", lo=0.0, hi=1.0),
+            bool_param("affine", False, "Learn a per-channel scale and shift."),
+            bool_param(
+                "track_running_stats", False, "Keep running statistics for evaluation mode."
+            ),
+        ),
+        arity=(1, 1),
+        infer=infer,
+        module=lambda p, ins: (
+            cls,
+            {
+                "num_features": ins[0].shape[0],
+                "eps": p["eps"],
+                "momentum": p["momentum"],
+                "affine": p["affine"],
+                "track_running_stats": p["track_running_stats"],
+            },
+        ),
+        inferred=("num_features",),
+        input_hint=layout,
+        keywords=("instance norm", "style transfer", "contrast normalization"),
+    )
+
+
+registry.register(_instancenorm(1, nn.InstanceNorm1d))
+registry.register(_instancenorm(2, nn.InstanceNorm2d))
+
+
+def _rmsnorm_infer(p: P, ins: list[In]) -> Inferred:
+    (x,) = ins
+    need_min_rank("RMSNorm", x, 1, "[..., features]")
+    return Inferred(x.shape, "float32", x.shape[-1] if p["elementwise_affine"] else 0)
+
+
+registry.register(
+    OpDef(
+        name="RMSNorm",
+        category="Normalization",
+        help="Root-mean-square normalisation over the last dimension (no mean subtraction).",
+        params=(
+            Param(
+                "eps",
+                "float",
+                None,
+                "Added for numerical stability (null: the dtype's machine epsilon).",
+                min=0.0,
+                max=1.0,
+                nullable=True,
+            ),
+            bool_param("elementwise_affine", True, "Learn a per-feature scale."),
+        ),
+        arity=(1, 1),
+        infer=_rmsnorm_infer,
+        module=lambda p, ins: (
+            nn.RMSNorm,
+            {
+                "normalized_shape": ins[0].shape[-1],
+                "eps": p["eps"],
+                "elementwise_affine": p["elementwise_affine"],
+            },
+        ),
+        inferred=("normalized_shape",),
+        input_hint="[..., features]",
+        keywords=("root mean square", "llama", "layer norm", "transformer"),
+    )
+)
+
+# ---------------------------------------------------------------- Upsampling
+
+
+def _upsample_infer(p: P, ins: list[In]) -> Inferred:
+    (x,) = ins
+    need_rank("Upsample", x, (2, 3, 4), "[C, L], [C, H, W] or [C, D, H, W]")
+    spatial = len(x.shape) - 1
+    if p["mode"] == "bilinear" and spatial != 2:
+        raise ShapeError(f"Upsample 'bilinear' needs a [C, H, W] input, got {x}", field="mode")
+    size, scale = p["size"], p["scale_factor"]
+    if size is None and scale is None:
+        raise ShapeError("Upsample needs 'size' or 'scale_factor'", field="scale_factor")
+    if size is not None:
+        if isinstance(size, list) and len(size) != spatial:
+            raise ShapeError(
+                f"Upsample 'size' needs one number or {spatial} (one per dimension of {x}), "
+                f"got {len(size)}",
+                field="size",
+            )
+        out = per_dim(size, spatial)
+    else:
+        out = tuple(math.floor(s * scale) for s in x.shape[1:])
+        if any(o < 1 for o in out):
+            raise ShapeError(
+                f"Upsample 'scale_factor' {scale} leaves an empty output for {x}",
+                field="scale_factor",
+            )
+    return Inferred((x.shape[0], *out), "float32", 0)
+
+
+def _upsample_module(p: P, ins: list[In]) -> tuple[type[nn.Module], dict[str, Any]]:
+    kwargs: dict[str, Any] = {"mode": p["mode"]}
+    if p["size"] is not None:
+        kwargs = {"size": as_written(p["size"]), **kwargs}
+    else:
+        kwargs = {"scale_factor": p["scale_factor"], **kwargs}
+    return nn.Upsample, kwargs
+
+
+registry.register(
+    OpDef(
+        name="Upsample",
+        category="Upsampling",
+        help="Resize by a scale factor or to a size: nearest neighbour or bilinear interpolation.",
+        params=(
+            Param(
+                "scale_factor",
+                "float",
+                2.0,
+                "Multiply each spatial size by this (used when 'size' is not given).",
+                min=0.0,
+                max=1024.0,
+                nullable=True,
+            ),
+            Param(
+                "size",
+                "int_or_tuple",
+                None,
+                "Target spatial size: one number, or one per dimension (takes the place of "
+                "scale_factor).",
+                min=1,
+                max=65536,
+                nullable=True,
+                min_items=1,
+                max_items=3,
+            ),
+            Param(
+                "mode",
+                "choice",
+                "nearest",
+                "'nearest' repeats values; 'bilinear' interpolates ([C, H, W] only).",
+                choices=("nearest", "bilinear"),
+            ),
+        ),
+        arity=(1, 1),
+        infer=_upsample_infer,
+        module=_upsample_module,
+        input_hint="[C, L], [C, H, W] or [C, D, H, W]",
+        keywords=("resize", "interpolate", "scale up", "nearest", "bilinear", "decoder"),
+    )
+)
+
+
+def _pixelshuffle_infer(p: P, ins: list[In]) -> Inferred:
+    (x,) = ins
+    need_rank("PixelShuffle", x, (3,), "[C, H, W]")
+    r = p["upscale_factor"]
+    check_divides("PixelShuffle", x.shape[0], r * r, "upscale_factor", f"the channels of {x}")
+    c, h, w = x.shape
+    return Inferred((c // (r * r), h * r, w * r), x.dtype, 0)
+
+
+registry.register(
+    OpDef(
+        name="PixelShuffle",
+        category="Upsampling",
+        help="Rearrange [C*r*r, H, W] into [C, H*r, W*r] (sub-pixel convolution upsampling).",
+        params=(int_param("upscale_factor", 2, "Factor r by which height and width grow.", hi=64),),
+        arity=(1, 1),
+        infer=_pixelshuffle_infer,
+        module=lambda p, ins: (nn.PixelShuffle, {"upscale_factor": p["upscale_factor"]}),
+        input_hint="[C*r*r, H, W]",
+        keywords=("sub-pixel", "depth to space", "super resolution", "upsample"),
+    )
+)
+
+# ---------------------------------------------------------------- Decoder and positions
+
+
+def _decoder_infer(p: P, ins: list[In]) -> Inferred:
+    tgt, memory = ins
+    need_rank("TransformerDecoderLayer", tgt, (2,), "[T, E] (time, embedding)")
+    need_rank("TransformerDecoderLayer", memory, (2,), "[S, E] memory")
+    e, ff = tgt.shape[1], p["dim_feedforward"]
+    if memory.shape[1] != e:
+        raise ShapeError(
+            f"TransformerDecoderLayer needs memory with the target's embedding size {e}, "
+            f"got {tgt} and {memory}"
+        )
+    check_divides("TransformerDecoderLayer", e, p["nhead"], "nhead", f"d_model of {tgt}")
+    count = 2 * (4 * e * e + 4 * e) + (e * ff + ff) + (ff * e + e) + 6 * e
+    return Inferred(tgt.shape, "float32", count)
+
+
+registry.register(
+    OpDef(
+        name="TransformerDecoderLayer",
+        category="Attention",
+        help="One Transformer decoder block: (causal) self-attention over the target [T, E], "
+        "attention to the memory [S, E] (second input), then feed-forward.",
+        params=(
+            int_param(
+                "nhead", None, "Attention heads (must divide d_model).", required=True, hi=4096
+            ),
+            int_param("dim_feedforward", 2048, "Width of the feed-forward layer."),
+            float_param("dropout", 0.1, "Dropout rate.", lo=0.0, hi=1.0),
+            Param(
+                "activation", "choice", "relu", "Feed-forward activation.", choices=("relu", "gelu")
+            ),
+            bool_param("norm_first", False, "Apply LayerNorm before (not after) each sub-block."),
+            float_param("layer_norm_eps", 1e-5, "LayerNorm epsilon.", lo=0.0, hi=1.0),
+            bool_param("causal", True, "Each target position sees only itself and earlier ones."),
+        ),
+        arity=(2, 2),
+        infer=_decoder_infer,
+        module=lambda p, ins: (
+            modules.DecoderLayer,
+            {
+                "d_model": ins[0].shape[1],
+                "nhead": p["nhead"],
+                "dim_feedforward": p["dim_feedforward"],
+                "dropout": p["dropout"],
+                "activation": p["activation"],
+                "layer_norm_eps": p["layer_norm_eps"],
+                "norm_first": p["norm_first"],
+                "causal": p["causal"],
+            },
+        ),
+        inferred=("d_model",),
+        input_hint="[T, E] target, then [S, E] memory",
+        torch_name="nn.TransformerDecoderLayer",
+        keywords=("transformer", "decoder", "cross attention", "gpt", "seq2seq"),
+    )
+)
+
+
+def _positional_infer(p: P, ins: list[In]) -> Inferred:
+    (x,) = ins
+    need_rank("PositionalEmbedding", x, (2,), "[T, E] (time, embedding)")
+    if x.shape[0] > p["max_len"]:
+        raise ShapeError(
+            f"PositionalEmbedding 'max_len' ({p['max_len']}) is shorter than the sequence {x}",
+            field="max_len",
+        )
+    return Inferred(x.shape, "float32", p["max_len"] * x.shape[1])
+
+
+registry.register(
+    OpDef(
+        name="PositionalEmbedding",
+        category="Embedding",
+        help="Add a learned vector per position to a [T, E] sequence (as GPT-2 does).",
+        params=(
+            int_param("max_len", None, "Longest sequence it has positions for.", required=True),
+        ),
+        arity=(1, 1),
+        infer=_positional_infer,
+        module=lambda p, ins: (
+            modules.PositionalEmbedding,
+            {"max_len": p["max_len"], "embedding_dim": ins[0].shape[1]},
+        ),
+        inferred=("embedding_dim",),
+        input_hint="[T, E]",
+        keywords=("position", "learned positional encoding", "transformer", "wpe"),
     )
 )

@@ -86,3 +86,50 @@ class SelfAttention(nn.MultiheadAttention):
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
         out, _ = super().forward(x, x, x, need_weights=False)
         return out  # (B, T, E)
+
+
+class DecoderLayer(nn.TransformerDecoderLayer):
+    """Batch-first Transformer decoder block over (B, T, E) reading memory (B, S, E); `causal`
+    lets each position attend only to itself and earlier positions."""
+
+    def __init__(
+        self,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        layer_norm_eps: float = 1e-5,
+        norm_first: bool = False,
+        causal: bool = True,
+    ) -> None:
+        super().__init__(
+            d_model,
+            nhead,
+            dim_feedforward=dim_feedforward,
+            dropout=dropout,
+            activation=activation,
+            layer_norm_eps=layer_norm_eps,
+            batch_first=True,
+            norm_first=norm_first,
+        )
+        self.causal = causal
+
+    def forward(self, tgt: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        if not self.causal:
+            return super().forward(tgt, memory)
+        size = tgt.shape[1]
+        mask = torch.full((size, size), float("-inf"), device=tgt.device, dtype=tgt.dtype).triu(1)
+        return super().forward(tgt, memory, tgt_mask=mask, tgt_is_causal=True)  # (B, T, E)
+
+
+class PositionalEmbedding(nn.Module):
+    """A learned vector per position added to a (B, T, E) sequence (GPT-2 style)."""
+
+    def __init__(self, max_len: int, embedding_dim: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(max_len, embedding_dim))
+        nn.init.normal_(self.weight, std=0.02)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.weight[: x.shape[1]]  # (B, T, E)

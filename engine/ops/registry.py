@@ -11,7 +11,14 @@ import torch
 from torch import fx, nn
 
 Shape = tuple[int, ...]
-ParamType = Literal["int", "float", "bool", "choice", "int_list"]
+# The parameter kinds the catalog uses (the browser picks a form control per kind):
+#   int, float, bool, choice (one of `choices`), int_list (a list of ints, `min_items`..`max_items`),
+#   int_or_tuple: PyTorch's "int or tuple" (`kernel_size=3` or `(3, 1)`): one int, or a list of
+#     `dims` ints (any length in `min_items`..`max_items` when `dims` is null); list items may be
+#     null ("keep that size") when `item_nullable`; the strings in `choices`, if any, are accepted
+#     too (`padding="same"`); null when `nullable`.
+ParamType = Literal["int", "float", "bool", "choice", "int_list", "int_or_tuple"]
+PARAM_KINDS: tuple[str, ...] = ("int", "float", "bool", "choice", "int_list", "int_or_tuple")
 DType = Literal["float32", "int64"]
 ANY_DTYPE: tuple[str, ...] = ("float32", "int64")
 TORCH_DTYPES: dict[str, torch.dtype] = {"float32": torch.float32, "int64": torch.int64}
@@ -57,6 +64,8 @@ class Inferred:
     shape: Shape
     dtype: str
     params: int
+    # Ops with several outputs (Split, Chunk): one shape per output port; `shape` is port 0's.
+    ports: tuple[Shape, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,8 @@ class Param:
     nullable: bool = False
     min_items: int | None = None
     max_items: int | None = None
+    dims: int | None = None
+    item_nullable: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The parameter's entry in the catalog JSON."""
@@ -88,9 +99,12 @@ class Param:
             "nullable": self.nullable,
             "help": self.help,
         }
-        if self.type == "int_list":
+        if self.type in ("int_list", "int_or_tuple"):
             out["min_items"] = self.min_items
             out["max_items"] = self.max_items
+        if self.type == "int_or_tuple":
+            out["dims"] = self.dims
+            out["item_nullable"] = self.item_nullable
         return out
 
     def _bounds(self, value: float, what: str = "") -> None:
@@ -128,6 +142,8 @@ class Param:
                 options = ", ".join(repr(c) for c in self.choices)
                 raise ParamError(f"must be one of {options}, got {_describe(value)}")
             return value
+        if self.type == "int_or_tuple":
+            return self._coerce_int_or_tuple(value)
         # int_list
         if not isinstance(value, list | tuple):
             raise ParamError(f"must be a list of integers, got {_describe(value)}")
@@ -140,6 +156,43 @@ class Param:
                 raise ParamError(f"item {i} must be an integer, got {_describe(item)}")
             self._bounds(item, f"item {i}")
         return [int(v) for v in value]
+
+    def _coerce_int_or_tuple(self, value: Any) -> Any:
+        if isinstance(value, str) and self.choices:
+            if value in self.choices:
+                return value
+            options = ", ".join(repr(c) for c in self.choices)
+            raise ParamError(
+                f"must be an integer, a list of integers or one of {options}, got {_describe(value)}"
+            )
+        if _is_int(value):
+            self._bounds(value)
+            return int(value)
+        if not isinstance(value, list | tuple):
+            words = "an integer or a list of integers"
+            if self.choices:
+                words += " or one of " + ", ".join(repr(c) for c in self.choices)
+            raise ParamError(f"must be {words}, got {_describe(value)}")
+        if self.dims is not None and len(value) != self.dims:
+            raise ParamError(
+                f"needs one integer or a list of {self.dims} (one per dimension), "
+                f"got a list of {len(value)}"
+            )
+        if self.min_items is not None and len(value) < self.min_items:
+            raise ParamError(f"needs at least {self.min_items} items, got {len(value)}")
+        if self.max_items is not None and len(value) > self.max_items:
+            raise ParamError(f"takes at most {self.max_items} items, got {len(value)}")
+        items: list[int | None] = []
+        for i, item in enumerate(value):
+            if item is None and self.item_nullable:
+                items.append(None)
+                continue
+            if not _is_int(item):
+                keep = " or null" if self.item_nullable else ""
+                raise ParamError(f"item {i} must be an integer{keep}, got {_describe(item)}")
+            self._bounds(item, f"item {i}")
+            items.append(int(item))
+        return items
 
 
 def _is_int(value: Any) -> bool:
@@ -172,7 +225,10 @@ class FunctionCall:
 
     fx: Callable[[fx.Graph, list[fx.Node], Mapping[str, Any], list[In], str], fx.Node]
     source: Callable[[list[str], Mapping[str, Any], list[In]], str]
-    apply: Callable[[list[torch.Tensor], Mapping[str, Any], list[In]], torch.Tensor]
+    # One tensor, or a tuple of them for an op with several outputs (Split, Chunk).
+    apply: Callable[
+        [list[torch.Tensor], Mapping[str, Any], list[In]], torch.Tensor | tuple[torch.Tensor, ...]
+    ]
 
 
 @dataclass(frozen=True)
@@ -190,6 +246,9 @@ class OpDef:
     input_dtypes: tuple[str, ...] = ("float32",)
     inferred: tuple[str, ...] = ()
     input_hint: str = ""
+    torch_name: str = ""
+    keywords: tuple[str, ...] = ()
+    multi_output: bool = False
     _by_name: dict[str, Param] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -261,8 +320,16 @@ class OpDef:
             "input": self.input_hint,
             "inferred": list(self.inferred),
             "kind": "module" if self.module is not None else "function",
+            "torch_name": self.torch_name or self._default_torch_name(),
+            "keywords": list(self.keywords),
+            "multi_output": self.multi_output,
             "params": [p.to_json() for p in self.params],
         }
+
+    def _default_torch_name(self) -> str:
+        if self.module is not None and getattr(nn, self.name, None) is not None:
+            return f"nn.{self.name}"
+        return ""
 
 
 def meta_infer(op: OpDef, params: Mapping[str, Any], ins: list[In]) -> Inferred:
@@ -278,7 +345,12 @@ def meta_infer(op: OpDef, params: Mapping[str, Any], ins: list[In]) -> Inferred:
                 module = op.make_module(params, ins)
             out = module(*tensors)
             count = sum(p.numel() for p in module.parameters())
-    dtype = {v: k for k, v in TORCH_DTYPES.items()}.get(out.dtype, str(out.dtype))
+    names = {v: k for k, v in TORCH_DTYPES.items()}
+    if isinstance(out, tuple | list):
+        ports = tuple(tuple(o.shape[1:]) for o in out)
+        dtype = names.get(out[0].dtype, str(out[0].dtype))
+        return Inferred(ports[0], dtype, count, ports)
+    dtype = names.get(out.dtype, str(out.dtype))
     return Inferred(tuple(out.shape[1:]), dtype, count)
 
 

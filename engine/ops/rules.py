@@ -30,19 +30,52 @@ def window_out(size: int, kernel: int, stride: int, padding: int, dilation: int)
     return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
 
 
+def per_dim(value: Any, spatial: int) -> tuple[int, ...]:
+    """PyTorch's `_ntuple`: an int means the same size in every spatial dimension."""
+    if isinstance(value, list | tuple):
+        return tuple(value)
+    return (value,) * spatial
+
+
+def as_written(value: Any) -> Any:
+    """A parameter the way a person writes it in Python: an int stays an int, a list a tuple."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+def shown(value: Any) -> str:
+    """An int-or-tuple value in a message: 3 or (3, 1)."""
+    return str(tuple(value)) if isinstance(value, list | tuple) else str(value)
+
+
 def windowed(
-    op: str, inp: In, spatial: int, kernel: int, stride: int, padding: int, dilation: int
+    op: str, inp: In, spatial: int, kernel: Any, stride: Any, padding: Any, dilation: Any
 ) -> tuple[int, ...]:
-    """Spatial output sizes, raising a message naming the input if any would be empty."""
+    """Spatial output sizes (each size parameter an int or one per dimension), raising a
+    message naming the input if any would be empty."""
     sizes = inp.shape[-spatial:]
-    out = tuple(window_out(s, kernel, stride, padding, dilation) for s in sizes)
+    k, s, p, d = (per_dim(v, spatial) for v in (kernel, stride, padding, dilation))
+    out = tuple(window_out(*args) for args in zip(sizes, k, s, p, d, strict=True))
     if any(o < 1 for o in out):
-        reach = dilation * (kernel - 1) + 1
+        reach = [dd * (kk - 1) + 1 for kk, dd in zip(k, d, strict=True)]
+        reach_text = str(reach[0]) if len(set(reach)) == 1 else shown(reach)
         raise ShapeError(
-            f"{op} window of {reach} (kernel_size {kernel}, dilation {dilation}) does not fit "
-            f"the input {inp} with padding {padding}"
+            f"{op} window of {reach_text} (kernel_size {shown(kernel)}, dilation {shown(dilation)}) "
+            f"does not fit the input {inp} with padding {shown(padding)}"
         )
     return out
+
+
+def size_param(
+    name: str,
+    default: Any,
+    help: str,
+    spatial: int,
+    lo: int = 1,
+    hi: int = 4096,
+    **kw: Any,
+) -> Param:
+    """PyTorch's "int or tuple" size parameter (kernel_size, stride, padding, dilation)."""
+    return Param(name, "int_or_tuple", default, help, min=lo, max=hi, dims=spatial, **kw)
 
 
 def sample_dim(op: str, dim: int, rank: int, name: str = "dim") -> int:
@@ -108,7 +141,11 @@ __all__ = [
     "int_param",
     "need_min_rank",
     "need_rank",
+    "as_written",
+    "per_dim",
     "same_shape",
+    "shown",
+    "size_param",
     "sample_dim",
     "windowed",
 ]

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from torch.fx.passes.shape_prop import ShapeProp
 
 from engine.build import build
+from engine.codegen import codegen
 from engine.ops import registry
 from engine.validate import validate
 
@@ -43,6 +44,15 @@ SMALL_INTS: dict[str, tuple[int, int]] = {
     "dim": (-2, 1),
     "start_dim": (-2, 1),
     "end_dim": (-2, 1),
+    "dim0": (-2, 1),
+    "dim1": (-2, 1),
+    "upscale_factor": (1, 2),
+    "chunks": (1, 3),
+    "split_size_or_sections": (1, 3),
+    "num_parameters": (1, 3),
+    "max_len": (4, 8),
+    "size": (1, 7),
+    "output_size": (1, 3),
 }
 OPS = [op.name for op in registry]
 
@@ -70,11 +80,28 @@ def param_values(draw: st.DrawFn, op_name: str, shape: tuple[int, ...]) -> dict[
             params[p.name] = draw(st.booleans())
         elif p.type == "choice":
             params[p.name] = draw(st.sampled_from(list(p.choices or ())))
+        elif p.type == "int_or_tuple":
+            params[p.name] = draw(int_or_tuple(p))
         else:
             params[p.name] = draw(
                 st.lists(st.integers(1, 3), min_size=p.min_items or 1, max_size=p.max_items or 2)
             )
     return params
+
+
+@st.composite
+def int_or_tuple(draw: st.DrawFn, p: Any) -> Any:
+    """What PyTorch takes for a size: one int, one per dimension (None keeps one), or a word."""
+    lo, hi = SMALL_INTS.get(p.name, (int(p.min or 0), int(p.min or 0) + 3))
+    forms = ["int", "tuple"] + (["word"] if p.choices else [])
+    form = draw(st.sampled_from(forms))
+    if form == "int":
+        return draw(st.integers(lo, hi))
+    if form == "word":
+        return draw(st.sampled_from(list(p.choices)))
+    length = p.dims or draw(st.integers(p.min_items or 1, min(p.max_items or 3, 3)))
+    item = st.one_of(st.none(), st.integers(lo, hi)) if p.item_nullable else st.integers(lo, hi)
+    return draw(st.lists(item, min_size=length, max_size=length))
 
 
 @st.composite
@@ -114,12 +141,18 @@ def valid_graphs(draw: st.DrawFn) -> dict[str, Any]:
         }
         candidate = copy.deepcopy(spec)
         candidate["nodes"].append(node)
-        candidate["outputs"] = [node["id"]]
+        ports = registry[op].multi_output
+        candidate["outputs"] = [f"{node['id']}:0" if ports else node["id"]]
         report = validate(candidate)
         if report.valid:
             spec = candidate
-            shapes[node["id"]] = tuple(report.outputs[node["id"]])
-    ids = [n["id"] for n in spec["nodes"]] or ["x"]
+            info = report.nodes[node["id"]]
+            if info.ports is not None:
+                # Each output of a Split/Chunk is its own reference: "split_3:1".
+                shapes.update({f"{node['id']}:{k}": s for k, s in enumerate(info.ports)})
+            else:
+                shapes[node["id"]] = tuple(report.outputs[node["id"]])
+    ids = [ref for ref in shapes if ref != "x"] or ["x"]
     extra = draw(st.sampled_from(ids))
     spec["outputs"] = [ids[-1]] + ([extra] if extra != ids[-1] else [])
     return spec
@@ -149,6 +182,10 @@ def test_valid_graphs_run_with_exactly_the_inferred_shapes(spec: dict[str, Any])
         if fx_node.op in {"placeholder", "output"} or fx_node.name not in report.nodes:
             continue  # intermediate parts of a variadic Add/Mul
         info = report.nodes[fx_node.name]
+        if info.ports is not None:  # several outputs: one tensor per port
+            got = [tuple(m.shape) for m in fx_node.meta["tensor_meta"]]
+            assert got == [(3, *s) for s in info.ports], fx_node.name
+            continue
         assert tuple(fx_node.meta["tensor_meta"].shape) == (3, *info.shape), fx_node.name
     for name, module in model.named_children():
         assert sum(p.numel() for p in module.parameters()) == report.nodes[name].params, name
@@ -207,3 +244,102 @@ def test_broken_graphs_name_a_node_and_never_raise(
     known_ids = {n["id"] for n in nodes} | {"x"}
     assert all(e.node in known_ids for e in report.errors), report.errors
     assert expected in {e.code for e in report.errors}
+
+
+def assert_codegen_reproduces(spec: dict[str, Any]) -> None:
+    """The generated source with the built model's weights gives exactly the same outputs."""
+    model = build(spec, seed=2).eval()
+    namespace: dict[str, Any] = {"__name__": "generated_model"}
+    exec(compile(codegen(spec), "model.py", "exec"), namespace)
+    generated = namespace["Net"]().eval()
+    generated.load_state_dict(model.state_dict(), strict=True)
+    xs = example_inputs(spec)
+    with torch.no_grad():
+        want, got = model(*xs), generated(*xs)
+    want = want if isinstance(want, tuple) else (want,)
+    got = got if isinstance(got, tuple) else (got,)
+    assert len(want) == len(got) == len(spec["outputs"])
+    for a, b in zip(want, got, strict=True):
+        # Exactly equal, NaN where the model gives NaN (a zero-variance norm with eps 0 does).
+        torch.testing.assert_close(a, b, rtol=0, atol=0, equal_nan=True)
+
+
+@PROPERTY_SETTINGS
+@given(valid_graphs())
+def test_generated_source_reproduces_random_graphs_exactly(spec: dict[str, Any]) -> None:
+    assert_codegen_reproduces(spec)
+
+
+@st.composite
+def conv_stacks(draw: st.DrawFn) -> dict[str, Any]:
+    """A CNN whose layers all use PyTorch's own size types: tuple kernels, padding "same"
+    (or per-dimension padding), tuple pooling windows, and an adaptive pool to 1 or (1, None)."""
+    spatial = draw(st.sampled_from([1, 2, 3]))
+    size = {1: [12], 2: [7, 6], 3: [5, 4, 4]}[spatial]
+    conv, pool, adaptive = {
+        1: ("Conv1d", "MaxPool1d", "AdaptiveAvgPool1d"),
+        2: ("Conv2d", "MaxPool2d", "AdaptiveAvgPool2d"),
+        3: ("Conv3d", "MaxPool3d", "AdaptiveAvgPool2d"),
+    }[spatial]
+    kernel = st.lists(st.integers(1, 4), min_size=spatial, max_size=spatial)
+    nodes: list[dict[str, Any]] = []
+    prev = "x"
+    for i in range(draw(st.integers(1, 4))):
+        params: dict[str, Any] = {
+            "out_channels": draw(st.integers(1, 4)),
+            "kernel_size": draw(st.one_of(kernel, st.integers(1, 3))),
+            "padding": "same",
+        }
+        if draw(st.booleans()):
+            params["dilation"] = draw(
+                st.one_of(
+                    st.integers(1, 2),
+                    st.lists(st.integers(1, 2), min_size=spatial, max_size=spatial),
+                )
+            )
+        nodes.append({"id": f"conv{i}", "op": conv, "params": params, "inputs": [prev]})
+        prev = f"conv{i}"
+        if i < 2 and draw(st.booleans()):  # two halvings still leave every size >= 1
+            window = [draw(st.integers(1, 2)) for _ in range(spatial)]
+            nodes.append(
+                {"id": f"pool{i}", "op": pool, "params": {"kernel_size": window}, "inputs": [prev]}
+            )
+            prev = f"pool{i}"
+    if spatial == 3:  # fold depth into channels, then pool the image
+        nodes.append(
+            {
+                "id": "fold",
+                "op": "Flatten",
+                "params": {"start_dim": 0, "end_dim": 1},
+                "inputs": [prev],
+            }
+        )
+        prev = "fold"
+    target = draw(st.sampled_from([1, [1, None], [None, 1]] if spatial > 1 else [1, 2, [1]]))
+    nodes.append({"id": "gap", "op": adaptive, "params": {"output_size": target}, "inputs": [prev]})
+    nodes.append({"id": "flat", "op": "Flatten", "inputs": ["gap"]})
+    nodes.append({"id": "head", "op": "Linear", "params": {"out_features": 3}, "inputs": ["flat"]})
+    return {
+        "version": 1,
+        "inputs": [{"id": "x", "shape": [draw(st.integers(1, 3)), *size], "dtype": "float32"}],
+        "nodes": nodes,
+        "outputs": ["head"],
+    }
+
+
+@PROPERTY_SETTINGS
+@given(conv_stacks())
+def test_tuple_sizes_and_same_padding_validate_build_run_and_reproduce(
+    spec: dict[str, Any],
+) -> None:
+    report = validate(spec)
+    assert report.valid, report.summary()
+    for node in spec["nodes"]:
+        if node["op"].startswith("Conv"):  # "same" keeps every spatial size
+            src = node["inputs"][0]
+            assert report.nodes[node["id"]].shape[1:] == report.nodes[src].shape[1:]
+    model = build(spec, seed=0).eval()
+    with torch.no_grad():
+        out = model(*example_inputs(spec))
+    assert tuple(out.shape) == (3, 3)
+    assert_codegen_reproduces(spec)

@@ -102,3 +102,15 @@ def test_json_schema_describes_the_spec() -> None:
     assert node["additionalProperties"] is False
     assert node["properties"]["id"]["pattern"].startswith("^[A-Za-z_]")
     json.dumps(schema)
+
+
+def test_references_split_into_node_and_port() -> None:
+    from engine.spec import port_ref, split_ref
+
+    assert split_ref("split1:1") == ("split1", 1)
+    assert split_ref("fc1") == ("fc1", None)
+    assert split_ref("a:b") == ("a:b", None)  # not a port: stays one (dangling) id
+    assert split_ref("a:01") == ("a:01", None)
+    assert port_ref("split1", 0) == "split1:0" and port_ref("fc1", None) == "fc1"
+    parsed = parse_spec({**MLP, "outputs": ["fc1:0"]})
+    assert parsed.outputs == ["fc1:0"]

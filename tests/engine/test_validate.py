@@ -245,3 +245,90 @@ def test_bad_input_shape_is_a_node_error() -> None:
     report = validate(spec(node("a", "ReLU", ["x"]), shape=[0, 3]))
     assert codes(report) == [("x", "bad_param")]
     assert report.errors[0].field == "shape"
+
+
+def test_output_ports_are_referred_to_as_node_colon_index() -> None:
+    report = validate(
+        spec(
+            node("halves", "Chunk", ["x"], chunks=2),
+            node("gate", "Sigmoid", ["halves:1"]),
+            node("gated", "Mul", ["halves:0", "gate"]),
+            outputs=["gated", "halves:1"],
+        )
+    )
+    assert report.valid, report.summary()
+    assert report.to_json()["nodes"]["halves"] == {
+        "op": "Chunk",
+        "shape": [4],
+        "params": 0,
+        "ports": [[4], [4]],
+    }
+    assert "ports" not in report.to_json()["nodes"]["gate"]
+    assert report.outputs == {"gated": (4,), "halves:1": (4,)}
+
+
+def test_wrong_port_references_name_the_reading_node_and_field() -> None:
+    report = validate(
+        spec(
+            node("halves", "Chunk", ["x"], chunks=2),
+            node("whole", "ReLU", ["halves"]),
+            node("third", "ReLU", ["halves:2"]),
+            node("port_of_one", "ReLU", ["whole:0"]),
+            node("nowhere", "ReLU", ["ghost:1"]),
+            outputs=["third", "port_of_one", "nowhere", "halves"],
+        )
+    )
+    problems = {(e.node, e.field, e.code): e.message for e in report.errors}
+    assert problems[("whole", "inputs", "dangling_input")] == (
+        "'halves' has 2 outputs; refer to one of them as 'halves:0' .. 'halves:1'"
+    )
+    assert problems[("third", "inputs", "dangling_input")] == (
+        "'halves' has 2 outputs (0..1); there is no output 2"
+    )
+    assert problems[("nowhere", "inputs", "dangling_input")] == (
+        "input 'ghost:1' is not a node or input id"
+    )
+    assert ("halves", "outputs", "unreachable") in problems
+    # 'whole' is broken, so 'port_of_one' (reading it) stays quiet instead of cascading.
+    assert not any(e.node == "port_of_one" for e in report.errors)
+    report = validate(spec(node("one", "ReLU", ["x"]), node("two", "ReLU", ["one:0"])))
+    assert [(e.node, e.field, e.message) for e in report.errors] == [
+        ("two", "inputs", "'one' has one output; refer to it as 'one', not 'one:0'")
+    ]
+
+
+def test_pytorch_size_types_are_checked_per_node_and_field() -> None:
+    report = validate(
+        spec(
+            node(
+                "conv",
+                "Conv2d",
+                ["x"],
+                out_channels=4,
+                kernel_size=[3, 1],
+                padding="same",
+                stride=2,
+            ),
+            node("pool", "AdaptiveAvgPool2d", ["x"], output_size="one"),
+            node("ok", "AdaptiveAvgPool2d", ["x"], output_size=1),
+            outputs=["conv", "pool", "ok"],
+            shape=[1, 8, 8],
+        )
+    )
+    by_node = {e.node: (e.code, e.field) for e in report.errors}
+    assert by_node == {"conv": ("bad_param", "padding"), "pool": ("bad_param", "output_size")}
+    assert report.outputs["ok"] == (1, 1, 1)
+
+
+def test_instance_norm_over_one_element_per_channel_is_refused_on_its_node() -> None:
+    # Found by the property tests: PyTorch raises at the first forward; validation says it first.
+    spec = {
+        "version": 1,
+        "inputs": [{"id": "x", "shape": [4, 1], "dtype": "float32"}],
+        "nodes": [{"id": "norm", "op": "InstanceNorm1d", "inputs": ["x"]}],
+        "outputs": ["norm"],
+    }
+    report = validate(spec)
+    assert not report.valid
+    (error,) = report.errors
+    assert error.node == "norm" and "only one element per channel" in error.message
