@@ -17,6 +17,9 @@ class EncodedTable:
     feature_names: list[str]
     numeric: np.ndarray  # (F,) bool: True where the feature is a numeric column (gets normalised)
     columns: list[dict[str, Any]]  # per source column: name, kind, role, missing, encoding
+    # The source as applied: the recipe's with each missing-value rule's fitted `fill`.
+    source: dict[str, Any] | None = None
+    dropped_rows: int = 0  # rows left out for a missing value (strategy drop_row)
 
 
 @dataclass

@@ -37,6 +37,38 @@ class BuiltinSource(_Strict):
 Task = Literal["auto", "classification", "regression"]
 
 
+MissingStrategy = Literal[
+    "mean", "median", "most_frequent", "constant", "drop_row", "category", "fail"
+]
+NUMERIC_STRATEGIES = ("mean", "median", "most_frequent", "constant", "drop_row", "fail")
+CATEGORICAL_STRATEGIES = ("most_frequent", "constant", "drop_row", "category", "fail")
+TARGET_STRATEGIES = ("drop_row", "fail")
+
+
+class MissingRule(_Strict):
+    """What to do with a column's empty cells (Ludwig's missing_value_strategy, sklearn's SimpleImputer).
+
+    mean / median / most_frequent / constant fill the gap (statistics from the train split only),
+    drop_row leaves the row out before splitting, category (categorical columns) keeps "(missing)"
+    as a category of its own, fail refuses the file while the column has gaps.
+    """
+
+    strategy: MissingStrategy
+    value: float | str | None = None  # the constant, for "constant"
+    indicator: bool = False  # add a 0/1 feature "<column> (missing)"
+    # Written by the engine (the value fitted on the train split); given back, it is used as is.
+    fill: float | str | None = None
+
+    @model_validator(mode="after")
+    def _constant_has_a_value(self) -> MissingRule:
+        if self.strategy == "constant" and self.value is None:
+            raise ValueError('"constant" needs a value')
+        return self
+
+
+Encoding = Literal["auto", "utf-8", "utf-16", "latin-1"]
+
+
 class CsvSource(_Strict):
     """A CSV file with a header row."""
 
@@ -49,6 +81,21 @@ class CsvSource(_Strict):
     delimiter: str | None = Field(
         default=None, min_length=1, max_length=1
     )  # None: guessed from the header
+    # "auto": UTF-8 unless a byte-order mark says UTF-16 (uploads also recognise Latin-1).
+    encoding: Encoding = "auto"
+    # Per column; a column not named gets the default (median for numbers, "category" for
+    # categories, fail for the target). A plain string is short for {"strategy": ...}.
+    missing: dict[str, MissingRule] = Field(default_factory=dict)
+    # The columnar copy of the file (Arrow IPC), written when the dataset was processed;
+    # None or stale: the CSV itself is parsed.
+    table: str | None = None
+
+    @field_validator("missing", mode="before")
+    @classmethod
+    def _strategy_shorthand(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: {"strategy": v} if isinstance(v, str) else v for k, v in value.items()}
+        return value
 
 
 class ImagesSource(_Strict):

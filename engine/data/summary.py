@@ -10,7 +10,16 @@ import torch
 
 from engine.data.archive import LazyImageSet
 from engine.data.augment import png_grid
-from engine.data.csv_table import parse_csv, table_preview
+from engine.data.csv_read import (
+    CsvFormat,
+    Progress,
+    build_csv_table,
+    read_table,
+    sniff_format,
+    table_format,
+    table_matches,
+)
+from engine.data.csv_table import parse_csv, table_preview, typed_table
 from engine.data.errors import DataError
 from engine.data.limits import DataLimits
 from engine.data.load import Loaded, load
@@ -161,11 +170,66 @@ def summarize(
     return out
 
 
+def _missing_summary(columns: list[dict[str, Any]]) -> dict[str, Any]:
+    """Columns with gaps: how many, and the strategy in force (with its fitted fill, once known)."""
+    return {
+        c["name"]: {
+            "count": c.get("missing", 0),
+            "strategy": c.get("missing_strategy"),
+            **({"fill": c["missing_fill"]} if c.get("missing_fill") is not None else {}),
+        }
+        for c in columns
+        if c.get("missing")
+    }
+
+
+def _csv_text(
+    path: str,
+    options: dict[str, Any],
+    limits: DataLimits,
+    table_path: str | Path | None,
+    progress: Progress | None,
+    *,
+    typed: bool,
+) -> tuple[Any, CsvFormat]:
+    """The upload's format and, when `typed`, its typed table (else None: the load that follows
+    reads it); with `table_path`, the Arrow copy is (re)built there first."""
+    delimiter = options.get("delimiter")
+    encoding = options.get("encoding", "auto")
+    if table_path is None:
+        if not typed:
+            sniffed = sniff_format(
+                path, limits, delimiter=delimiter, encoding=encoding, guess_encoding=True
+            )
+            return None, sniffed
+        table = parse_csv(path, limits, delimiter, encoding=encoding, guess_encoding=True)
+        assert table.format is not None
+        return table, table.format
+    fmt = table_format(table_path)
+    if not table_matches(fmt, path, delimiter=delimiter, encoding=encoding):
+        fmt = build_csv_table(
+            path,
+            table_path,
+            limits,
+            delimiter=delimiter,
+            encoding=encoding,
+            guess_encoding=True,
+            progress=progress,
+        )
+    assert fmt is not None
+    if not typed:
+        return None, fmt
+    return typed_table(read_table(table_path), limits, fmt), fmt
+
+
 def inspect_upload(
     path: str | Path,
     kind: str,
     options: dict[str, Any] | None = None,
     limits: DataLimits | None = None,
+    *,
+    table_path: str | Path | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Check an uploaded file completely and summarise it; raises DataError on any bad input.
 
@@ -175,6 +239,12 @@ def inspect_upload(
             plus optional "split" and "transforms". A CSV without a target gets a structural check
             (header, row lengths, limits, encoding) and per-column facts; column problems are
             listed under "problems" rather than raised, since the user has not picked columns yet.
+        table_path: CSV only: where the columnar copy (Arrow IPC) is written, or kept when it
+            already matches the file and options; the check then reads it.
+        progress: called with the fraction of the CSV read so far.
+    Returns:
+        For a CSV also "csv" (encoding, delimiter, quotechar, whether the encoding was detected)
+        and "missing" (per column with gaps: count, strategy in force, fitted fill).
     """
     limits = limits or DataLimits()
     if kind not in UPLOAD_KINDS:
@@ -183,9 +253,20 @@ def inspect_upload(
         )
     options = dict(options or {})
     extra: dict[str, Any] = {k: options.pop(k) for k in ("split", "transforms") if k in options}
+    csv_format: dict[str, Any] = {}
+    if kind == "csv":
+        table, fmt = _csv_text(
+            str(path), options, limits, table_path, progress, typed="target" not in options
+        )
+        csv_format = {
+            "encoding": fmt.encoding,
+            "encoding_detected": fmt.detected_encoding,
+            "delimiter": fmt.delimiter,
+            "quotechar": fmt.quotechar,
+        }
+        if options.get("encoding", "auto") == "auto":
+            options["encoding"] = fmt.encoding  # what was detected holds for the check below
     if kind == "csv" and "target" not in options:
-        delimiter = options.get("delimiter")
-        table = parse_csv(str(path), limits, delimiter)
         problems = []
         for col in table.columns:
             if col.kind == "numeric" and col.text_cells:
@@ -197,13 +278,24 @@ def inspect_upload(
                         column=col.name,
                     ).to_json()
                 )
+        columns = [col.describe() for col in table.columns]
         return {
             "kind": "csv",
             "task": None,
             "rows": {"total": table.n_rows},
-            "columns": [col.describe() for col in table.columns],
+            "columns": columns,
+            "missing": _missing_summary(columns),
             "preview": table_preview(table),
             "problems": problems,
+            "csv": csv_format,
         }
-    recipe = parse_recipe({"source": {"kind": kind, "path": str(path), **options}, **extra})
-    return {"kind": kind, **summarize(recipe, limits)}
+    options.pop("table", None)
+    if kind == "csv" and table_path is not None:
+        options["table"] = str(table_path)
+    # The file is the one given here, whatever the options say.
+    recipe = parse_recipe({"source": {**options, "kind": kind, "path": str(path)}, **extra})
+    summary = {"kind": kind, **summarize(recipe, limits)}
+    if kind == "csv":
+        summary["missing"] = _missing_summary(summary["columns"])
+        summary["csv"] = csv_format
+    return summary
