@@ -67,6 +67,44 @@ def open_archive(path: str, limits: DataLimits) -> zipfile.ZipFile:
         raise DataError(f"not a readable zip archive ({exc})") from None
 
 
+def check_entry(
+    info: zipfile.ZipInfo, limits: DataLimits, total: int = 0, *, max_bytes: int | None = None
+) -> int:
+    """Refuse a zip entry by what its central directory declares, before anything is inflated.
+
+    Args:
+        total: the declared bytes of the entries checked before this one.
+        max_bytes: the limit for this entry (default `limits.max_entry_bytes`).
+
+    Returns:
+        `total` with this entry's declared size added.
+    """
+    name = info.filename
+    limit = limits.max_entry_bytes if max_bytes is None else max_bytes
+    if info.flag_bits & 0x1:
+        raise DataError("encrypted entries are not supported", entry=name)
+    if info.file_size > limit:
+        raise DataError(
+            f"declares {info.file_size} bytes uncompressed; the limit per entry is {limit}",
+            entry=name,
+        )
+    total += info.file_size
+    if total > limits.max_uncompressed_bytes:
+        raise DataError(
+            f"the archive declares more than {limits.max_uncompressed_bytes} bytes uncompressed "
+            f"(the limit), reached at this entry",
+            entry=name,
+        )
+    if info.compress_type != zipfile.ZIP_STORED and info.file_size > RATIO_FLOOR:
+        ratio = info.file_size / max(info.compress_size, 1)
+        if ratio > limits.max_ratio:
+            raise DataError(
+                f"compression ratio {ratio:.0f}:1 is above the limit {limits.max_ratio:.0f}:1",
+                entry=name,
+            )
+    return total
+
+
 def scan_archive(path: str, limits: DataLimits) -> ArchiveIndex:
     """Check every entry's path and declared sizes, then find the class folders; decodes nothing."""
     with open_archive(path, limits) as zf:
@@ -81,27 +119,7 @@ def scan_archive(path: str, limits: DataLimits) -> ArchiveIndex:
         _check_name(name)
         if info.is_dir():
             continue
-        if info.flag_bits & 0x1:
-            raise DataError("encrypted entries are not supported", entry=name)
-        if info.file_size > limits.max_entry_bytes:
-            raise DataError(
-                f"declares {info.file_size} bytes uncompressed; the limit per file is {limits.max_entry_bytes}",
-                entry=name,
-            )
-        total += info.file_size
-        if total > limits.max_uncompressed_bytes:
-            raise DataError(
-                f"the archive declares more than {limits.max_uncompressed_bytes} bytes uncompressed "
-                f"(the limit), reached at this entry",
-                entry=name,
-            )
-        if info.compress_type != zipfile.ZIP_STORED and info.file_size > RATIO_FLOOR:
-            ratio = info.file_size / max(info.compress_size, 1)
-            if ratio > limits.max_ratio:
-                raise DataError(
-                    f"compression ratio {ratio:.0f}:1 is above the limit {limits.max_ratio:.0f}:1",
-                    entry=name,
-                )
+        total = check_entry(info, limits, total)
         parts = [p for p in name.replace("\\", "/").split("/") if p]
         if _is_junk(parts):
             continue

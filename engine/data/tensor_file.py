@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import os
 import zipfile
 
 import numpy as np
 
+from engine.data.archive import check_entry
 from engine.data.errors import DataError
 from engine.data.limits import DataLimits, checked_file_size
 from engine.data.raw import RawData
@@ -36,7 +39,47 @@ def _read_safetensors(path: str) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _read_npz(path: str) -> dict[str, np.ndarray]:
+def _check_npz_members(path: str, limits: DataLimits) -> None:
+    """Refuse an .npz whose x or y would inflate past what an uncompressed upload may hold.
+
+    An .npz is a zip of .npy files: the zip's declared sizes and compression ratio, and each
+    array's own header (shape and dtype), are checked before numpy allocates anything.
+    """
+    # An .npz may hold no more than the same arrays uploaded as an uncompressed file could.
+    cap = min(limits.max_uncompressed_bytes, limits.max_bytes)
+    bounded = dataclasses.replace(limits, max_uncompressed_bytes=cap)
+    try:
+        with zipfile.ZipFile(path) as zf:
+            total = 0
+            for name in ("x.npy", "y.npy"):
+                try:
+                    info = zf.getinfo(name)
+                except KeyError:
+                    continue  # _check_keys names what is missing
+                total = check_entry(info, bounded, total, max_bytes=cap)
+                with zf.open(info) as f:
+                    major, _ = np.lib.format.read_magic(f)
+                    read_header = (
+                        np.lib.format.read_array_header_1_0
+                        if major == 1
+                        else np.lib.format.read_array_header_2_0
+                    )
+                    shape, _, dtype = read_header(f)
+                nbytes = math.prod(shape) * dtype.itemsize
+                if nbytes > info.file_size:
+                    raise DataError(
+                        f"the array header declares {nbytes} bytes but the entry holds "
+                        f"{info.file_size}; the file is damaged or crafted",
+                        field=name.removesuffix(".npy"),
+                    )
+    except DataError:
+        raise
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        raise DataError(f"not a readable .npz file ({exc})") from None
+
+
+def _read_npz(path: str, limits: DataLimits) -> dict[str, np.ndarray]:
+    _check_npz_members(path, limits)
     try:
         with np.load(path, allow_pickle=False) as npz:
             _check_keys(set(npz.files))
@@ -73,7 +116,7 @@ def tensors_raw(source: TensorsSource, limits: DataLimits) -> RawData:
     if suffix == ".safetensors":
         arrays = _read_safetensors(path)
     elif suffix == ".npz":
-        arrays = _read_npz(path)
+        arrays = _read_npz(path, limits)
     else:
         raise DataError(
             f"unknown tensor file type {suffix!r}; use .safetensors or .npz", field="source.path"

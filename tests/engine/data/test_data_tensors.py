@@ -98,3 +98,4 @@ def test_fractional_labels_cannot_be_classes(tmp_path: Path) -> None:
     np.savez(tmp_path / "c.npz", x=x, y=np.linspace(0, 1, 40))
     err = _error(tmp_path / "c.npz", task="classification")
     assert err.field == "y" and "integer labels" in str(err)
+
