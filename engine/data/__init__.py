@@ -1,11 +1,12 @@
 """Datasets: built-in and uploaded sources, recipes, splits, normalisation and augmentation."""
 
 from engine.data.archive import ArchiveImages, LazyImageSet, make_loader
-from engine.data.augment import build_augmentation, png_grid, preview_augmentations
+from engine.data.augment import build_augmentation, png_grid
 from engine.data.builtin import BUILTIN_DATASETS, BuiltinDataset, builtin_catalog
 from engine.data.errors import DataError
 from engine.data.limits import DataLimits
 from engine.data.load import load_dataset
+from engine.data.preview import preview_augmentations
 from engine.data.recipe import DataRecipe, parse_recipe
 from engine.data.summary import inspect_upload, summarize
 from engine.data.tensorset import BatchSource, DatasetInfo, Splits, TensorSet

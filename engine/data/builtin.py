@@ -24,6 +24,11 @@ class BuiltinDataset:
     rows: int
     description: str
     load: Callable[[int], RawData]  # seed -> data (the seed matters only for generated data)
+    # What `load` does to the raw values before normalisation, as pipeline steps
+    # (engine.data.pipeline): the digits are divided by 16 so that 0..16 becomes 0..1.
+    input_steps: tuple[dict[str, Any], ...] = ()
+    raw_range: tuple[float, float] | None = None  # the raw values' range, where it is fixed
+    image_input: bool = False  # an image may stand in for a sample (greyscale digits)
 
     def to_json(self) -> dict[str, Any]:
         """Catalog entry for the dataset picker."""
@@ -77,9 +82,13 @@ def _diabetes(seed: int) -> RawData:
     )
 
 
+DIGITS_SCALE: dict[str, Any] = {"op": "scale", "divide": 16.0}
+
+
 def _digits(seed: int) -> RawData:
     bunch = skd.load_digits()
-    x = (np.asarray(bunch.images, dtype=np.float32) / 16.0)[:, None, :, :]  # (N, 1, 8, 8) in [0, 1]
+    # (N, 1, 8, 8) in [0, 1]; DIGITS_SCALE is recorded as the pipeline's "scale" step
+    x = (np.asarray(bunch.images, dtype=np.float32) / DIGITS_SCALE["divide"])[:, None, :, :]
     return RawData(
         x=x,
         y=np.asarray(bunch.target, dtype=np.int64),
@@ -176,6 +185,9 @@ BUILTIN_DATASETS: dict[str, BuiltinDataset] = {
             1797,
             "1797 greyscale 8x8 images of the digits 0-9.",
             _digits,
+            input_steps=(DIGITS_SCALE,),
+            raw_range=(0.0, 16.0),
+            image_input=True,
         ),
         BuiltinDataset(
             "moons",

@@ -27,6 +27,7 @@ from engine.data.csv_table import csv_raw
 from engine.data.errors import DataError
 from engine.data.limits import DataLimits
 from engine.data.normalize import compute_stats, norm_axis
+from engine.data.pipeline import fit_pipeline
 from engine.data.raw import RawData
 from engine.data.recipe import DataRecipe, ImagesSource, parse_recipe
 from engine.data.split import split_indices
@@ -76,10 +77,13 @@ def _finish(
     keep = None
     columns = raw.columns
     feature_names = raw.feature_names
+    recipe_json = model.model_dump(mode="json")
     if raw.encode is not None:
         table = raw.encode(train)
         x_np, feature_names, columns = table.x, table.feature_names, table.columns
         keep = torch.from_numpy(table.numeric)
+        if table.source is not None:  # the source with its fitted missing-value fills
+            recipe_json["source"] = table.source
     else:
         assert raw.x is not None
         x_np = raw.x
@@ -105,8 +109,9 @@ def _finish(
         x_dtype="float32" if is_float else "int64",
         rows={"total": len(y), "train": len(train), "val": len(val), "test": len(test)},
         columns=columns,
-        recipe=model.model_dump(mode="json"),
+        recipe=recipe_json,
     )
+    info.pipeline = fit_pipeline(model, info)
     if is_float:
         x = info.normalize(x).float()
     transform = None
@@ -171,6 +176,7 @@ def _load_images(model: DataRecipe, source: ImagesSource, limits: DataLimits) ->
         rows={"total": len(index), "train": len(train), "val": len(val), "test": len(test)},
         recipe=model.model_dump(mode="json"),
     )
+    info.pipeline = fit_pipeline(model, info, limits)
     transform = (
         build_augmentation(model.transforms.augment, feature_shape, mean=mean, std=std)
         if model.transforms.augment

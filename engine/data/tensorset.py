@@ -105,6 +105,8 @@ class DatasetInfo:
     rows: dict[str, int] = field(default_factory=dict)
     columns: list[dict[str, Any]] = field(default_factory=list)  # CSV columns and their encoding
     recipe: dict[str, Any] = field(default_factory=dict)
+    # Every step from the raw input to x, fitted on the train split (engine.data.pipeline).
+    pipeline: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (stored with the run and the export)."""
@@ -112,8 +114,9 @@ class DatasetInfo:
 
     @classmethod
     def from_json(cls, obj: dict[str, Any]) -> DatasetInfo:
-        """The inverse of to_json."""
-        return cls(**obj)
+        """The inverse of to_json (keys this version does not know, such as data.json's extras, are left out)."""
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in obj.items() if k in known})
 
     def _stat_shape(self) -> list[int]:
         if self.norm_axis == "channel":

@@ -54,11 +54,35 @@ with torch.no_grad():
     out = model({example_args})  # {input_shapes}
 ```
 
-Inputs are expected as the training data was prepared: see `data.json` for the
-normalisation (`(x - mean) / std`) and the class names (`classes`, in output order).
+{predict_section}`data.json` has the class names (`classes`, in output order), the normalisation statistics
+and, for a CSV, how empty cells were filled (`missing_values`).
 `spec.json` is the graph, `config.json` the training config, `metrics.json` the final
 metrics{onnx_line}
 """
+
+_README_PREDICT = """\
+The network takes prepared tensors. `predict.py` takes the raw input the way you have it
+(a CSV with the columns you uploaded, an image, the raw numbers) and applies
+`preprocess.json`: every step between the raw input and the tensor, in order, fitted on the
+training rows (column selection, missing-value fills, category vocabularies, built-in scaling,
+image decoding and resizing, normalisation). It needs numpy, torch and safetensors (Pillow
+for images) and nothing of Netloom:
+
+```
+python predict.py {example_input}        # prints each prediction with its class probabilities
+python predict.py {example_input} --json
+```
+
+```python
+from predict import load, predict
+
+model = load()            # this folder
+predict(model, {example_raw})
+```
+
+"""
+
+_PREDICT_TEMPLATE = Path(__file__).with_name("predict_template.py")
 
 
 class ExportError(ValueError):
@@ -99,11 +123,42 @@ def _config_dict(config: Any) -> dict[str, Any] | None:
     return dict(config)
 
 
+def _without_paths(data: dict[str, Any]) -> dict[str, Any]:
+    """data.json without the server's file paths: the source file's name only."""
+    source = (data.get("recipe") or {}).get("source")
+    if isinstance(source, dict):
+        source = dict(source)
+        if source.get("path"):
+            source["path"] = Path(str(source["path"])).name
+        source.pop("table", None)
+        data["recipe"] = {**data["recipe"], "source": source}
+    return data
+
+
+def _example(pipeline: dict[str, Any]) -> tuple[str, str]:
+    """(command-line input, a raw value for the Python example) for the README."""
+    kind = (pipeline.get("input") or {}).get("kind")
+    if kind == "table":
+        names = [c["name"] for c in pipeline["input"]["columns"]][:3]
+        row = ", ".join(f"{json.dumps(n)}: ..." for n in names)
+        return "input.csv", "{" + row + (", ...}" if len(pipeline["input"]["columns"]) > 3 else "}")
+    if kind == "image" or (pipeline.get("input") or {}).get("image"):
+        return "image.png", 'open("image.png", "rb").read()'
+    shape = (pipeline.get("output") or {}).get("shape", [])
+    return "values.json", f"numbers  # shape {shape} or (N, {', '.join(map(str, shape))})"
+
+
 def _data_dict(data_info: Any) -> dict[str, Any] | None:
     if data_info is None:
         return None
     if hasattr(data_info, "to_json"):
-        return data_info.to_json()
+        data = data_info.to_json()
+        # A CSV's missing-value rules with the fills fitted on the train rows, per column, so
+        # new raw rows are prepared as the training rows were (before the normalisation).
+        missing = ((data.get("recipe") or {}).get("source") or {}).get("missing")
+        if missing:
+            data["missing_values"] = missing
+        return _without_paths(data)
     if hasattr(data_info, "model_dump"):
         return data_info.model_dump(mode="json")
     return dict(data_info)
@@ -201,8 +256,9 @@ def export_dir(
     """Write everything a user needs to run or fine-tune the model outside Netloom.
 
     Files: model.safetensors (spec + format version in its metadata), model.py, spec.json,
-    config.json, metrics.json, data.json (when `data_info` is given), model.onnx (when the
-    graph exports), README.md and export.json (the manifest, with the ONNX note).
+    config.json, metrics.json, data.json (when `data_info` is given; no server path in it),
+    preprocess.json + predict.py (when `data_info` has a pipeline: raw input -> prediction),
+    model.onnx (when the graph exports), README.md and export.json (the manifest).
     """
     from engine.codegen import codegen
 
@@ -229,6 +285,11 @@ def export_dir(
     data_json = _data_dict(data_info)
     if data_json is not None:
         _write_json(out / "data.json", data_json)
+    pipeline = dict(getattr(data_info, "pipeline", None) or (data_json or {}).get("pipeline") or {})
+    if pipeline:
+        pipeline["class_name"] = class_name
+        _write_json(out / "preprocess.json", pipeline)
+        write_bytes_atomic(out / "predict.py", _PREDICT_TEMPLATE.read_bytes())
     onnx_note: dict[str, Any] = {"exported": False, "note": "ONNX export was not asked for"}
     if onnx:
         onnx_note = export_onnx(model, spec, out / "model.onnx")
@@ -244,6 +305,9 @@ def export_dir(
         example_args=example_args,
         input_shapes="; ".join(f"{i.id}: (batch, {', '.join(map(str, i.shape))})" for i in spec.inputs),
         onnx_line=", `model.onnx` the same network for ONNX Runtime." if onnx_note.get("exported") else ".",
+        predict_section=_README_PREDICT.format(
+            example_input=_example(pipeline)[0], example_raw=_example(pipeline)[1]
+        ) if pipeline else "",
     )
     write_bytes_atomic(out / "README.md", readme.encode("utf-8"))
     files = sorted(

@@ -56,9 +56,9 @@ def _top_level_names(dist: md.Distribution) -> set[str]:
     return names
 
 
-def torch_only_path(tmp: Path) -> Path:
-    """A directory holding only torch, safetensors and what they require (symlinks)."""
-    todo, seen = ["torch", "safetensors"], set()
+def torch_only_path(tmp: Path, extra: tuple[str, ...] = ()) -> Path:
+    """A directory holding only torch, safetensors (and `extra`) and what they require (symlinks)."""
+    todo, seen = ["torch", "safetensors", *extra], set()
     site = tmp / "site"
     site.mkdir()
     while todo:
