@@ -1,4 +1,4 @@
-"""ASGI entry point (daphne webapp.asgi:application): HTTP to Django, WebSockets to Channels."""
+"""ASGI entry point (`python -m webapp.serve` serves it): HTTP to Django, WebSockets to Channels."""
 
 import os
 
@@ -10,6 +10,7 @@ django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from webapp.api.body_limit import limit_request_body  # noqa: E402
 from webapp.api.channels_auth import (  # noqa: E402
     TokenAuthMiddlewareStack,
     allowed_hosts_origin_validator,
@@ -18,7 +19,7 @@ from webapp.runs.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": limit_request_body(django_asgi_app),
         "websocket": allowed_hosts_origin_validator(
             TokenAuthMiddlewareStack(URLRouter(websocket_urlpatterns))
         ),

@@ -1,13 +1,21 @@
 """`python -m webapp.devserver` (what `make run` runs): everything on one machine, one command.
 
 Migrates, collects static files, creates the demo login, starts a private Redis when none is
-reachable at REDIS_URL, a Celery worker when the Celery app exists, and daphne on
-127.0.0.1:$PORT (8000). Uploads are processed by the worker (NETLOOM_DATASET_PROCESSING=celery
-unless the environment says otherwise). Ctrl-C or SIGTERM stops every child process it started.
+reachable at REDIS_URL (installing redis-server first when it is missing and we are root; else it
+says in one line what to do), two Celery workers as docker-compose has them -- one for training
+(`-Q train`) and one for short jobs (`-Q short`: explanations, exports, dataset checks, so none
+waits behind a long run) -- and the ASGI server on 127.0.0.1:$PORT (8000). Uploads are processed
+by the worker (NETLOOM_DATASET_PROCESSING=celery unless the environment says otherwise).
+
+Each checkout is its own instance: NETLOOM_INSTANCE (the Redis key prefix of its Celery queues and
+channel-layer groups, webapp/settings.py) defaults to "netloom-<hash of the checkout's path>", so
+two `make run`s on one host share a Redis without taking each other's tasks or joining each
+other's run groups. Ctrl-C or SIGTERM stops every child process it started.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import signal
@@ -34,26 +42,41 @@ def redis_reachable(url: str, timeout: float = 0.5) -> bool:
         return False
 
 
-def worker_command() -> list[str]:
-    """The Celery worker `make run` starts (one process; training and short jobs)."""
-    return [
-        sys.executable, "-m", "celery", "-A", "webapp.celery", "worker",
-        "-Q", "train,short", "-c", "1", "--loglevel", "INFO",
-    ]  # fmt: skip
+def checkout_instance(root: Path = ROOT) -> str:
+    """This checkout's default NETLOOM_INSTANCE: one per folder, stable across restarts."""
+    return f"netloom-{hashlib.sha1(str(root).encode()).hexdigest()[:8]}"
+
+
+def worker_commands(instance: str) -> list[list[str]]:
+    """The Celery workers `make run` starts: training (one run at a time) and short jobs, apart."""
+    from webapp.queues import SHORT_QUEUE, TRAIN_QUEUE
+
+    def worker(queue: str, concurrency: int) -> list[str]:
+        return [
+            sys.executable, "-m", "celery", "-A", "webapp.celery", "worker",
+            "-Q", queue, "-c", str(concurrency), "-n", f"{queue}-{instance}@%h", "--loglevel", "INFO",
+        ]  # fmt: skip
+
+    return [worker(TRAIN_QUEUE, 1), worker(SHORT_QUEUE, 1)]
+
+
+def redis_server_path() -> str | None:
+    """redis-server's path; installed from Debian first when it is missing and we are root."""
+    found = shutil.which("redis-server")
+    if found or os.geteuid() != 0 or not shutil.which("apt-get"):
+        return found
+    print("no redis-server: installing Debian's (apt-get install redis-server)", flush=True)
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "check": False}
+    subprocess.run(["apt-get", "update", "-qq"], **quiet)
+    subprocess.run(["apt-get", "install", "-y", "-qq", "redis-server"], **quiet)
+    return shutil.which("redis-server")
 
 
 def web_command(port: int) -> list[str]:
-    """The ASGI server (HTTP and WebSockets)."""
-    return [
-        sys.executable,
-        "-m",
-        "daphne",
-        "-b",
-        "127.0.0.1",
-        "-p",
-        str(port),
-        "webapp.asgi:application",
-    ]
+    """The ASGI server (HTTP and WebSockets), as webapp/serve.py configures it."""
+    from webapp.serve import server_command
+
+    return server_command(host="127.0.0.1", port=port)
 
 
 def manage(*args: str) -> None:
@@ -69,6 +92,7 @@ def main() -> int:
     # The worker exists here, so uploads answer 202 and are checked on the "short" queue (the
     # settings default stays "sync" for deployments without a worker and for unit tests).
     os.environ.setdefault("NETLOOM_DATASET_PROCESSING", "celery")
+    instance = os.environ.setdefault("NETLOOM_INSTANCE", checkout_instance())
     port = int(os.environ.get("PORT", "8000"))
     children: list[subprocess.Popen[bytes]] = []
 
@@ -93,14 +117,20 @@ def main() -> int:
         manage("demo")
 
         redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+        private_url = f"redis://127.0.0.1:{PRIVATE_REDIS_PORT}/0"
+        if not redis_reachable(redis_url) and redis_reachable(private_url):
+            # Another checkout's `make run` started one: share it (the key prefixes keep us apart).
+            redis_url = os.environ["REDIS_URL"] = private_url
+            print(f"using the private Redis at {redis_url}", flush=True)
         if not redis_reachable(redis_url):
-            if shutil.which("redis-server"):
+            redis_server = redis_server_path()
+            if redis_server:
                 redis_url = f"redis://127.0.0.1:{PRIVATE_REDIS_PORT}/0"
                 os.environ["REDIS_URL"] = redis_url
                 children.append(
                     subprocess.Popen(
                         [
-                            "redis-server",
+                            redis_server,
                             "--port",
                             str(PRIVATE_REDIS_PORT),
                             "--save",
@@ -125,12 +155,14 @@ def main() -> int:
                     flush=True,
                 )
 
-        children.append(subprocess.Popen(worker_command(), cwd=ROOT))
+        for command in worker_commands(instance):
+            children.append(subprocess.Popen(command, cwd=ROOT))
         children.append(subprocess.Popen(web_command(port), cwd=ROOT))
         print(
             f"\nNetloom is running at http://127.0.0.1:{port}/  (app: /app/, API docs: /api/docs/)",
             flush=True,
         )
+        print(f"Redis key prefix {instance!r} (NETLOOM_INSTANCE); workers: train, short", flush=True)
         print("log in as demo / demo; Ctrl-C stops everything\n", flush=True)
         while True:
             for child in children:

@@ -1,4 +1,4 @@
-"""A live Netloom server (migrated temp SQLite, daphne) and a Chromium page for the e2e tests.
+"""A live Netloom server (migrated temp SQLite, the ASGI server) and a Chromium page for the e2e tests.
 
 When the machine's Redis answers, the server uses it (db 6, a key prefix of its own; see
 live_settings.py) for the channel layer and the Celery broker, and `celery_worker` starts a worker
@@ -11,7 +11,6 @@ that is already up instead.
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -119,7 +118,7 @@ def _wait_for(url: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) ->
 
 @pytest.fixture(scope="session")
 def netloom_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    """Netloom served by daphne on a free port, with a fresh SQLite database."""
+    """Netloom served by the ASGI server on a free port, with a fresh SQLite database."""
     outside = os.environ.get("NETLOOM_E2E_URL")
     if outside:
         yield LiveServer(url=outside.rstrip("/"), env=None)
@@ -149,10 +148,9 @@ def netloom_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSer
     server = LiveServer(url="", env=env)
     server.manage("migrate", "--noinput")
     port = _free_port()
-    daphne = shutil.which("daphne", path=str(Path(sys.executable).parent)) or "daphne"
     log = open(tmp / "server.log", "wb")  # noqa: SIM115 (closed below)
     proc = subprocess.Popen(
-        [daphne, "-b", "127.0.0.1", "-p", str(port), "webapp.asgi:application"],
+        [sys.executable, "-m", "webapp.serve", "--host", "127.0.0.1", "--port", str(port)],
         cwd=REPO,
         env=env,
         stdout=log,
