@@ -59,7 +59,8 @@ def test_an_upload_is_checked_by_the_worker_and_a_bad_csv_fails_naming_row_and_c
     assert ready["status"] == "ready", ready
     assert ready["summary"]["rows"]["total"] == 30
     assert ready["summary"]["class_counts"] == {"setosa": 10, "versicolor": 10, "virginica": 10}
-    assert [p.name for p in files_under(media / "datasets" / str(ready["id"]))] == ["data.csv"]
+    # The upload, and the columnar table it was parsed into once (what runs read).
+    assert [p.name for p in files_under(media / "datasets" / str(ready["id"]))] == ["data.csv", "table.arrow"]
     preview = stack.api("a").get(f"/api/datasets/{ready['id']}/preview/")
     assert preview.status_code == 200 and preview.json()["columns"][-1] == "species"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db import transaction
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import exceptions, generics, mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.parsers import MultiPartParser
@@ -17,11 +17,13 @@ from rest_framework.response import Response
 
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
-from webapp.api.serializers import UserRefSerializer
+from webapp.api.parsers import holds_nul
+from webapp.api.serializers import IdField, UserRefSerializer
 
 from . import services
 from .models import Dataset, DatasetKind, DatasetStatus
 from .previews import dataset_preview
+from .schema import DATASET_SUMMARY_SCHEMA, BuiltinList, DataErrorField, DatasetPreview
 
 
 class DatasetSerializer(serializers.ModelSerializer):
@@ -34,13 +36,14 @@ class DatasetSerializer(serializers.ModelSerializer):
     needs = serializers.SerializerMethodField(
         help_text='What the user must choose first ("target" for a CSV without one), or null.'
     )
+    error = DataErrorField(read_only=True)
 
     class Meta:
         model = Dataset
         fields = [
             "id", "team", "name", "kind", "status", "trainable", "needs", "options", "recipe",
-            "summary", "error", "original_filename", "size", "created_by", "created_at",
-            "updated_at",
+            "summary", "error", "original_filename", "size", "progress", "created_by",
+            "created_at", "updated_at",
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -51,7 +54,7 @@ class DatasetSerializer(serializers.ModelSerializer):
     def get_needs(self, dataset: Dataset) -> str | None:
         return services.dataset_needs(dataset=dataset)
 
-    @extend_schema_field(OpenApiTypes.OBJECT)
+    @extend_schema_field(DATASET_SUMMARY_SCHEMA)
     def get_summary(self, dataset: Dataset) -> dict[str, Any]:
         if self.context.get("brief"):
             # Lists stay small: image previews are base64 PNGs; the detail has them.
@@ -61,11 +64,11 @@ class DatasetSerializer(serializers.ModelSerializer):
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_recipe(self, dataset: Dataset) -> dict[str, Any]:
         # The server's file path is nobody's business; runs get it from the selector.
-        return {k: v for k, v in dataset.recipe.items() if k != "path"}
+        return {k: v for k, v in dataset.recipe.items() if k not in ("path", "table")}
 
 
 class DatasetCreateSerializer(serializers.Serializer):
-    team = serializers.IntegerField()
+    team = IdField()
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     builtin = serializers.CharField(max_length=100)
     options = serializers.DictField(required=False, default=dict)
@@ -77,8 +80,10 @@ class DatasetUpdateSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False)
     options = serializers.DictField(
         required=False,
-        help_text="CSV only: target, features, categorical, task, delimiter. The stored file is "
-        "checked again; refused (409) while runs use the dataset.",
+        help_text="CSV only: target, features, categorical, task, delimiter, encoding, missing "
+        "(per column a strategy: mean, median, most_frequent, constant {value}, drop_row, "
+        "category, fail; indicator). The stored file is checked again; refused (409) while runs "
+        "use the dataset.",
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -90,7 +95,7 @@ class DatasetUpdateSerializer(serializers.Serializer):
 class DatasetUploadSerializer(serializers.Serializer):
     """Multipart form of an upload; `options` is a JSON object as text."""
 
-    team = serializers.IntegerField()
+    team = IdField()
     kind = serializers.ChoiceField(
         choices=[k for k in DatasetKind.values if k != DatasetKind.BUILTIN]
     )
@@ -107,6 +112,8 @@ class DatasetUploadSerializer(serializers.Serializer):
             ) from None
         if not isinstance(options, dict):
             raise serializers.ValidationError("Must be a JSON object.")
+        if holds_nul(options):  # PostgreSQL's jsonb cannot store it
+            raise serializers.ValidationError("A string holds the NUL character (\\u0000).")
         return options
 
 
@@ -177,16 +184,8 @@ class DatasetViewSet(
         # Options first: they are the part that can fail, and a failure must change nothing.
         with transaction.atomic():
             if "options" in data:
-                try:
-                    services.dataset_options_update(dataset=dataset, options=data["options"])
-                except services.DatasetCheckFailed as exc:
-                    raise ApiError(
-                        status.HTTP_400_BAD_REQUEST,
-                        exc.code,
-                        exc.message,
-                        fields={exc.field or "options": [exc.message]},
-                        extra={"detail": exc.detail},
-                    ) from None
+                # A failed check is DatasetCheckFailed: 400 with the engine's `detail` (webapp/api/errors.py).
+                services.dataset_options_update(dataset=dataset, options=data["options"])
             if "name" in data:
                 services.dataset_rename(dataset=dataset, name=data["name"])
         return Response(DatasetSerializer(dataset).data)
@@ -194,17 +193,7 @@ class DatasetViewSet(
     def perform_destroy(self, instance: Dataset) -> None:
         services.dataset_delete(dataset=instance)
 
-    @extend_schema(
-        responses=inline_serializer(
-            "DatasetPreview",
-            {
-                "kind": serializers.CharField(),
-                "columns": serializers.ListField(child=serializers.CharField(), required=False),
-                "rows": serializers.ListField(child=serializers.ListField(), required=False),
-                "samples": serializers.ListField(child=serializers.DictField(), required=False),
-            },
-        )
-    )
+    @extend_schema(responses=DatasetPreview)
     @action(detail=True, methods=["get"])
     def preview(self, request: Request, pk: int) -> Response:
         dataset = self.get_object()
@@ -260,7 +249,7 @@ class BuiltinListView(generics.GenericAPIView):
 
     serializer_class = None
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=BuiltinList)
     def get(self, request: Request) -> Response:
         from engine.data import BUILTIN_DATASETS
 

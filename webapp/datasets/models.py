@@ -31,7 +31,8 @@ class Dataset(models.Model):
     `options` are what the user chose (target, features, size, channels ...); `recipe` is the
     engine's `source` entry of a DataRecipe built from them; `summary` is the engine's summary;
     `error` is the engine's DataError JSON when processing failed. `file` is relative to
-    MEDIA_ROOT and empty for built-ins and failed uploads.
+    MEDIA_ROOT and empty for built-ins and failed uploads. A CSV also has its columnar copy,
+    `table_path` (Arrow IPC, written once when it is processed), in the same folder.
     """
 
     team = models.ForeignKey("accounts.Team", on_delete=models.CASCADE, related_name="datasets")
@@ -47,6 +48,8 @@ class Dataset(models.Model):
     file = models.CharField(max_length=500, blank=True, default="")
     original_filename = models.CharField(max_length=255, blank=True, default="")
     size = models.BigIntegerField(default=0)
+    # Fraction of the file read while processing (0..1); 1 once ready, null before any reading.
+    progress = models.FloatField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.SET_NULL,
@@ -68,6 +71,11 @@ class Dataset(models.Model):
     def file_path(self) -> Path | None:
         """Absolute path of the stored file, or None."""
         return Path(settings.MEDIA_ROOT) / self.file if self.file else None
+
+    @property
+    def table_path(self) -> Path:
+        """Where a CSV's columnar copy (Arrow IPC) is kept; it may not exist (older uploads)."""
+        return self.storage_dir / "table.arrow"
 
     @property
     def storage_dir(self) -> Path:

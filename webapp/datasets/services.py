@@ -13,15 +13,15 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.db.models import ProtectedError
+from django.utils import timezone
 
 from webapp.accounts.models import Team
-from webapp.api.errors import ServiceError
+from webapp.errors import Conflict, DomainError, NotFound
 
 from .models import Dataset, DatasetKind, DatasetStatus
 
 logger = logging.getLogger(__name__)
 
-PROCESS_TASK = "datasets.process"
 UPLOAD_SUFFIXES: dict[str, tuple[str, ...]] = {
     DatasetKind.CSV: (".csv", ".tsv", ".txt"),
     DatasetKind.IMAGES: (".zip",),
@@ -48,14 +48,14 @@ def dataset_builtin_create(
     from engine.data import BUILTIN_DATASETS, DataError
 
     if builtin not in BUILTIN_DATASETS:
-        raise ServiceError(
+        raise DomainError(
             "invalid",
             f"Unknown built-in dataset {builtin!r}; available: {', '.join(BUILTIN_DATASETS)}.",
             field="builtin",
         )
     unknown = set(options) - {"seed"}
     if unknown:
-        raise ServiceError(
+        raise DomainError(
             "invalid",
             f"Unknown option(s) for a built-in: {', '.join(sorted(unknown))}.",
             field="options",
@@ -64,7 +64,7 @@ def dataset_builtin_create(
     try:
         summary = _summarize_source(source)
     except DataError as exc:
-        raise ServiceError("invalid_dataset", str(exc), field=exc.field or "options") from None
+        raise DomainError("invalid_dataset", str(exc), field=exc.field or "options") from None
     return Dataset.objects.create(
         team=team,
         name=name or builtin,
@@ -100,12 +100,12 @@ def dataset_upload_create(
     removed, so no half-stored dataset remains.
     """
     if kind not in UPLOAD_SUFFIXES:
-        raise ServiceError(
+        raise DomainError(
             "invalid", f"Uploads must be one of {', '.join(UPLOAD_SUFFIXES)}.", field="kind"
         )
     suffix = Path(original_filename).suffix.lower()
     if suffix not in UPLOAD_SUFFIXES[kind]:
-        raise ServiceError(
+        raise DomainError(
             "invalid",
             f"A {kind} upload must end with {' or '.join(UPLOAD_SUFFIXES[kind])} (got {original_filename!r}).",
             field="file",
@@ -131,19 +131,79 @@ def dataset_upload_create(
         _remove_files(dataset)
         dataset.delete()
         raise
-    if settings.NETLOOM_DATASET_PROCESSING == "celery":
+    from .processing import processing_mode
+
+    if processing_mode() == "celery":
         dataset_id = dataset.pk
         transaction.on_commit(lambda: _queue_processing(dataset_id))
         return dataset
     return dataset_process(dataset.pk)
 
 
-def _queue_processing(dataset_id: int) -> None:
-    # webapp.celery, not celery.current_app: in the web process the current app would be
-    # Celery's default (AMQP) unless webapp.celery had been imported first.
-    from webapp.celery import app
+def _queue_processing(dataset_id: int) -> bool:
+    """Send datasets.process; False when the broker did not take it (never raises).
 
-    app.send_task(PROCESS_TASK, kwargs={"dataset_id": dataset_id}, queue="short")
+    The upload is committed: a broker that is down must not make it a 500 (a retrying client
+    would upload twice). The dataset stays processing with `updated_at` at its creation, and
+    the reaper sends the task again (dataset_resend_processing).
+    """
+    from webapp.celery import task_send_or_owe
+    from webapp.queues import DATASETS_PROCESS
+
+    return not task_send_or_owe(DATASETS_PROCESS, kwargs={"dataset_id": dataset_id})
+
+
+def dataset_resend_processing(*, now: Any = None) -> list[int]:
+    """Send datasets.process again for uploads left processing; their ids.
+
+    A dataset whose row has not changed for NETLOOM_DATASET_RESEND_SECONDS (its send failed, the
+    broker lost the message, or its worker was killed; reading writes progress, which keeps
+    `updated_at` fresh) is sent again, waiting as long again after each send (60 s, 120 s,
+    240 s, ... from its upload) so a slow queue costs few duplicates. `updated_at` records the
+    send; only the reaper whose conditional UPDATE wins sends, and a send the broker refuses
+    puts `updated_at` back, so the next pass tries again. A duplicate is harmless: processing
+    returns at once unless the dataset is still processing.
+    """
+    from datetime import timedelta
+
+    now = now or timezone.now()
+    interval = timedelta(seconds=float(settings.NETLOOM_DATASET_RESEND_SECONDS))
+    processing = Dataset.objects.filter(status=DatasetStatus.PROCESSING).exclude(file="")
+    resent: list[int] = []
+    for dataset_id, last, created_at in list(
+        processing.filter(updated_at__lt=now - interval).values_list("pk", "updated_at", "created_at")
+    ):
+        if now - last < max(interval, last - created_at):
+            continue  # backing off
+        if not processing.filter(pk=dataset_id, updated_at=last).update(updated_at=now):
+            continue  # another reaper sent it, or it moved on
+        if _queue_processing(dataset_id):
+            resent.append(dataset_id)
+        else:
+            processing.filter(pk=dataset_id, updated_at=now).update(updated_at=last)
+    if resent:
+        logger.warning("re-sent datasets.process for uploads left processing: %s", resent)
+    return resent
+
+
+def upload_leftovers_sweep(*, older_than_s: float) -> list[Path]:
+    """Remove `MEDIA_ROOT/uploads/*.part` files older than `older_than_s` (uploads cut off by a crash)."""
+    import time
+
+    # uploads.incoming_dir() names the same folder; that module is HTTP-side (it raises 413s).
+    folder = Path(settings.MEDIA_ROOT) / "uploads"
+    if not folder.is_dir():
+        return []
+    cutoff = time.time() - older_than_s
+    removed: list[Path] = []
+    for path in folder.glob("*.part"):
+        try:
+            if path.stat().st_mtime <= cutoff:
+                path.unlink()
+                removed.append(path)
+        except FileNotFoundError:
+            continue
+    return removed
 
 
 def dataset_process(dataset_id: int) -> Dataset:
@@ -158,8 +218,10 @@ def dataset_process(dataset_id: int) -> Dataset:
     dataset = Dataset.objects.get(pk=dataset_id)
     if dataset.status != DatasetStatus.PROCESSING:
         return dataset
+    # A worker has it now: the reaper's re-send clock (dataset_resend_processing) starts again.
+    Dataset.objects.filter(pk=dataset_id, status=DatasetStatus.PROCESSING).update(updated_at=timezone.now())
     try:
-        summary = _inspect(dataset, dataset.options)
+        summary = _inspect(dataset, dataset.options, progress=_progress_writer(dataset.pk))
     except DataError as exc:
         return _fail(dataset, exc.to_json())
     except Exception as exc:  # a file the engine could not read at all: still the user's to fix
@@ -169,18 +231,43 @@ def dataset_process(dataset_id: int) -> Dataset:
     dataset.recipe = _source(dataset, dataset.options)
     dataset.status = DatasetStatus.READY
     dataset.error = None
-    dataset.save(update_fields=["summary", "recipe", "status", "error", "updated_at"])
+    dataset.progress = 1.0
+    dataset.save(update_fields=["summary", "recipe", "status", "error", "progress", "updated_at"])
     return dataset
 
 
-def _inspect(dataset: Dataset, options: dict[str, Any]) -> dict[str, Any]:
-    """The engine's full check and summary of the stored file under `options` (DataError if bad)."""
+def _inspect(dataset: Dataset, options: dict[str, Any], progress: Any = None) -> dict[str, Any]:
+    """The engine's full check and summary of the stored file under `options` (DataError if bad).
+
+    A CSV is parsed once into its columnar copy (`dataset.table_path`), kept while it matches
+    the file and the options; the check, and later every run, reads that copy.
+    """
     from engine.data import DataError, inspect_upload
 
     path = dataset.file_path
     if path is None or not path.is_file():
         raise DataError("the uploaded file is missing; upload it again")
-    return inspect_upload(str(path), dataset.kind, dict(options), data_limits())
+    table = dataset.table_path if dataset.kind == DatasetKind.CSV else None
+    return inspect_upload(
+        str(path), dataset.kind, dict(options), data_limits(), table_path=table, progress=progress
+    )
+
+
+def _progress_writer(dataset_id: int) -> Any:
+    """A progress callback that stores the fraction read, at most every 2% and 0.5 s."""
+    import time
+
+    last = {"value": -1.0, "at": 0.0}
+
+    def write(fraction: float) -> None:
+        now = time.monotonic()
+        if fraction - last["value"] < 0.02 or (now - last["at"] < 0.5 and fraction < 1.0):
+            return
+        last.update(value=fraction, at=now)
+        # updated_at too: the reaper takes a processing row that stays unchanged for lost.
+        Dataset.objects.filter(pk=dataset_id).update(progress=round(fraction, 3), updated_at=timezone.now())
+
+    return write
 
 
 def _source(dataset: Dataset, options: dict[str, Any]) -> dict[str, Any]:
@@ -218,17 +305,17 @@ def dataset_rename(*, dataset: Dataset, name: str) -> Dataset:
     """Rename a dataset (its contents never change)."""
     name = name.strip()
     if not name:
-        raise ServiceError("invalid", "A dataset needs a name.", field="name")
+        raise DomainError("invalid", "A dataset needs a name.", field="name")
     dataset.name = name[:200]
     dataset.save(update_fields=["name", "updated_at"])
     return dataset
 
 
 def csv_option_names() -> tuple[str, ...]:
-    """The options a CSV dataset takes: the engine's CSV source fields besides kind and path."""
+    """The options a CSV dataset takes: the engine's CSV source fields besides kind and the files."""
     from engine.data.recipe import CsvSource
 
-    return tuple(name for name in CsvSource.model_fields if name not in ("kind", "path"))
+    return tuple(name for name in CsvSource.model_fields if name not in ("kind", "path", "table"))
 
 
 def dataset_needs(*, dataset: Dataset) -> str | None:
@@ -243,11 +330,14 @@ def dataset_is_trainable(*, dataset: Dataset) -> bool:
     return dataset.status == DatasetStatus.READY and dataset_needs(dataset=dataset) is None
 
 
-class DatasetCheckFailed(ServiceError):
-    """The stored file failed the engine's check under new options; `detail` is the DataError JSON."""
+class DatasetCheckFailed(DomainError):
+    """The stored file failed the engine's check under new options; `detail` is the DataError JSON.
+
+    The error body carries it next to code/message/fields: `{"error": {..., "detail": {...}}}`.
+    """
 
     def __init__(self, detail: dict[str, Any], *, field: str) -> None:
-        super().__init__("invalid_dataset", detail["message"], field=field)
+        super().__init__("invalid_dataset", detail["message"], field=field, extra={"detail": detail})
         self.detail = detail
 
 
@@ -264,21 +354,19 @@ def dataset_options_update(*, dataset: Dataset, options: dict[str, Any]) -> Data
     from engine.data import DataError
 
     if dataset.kind != DatasetKind.CSV:
-        raise ServiceError(
+        raise DomainError(
             "invalid",
             f"Only CSV datasets take new options; a {dataset.kind} dataset is uploaded again instead.",
             field="options",
         )
     if dataset.status != DatasetStatus.READY:
-        raise ServiceError(
-            "not_ready",
-            f"The dataset is {dataset.status}; its options can change once it is ready.",
-            status_code=409,
+        raise Conflict(
+            "not_ready", f"The dataset is {dataset.status}; its options can change once it is ready."
         )
     allowed = csv_option_names()
     for name in options:
         if name not in allowed:
-            raise ServiceError(
+            raise DomainError(
                 "invalid",
                 f"Unknown CSV option {name!r}; a CSV takes {', '.join(allowed)}.",
                 field=f"options.{name}",
@@ -297,7 +385,7 @@ def dataset_options_update(*, dataset: Dataset, options: dict[str, Any]) -> Data
         # needs the row); one that got in while the file was read is caught by the second look.
         locked = Dataset.objects.select_for_update().filter(pk=dataset.pk).first()
         if locked is None:
-            raise ServiceError("not_found", "The dataset was deleted meanwhile.", status_code=404)
+            raise NotFound("not_found", "The dataset was deleted meanwhile.")
         _refuse_if_used(locked)
         locked.options = merged
         locked.recipe = _source(locked, merged)
@@ -309,10 +397,9 @@ def dataset_options_update(*, dataset: Dataset, options: dict[str, Any]) -> Data
 
 def _refuse_if_used(dataset: Dataset) -> None:
     if dataset.runs.exists():
-        raise ServiceError(
+        raise Conflict(
             "in_use",
             "Runs use this dataset and keep its recipe; upload the file again to train with other options.",
-            status_code=409,
         )
 
 
@@ -332,8 +419,6 @@ def dataset_delete(*, dataset: Dataset) -> None:
         with transaction.atomic():
             dataset.delete()
     except ProtectedError:
-        raise ServiceError(
-            "in_use", "Runs use this dataset; delete those runs first.", status_code=409
-        ) from None
+        raise Conflict("in_use", "Runs use this dataset; delete those runs first.") from None
     # Files go only once the row is gone, so a refused delete leaves everything intact.
     shutil.rmtree(storage, ignore_errors=True)

@@ -86,7 +86,8 @@ def test_csv_upload_is_stored_checked_and_summarised(api_a, team_a, settings):
     assert body["summary"]["class_counts"] == {"setosa": 10, "versicolor": 10, "virginica": 10}
     assert "path" not in body["recipe"]
     dataset = Dataset.objects.get(pk=body["id"])
-    assert stored_files(settings) == [dataset.file_path]
+    # The original, and beside it the columnar copy that runs read (nothing else).
+    assert stored_files(settings) == sorted([dataset.file_path, dataset.table_path])
     assert dataset.file_path.read_bytes() == iris_like_csv(30)
 
     preview = api_a.get(f"/api/datasets/{body['id']}/preview/").json()
