@@ -1,0 +1,7 @@
+"""`python -m netloom` is the `netloom` command."""
+
+import sys
+
+from netloom.cli import main
+
+sys.exit(main())

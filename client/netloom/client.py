@@ -1,0 +1,556 @@
+"""`Client(url, token)`: typed methods over the REST API and the run stream.
+
+Request and answer types are the TypedDicts of `netloom.api_types`, generated from the service's
+OpenAPI schema; the stream yields its frames (`RunStreamFrame`) as they are declared there.
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+import re
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any, cast
+from urllib.parse import quote, urlencode, urlsplit, urlunsplit
+
+import httpx
+
+from netloom.api_types import (
+    Dataset,
+    Explanation,
+    Graph,
+    GraphDetail,
+    LogEvent,
+    Me,
+    NewToken,
+    Revision,
+    Run,
+    RunStreamFrame,
+    StatusEvent,
+    UserTeam,
+    ValidationReport,
+)
+from netloom.errors import ApiError, ConnectionFailed, DatasetFailed, NetloomError
+
+FINAL_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
+EXPORT_FORMATS = ("safetensors", "python", "onnx", "config", "zip")
+# Close codes of ws/runs/<id>/ that no reconnect can cure.
+_CLOSE_ERRORS = {
+    4401: (401, "not_authenticated", "the token was refused by the stream"),
+    4404: (404, "not_found", "no such run among your teams"),
+}
+Progress = Callable[[int, int], None]  # (bytes sent, total bytes)
+
+
+def upload_kind(path: Path) -> str:
+    """The upload `kind` a file's name suggests (csv, images for a zip, tensors)."""
+    suffix = path.suffix.lower()
+    if suffix == ".zip":
+        return "images"
+    if suffix in (".safetensors", ".npz"):
+        return "tensors"
+    return "csv"
+
+
+class _CountingFile:
+    """A file that reports how much has been read from it (httpx streams multipart files by read())."""
+
+    def __init__(self, handle: IO[bytes], total: int, progress: Progress) -> None:
+        self._handle, self._total, self._progress, self._done = handle, total, progress, 0
+
+    def read(self, size: int = -1) -> bytes:
+        chunk = self._handle.read(size)
+        self._done += len(chunk)
+        self._progress(self._done, self._total)
+        return chunk
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        position = self._handle.seek(offset, whence)
+        if position == 0:
+            self._done = 0
+        return position
+
+    def tell(self) -> int:
+        return self._handle.tell()
+
+    def fileno(self) -> int:
+        return self._handle.fileno()
+
+
+class Client:
+    """A Netloom service for one user (an API token: `Client.login(...)` makes one)."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str | None = None,
+        *,
+        timeout: float = 30.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.token = token
+        headers = {"Accept": "application/json", "User-Agent": "netloom-client/0.1"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self.http = httpx.Client(
+            base_url=self.url,
+            headers=headers,
+            transport=transport,
+            timeout=httpx.Timeout(timeout, write=None),
+            follow_redirects=False,
+        )
+
+    @classmethod
+    def login(
+        cls, url: str, username: str, password: str, *, name: str = "netloom command line"
+    ) -> tuple[Client, NewToken]:
+        """Ask the service for a new API token with a user's password; (a client with it, the token)."""
+        anonymous = cls(url)
+        try:
+            token = cast(
+                NewToken,
+                anonymous._json(
+                    "POST",
+                    "/api/auth/token/",
+                    json={"username": username, "password": password, "name": name},
+                ),
+            )
+        finally:
+            anonymous.close()
+        return cls(url, token["token"]), token
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- transport ---------------------------------------------------------------------------
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        try:
+            response = self.http.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise ConnectionFailed(f"cannot reach {self.url}: {exc}") from exc
+        if response.status_code >= 400:
+            raise _api_error(response)
+        return response
+
+    def _json(self, method: str, path: str, **kwargs: Any) -> Any:
+        response = self._request(method, path, **kwargs)
+        return response.json() if response.content else None
+
+    def _all_pages(self, path: str, params: dict[str, Any]) -> list[Any]:
+        query = {key: value for key, value in params.items() if value is not None}
+        page, results = 1, []
+        while True:
+            answer = self._json("GET", path, params={**query, "page": page, "page_size": 500})
+            results.extend(answer["results"])
+            if not answer.get("next"):
+                return results
+            page += 1
+
+    # --- who and which team ------------------------------------------------------------------
+
+    def me(self) -> Me:
+        """The user, with their teams and roles."""
+        return cast(Me, self._json("GET", "/api/auth/me/"))
+
+    def teams(self) -> list[UserTeam]:
+        """The user's teams, each with the user's role in it."""
+        return self.me()["teams"]
+
+    def default_team(self, team: int | None = None) -> int:
+        """`team` if given, else the user's only team (an error naming them when there are several)."""
+        if team is not None:
+            return team
+        teams = self.teams()
+        if len(teams) == 1:
+            return teams[0]["id"]
+        names = ", ".join(f"{t['id']} ({t['name']})" for t in teams) or "none"
+        raise NetloomError(f"you are in {len(teams)} teams, choose one with --team ID: {names}")
+
+    # --- datasets ----------------------------------------------------------------------------
+
+    def datasets(self, *, team: int | None = None) -> list[Dataset]:
+        return cast(list[Dataset], self._all_pages("/api/datasets/", {"team": team}))
+
+    def dataset(self, dataset_id: int) -> Dataset:
+        return cast(Dataset, self._json("GET", f"/api/datasets/{dataset_id}/"))
+
+    def builtins(self) -> list[dict[str, Any]]:
+        """The built-in datasets the service offers (name, title, task, rows, ...)."""
+        answer = self._json("GET", "/api/datasets/builtins/")
+        return answer["builtins"] if isinstance(answer, dict) and "builtins" in answer else answer
+
+    def dataset_add_builtin(
+        self,
+        builtin: str,
+        *,
+        team: int | None = None,
+        name: str | None = None,
+        seed: int | None = None,
+    ) -> Dataset:
+        body: dict[str, Any] = {
+            "team": self.default_team(team),
+            "builtin": builtin,
+            "name": name or builtin,
+        }
+        if seed is not None:
+            body["options"] = {"seed": seed}
+        return cast(Dataset, self._json("POST", "/api/datasets/", json=body))
+
+    def dataset_upload(
+        self,
+        path: str | Path,
+        *,
+        team: int | None = None,
+        target: str | None = None,
+        kind: str | None = None,
+        name: str | None = None,
+        options: dict[str, Any] | None = None,
+        progress: Progress | None = None,
+    ) -> Dataset:
+        """Upload a CSV, image zip or tensors file; the answer may still be `processing` (see dataset_wait)."""
+        file = Path(path)
+        fields: dict[str, str] = {
+            "team": str(self.default_team(team)),
+            "kind": kind or upload_kind(file),
+            "name": name or file.stem,
+        }
+        opts = dict(options or {})
+        if target is not None:
+            opts["target"] = target
+        if opts:
+            fields["options"] = json.dumps(opts)
+        total = file.stat().st_size
+        content_type = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+        with file.open("rb") as handle:
+            body: Any = _CountingFile(handle, total, progress) if progress else handle
+            return cast(
+                Dataset,
+                self._json(
+                    "POST",
+                    "/api/datasets/upload/",
+                    data=fields,
+                    files={"file": (file.name, body, content_type)},
+                ),
+            )
+
+    def dataset_wait(
+        self,
+        dataset_id: int,
+        *,
+        timeout: float = 600.0,
+        poll: float = 0.5,
+        progress: Callable[[Dataset], None] | None = None,
+    ) -> Dataset:
+        """Wait until the dataset is processed: the ready dataset, or DatasetFailed with the located error."""
+        deadline = time.monotonic() + timeout
+        while True:
+            dataset = self.dataset(dataset_id)
+            if progress:
+                progress(dataset)
+            if dataset["status"] == "ready":
+                return dataset
+            if dataset["status"] == "failed":
+                raise DatasetFailed(cast(dict[str, Any], dataset))
+            if time.monotonic() > deadline:
+                raise NetloomError(
+                    f"dataset {dataset_id} is still processing after {timeout:.0f} s"
+                )
+            time.sleep(poll)
+
+    # --- graphs ------------------------------------------------------------------------------
+
+    def graphs(self, *, team: int | None = None) -> list[Graph]:
+        return cast(list[Graph], self._all_pages("/api/graphs/", {"team": team}))
+
+    def graph(self, graph_id: int) -> GraphDetail:
+        return cast(GraphDetail, self._json("GET", f"/api/graphs/{graph_id}/"))
+
+    def validate(self, spec: dict[str, Any]) -> ValidationReport:
+        """The engine's report on a spec: every node's shape, or node-keyed errors (never saves)."""
+        return cast(
+            ValidationReport, self._json("POST", "/api/graphs/validate/", json={"spec": spec})
+        )
+
+    def graph_push(
+        self,
+        spec: dict[str, Any],
+        *,
+        name: str | None = None,
+        graph: int | None = None,
+        team: int | None = None,
+    ) -> GraphDetail | Revision:
+        """A new graph with this spec (`name`), or a new revision of `graph`."""
+        if graph is not None:
+            return cast(
+                Revision, self._json("POST", f"/api/graphs/{graph}/revisions/", json={"spec": spec})
+            )
+        body = {"team": self.default_team(team), "name": name or "graph", "spec": spec}
+        return cast(GraphDetail, self._json("POST", "/api/graphs/", json=body))
+
+    def graph_pull(self, graph_id: int, revision: int | None = None) -> dict[str, Any]:
+        """The spec of a revision (the latest by default)."""
+        if revision is None:
+            latest = self.graph(graph_id)["latest"]
+            if latest is None:
+                raise NetloomError(f"graph {graph_id} has no revision yet")
+            return cast(dict[str, Any], latest["spec"])
+        answer = cast(Revision, self._json("GET", f"/api/graphs/{graph_id}/revisions/{revision}/"))
+        return cast(dict[str, Any], answer["spec"])
+
+    # --- runs --------------------------------------------------------------------------------
+
+    def runs(
+        self,
+        *,
+        team: int | None = None,
+        status: str | None = None,
+        graph: int | None = None,
+        dataset: int | None = None,
+    ) -> list[Run]:
+        params = {"team": team, "status": status, "graph": graph, "dataset": dataset}
+        return cast(list[Run], self._all_pages("/api/runs/", params))
+
+    def run(self, run_id: int) -> Run:
+        return cast(Run, self._json("GET", f"/api/runs/{run_id}/"))
+
+    def run_start(
+        self,
+        *,
+        graph: int,
+        dataset: int,
+        revision: int | None = None,
+        config: dict[str, Any] | None = None,
+        team: int | None = None,
+    ) -> Run:
+        """Queue a run of a graph revision (the latest by default) on a dataset."""
+        if revision is None:
+            revision = self.graph(graph)["latest_revision"]
+        body: dict[str, Any] = {"graph": graph, "dataset": dataset, "config": config or {}}
+        if revision is not None:
+            body["revision"] = revision
+        if team is not None:
+            body["team"] = team
+        return cast(Run, self._json("POST", "/api/runs/", json=body))
+
+    def run_cancel(self, run_id: int) -> Run:
+        return cast(Run, self._json("POST", f"/api/runs/{run_id}/cancel/"))
+
+    def compare(
+        self, run_ids: list[int], *, keys: list[str] | None = None, max_points: int | None = None
+    ) -> dict[str, Any]:
+        """GET /api/runs/compare/: the runs' metric series side by side."""
+        params: dict[str, Any] = {"ids": ",".join(str(i) for i in run_ids)}
+        if keys:
+            params["keys"] = ",".join(keys)
+        if max_points:
+            params["max_points"] = max_points
+        return cast(dict[str, Any], self._json("GET", "/api/runs/compare/", params=params))
+
+    # --- the stream --------------------------------------------------------------------------
+
+    def stream_url(self, run_id: int, since: int = 0) -> str:
+        parts = urlsplit(self.url)
+        scheme = "wss" if parts.scheme == "https" else "ws"
+        query = urlencode({"since": since, "batch": 1})
+        return urlunsplit((scheme, parts.netloc, f"{parts.path}/ws/runs/{run_id}/", query, ""))
+
+    def run_events(
+        self,
+        run_id: int,
+        *,
+        since: int = 0,
+        follow: bool = True,
+        retries: int = 20,
+        open_timeout: float = 10.0,
+    ) -> Iterator[RunStreamFrame]:
+        """The run's stream frames: `state`, the stored events after `since`, `replayed`, then live ones.
+
+        Batches are unpacked (one event per item). After a dropped connection it reconnects with
+        `?since=<last seq seen>`, so no event is lost or repeated (each reconnect starts with a new
+        `state`). `follow=False` stops at `replayed`; otherwise it ends after the run's final status.
+        """
+        from websockets.exceptions import ConnectionClosed, InvalidStatus
+        from websockets.sync.client import connect
+
+        last_seq, failures, run_final = since, 0, False
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        while True:
+            try:
+                with connect(
+                    self.stream_url(run_id, last_seq),
+                    additional_headers=headers,
+                    open_timeout=open_timeout,
+                    max_size=None,
+                ) as ws:
+                    for text in ws:
+                        frame = json.loads(text)
+                        events = frame["events"] if frame.get("type") == "batch" else [frame]
+                        for event in events:
+                            kind = event.get("type")
+                            if kind == "state":
+                                run_final = event["run"]["status"] in FINAL_STATUSES
+                            elif kind != "replayed":
+                                if event["seq"] <= last_seq:
+                                    continue  # already yielded before a reconnect
+                                last_seq = event["seq"]
+                            failures = 0
+                            yield cast(RunStreamFrame, event)
+                            if kind == "status" and event["status"] in FINAL_STATUSES and follow:
+                                return
+                            if kind == "replayed" and (not follow or run_final):
+                                return
+            except ConnectionClosed as exc:
+                code = exc.rcvd.code if exc.rcvd is not None else None
+                if code in _CLOSE_ERRORS:
+                    raise ApiError(*_CLOSE_ERRORS[code]) from None
+                reason: Exception = exc
+            except InvalidStatus as exc:
+                status = exc.response.status_code
+                if status in (401, 403, 404):
+                    raise ApiError(
+                        status,
+                        "stream_refused",
+                        f"the stream refused the connection (HTTP {status})",
+                    ) from None
+                reason = exc
+            except (OSError, TimeoutError) as exc:
+                reason = exc
+            failures += 1
+            if failures > retries:
+                raise ConnectionFailed(
+                    f"the stream of run {run_id} dropped and could not be resumed: {reason}"
+                )
+            time.sleep(min(0.2 * 2 ** (failures - 1), 5.0))
+
+    def run_follow(
+        self, run_id: int, *, on_event: Callable[[RunStreamFrame], None] | None = None
+    ) -> StatusEvent:
+        """Follow the stream until the run ends; its final status event."""
+        final: StatusEvent | None = None
+        for event in self.run_events(run_id):
+            if on_event:
+                on_event(event)
+            if event["type"] == "status" and event["status"] in FINAL_STATUSES:
+                final = cast(StatusEvent, event)
+        if final is None:  # joined after the end and since was past it: the run says how it ended
+            run = self.run(run_id)
+            final = cast(
+                StatusEvent,
+                {
+                    "type": "status",
+                    "run": run_id,
+                    "seq": run.get("last_seq", 0),
+                    "status": run["status"],
+                    "detail": "",
+                    "error": run.get("error") or None,
+                    "final_metrics": run.get("final_metrics") or None,
+                },
+            )
+        return final
+
+    def run_logs(self, run_id: int) -> list[LogEvent]:
+        """The run's stored log lines (from its stream's replay)."""
+        return [
+            cast(LogEvent, e) for e in self.run_events(run_id, follow=False) if e["type"] == "log"
+        ]
+
+    # --- downloads and explanations ----------------------------------------------------------
+
+    def export(
+        self,
+        run_id: int,
+        *,
+        format: str = "safetensors",
+        out: str | Path = ".",  # noqa: A002
+        wait: float = 300.0,
+    ) -> Path:
+        """Download one file of a succeeded run's export into the folder `out`; its path.
+
+        An ONNX file still being made (409 export_pending) is waited for up to `wait` seconds.
+        """
+        if format not in EXPORT_FORMATS:
+            raise NetloomError(f"format must be one of {', '.join(EXPORT_FORMATS)}")
+        folder = Path(out)
+        folder.mkdir(parents=True, exist_ok=True)
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                with self.http.stream(
+                    "GET", f"/api/runs/{run_id}/export/", params={"format": format}
+                ) as response:
+                    if response.status_code < 400:
+                        target = folder / _attachment_name(response, f"run{run_id}.{format}")
+                        tmp = target.with_name(f".{target.name}.part")
+                        with tmp.open("wb") as handle:
+                            for chunk in response.iter_bytes():
+                                handle.write(chunk)
+                        tmp.replace(target)
+                        return target
+                    response.read()
+                    error = _api_error(response)
+            except httpx.HTTPError as exc:
+                raise ConnectionFailed(f"cannot reach {self.url}: {exc}") from exc
+            if error.code != "export_pending" or time.monotonic() > deadline:
+                raise error
+            time.sleep(1.0)
+
+    def explain(
+        self,
+        run_id: int,
+        *,
+        index: int,
+        method: str = "integrated_gradients",
+        target: int | None = None,
+        layer: str | None = None,
+        wait: float = 300.0,
+    ) -> Explanation:
+        """Explain the model's answer on a test-split row; the finished explanation (or its failure)."""
+        body: dict[str, Any] = {"index": index, "method": method}
+        if target is not None:
+            body["target"] = target
+        if layer is not None:
+            body["layer"] = layer
+        explanation = cast(
+            Explanation, self._json("POST", f"/api/runs/{run_id}/explanations/", json=body)
+        )
+        deadline = time.monotonic() + wait
+        while explanation["status"] not in ("succeeded", "failed"):
+            if time.monotonic() > deadline:
+                raise NetloomError(
+                    f"explanation {explanation['id']} is still {explanation['status']}"
+                )
+            time.sleep(0.3)
+            explanation = cast(
+                Explanation, self._json("GET", f"/api/explanations/{explanation['id']}/")
+            )
+        return explanation
+
+
+def _api_error(response: httpx.Response) -> ApiError:
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    return ApiError.from_response(response.status_code, body, response.text)
+
+
+def _attachment_name(response: httpx.Response, fallback: str) -> str:
+    header = response.headers.get("content-disposition", "")
+    match = re.search(r"filename\*=UTF-8''([^;]+)", header) or re.search(
+        r'filename="?([^";]+)"?', header
+    )
+    name = match.group(1) if match else fallback
+    from urllib.parse import unquote
+
+    name = Path(unquote(name)).name  # never a path the server chose
+    return name or quote(fallback)
