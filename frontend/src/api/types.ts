@@ -1,89 +1,50 @@
-// Wire types of the REST API that are not the graph spec (that one is generated: spec.gen.ts).
+// Readable names for the REST API's wire types. Every one is generated (never written here by hand):
+// api.gen.ts from the OpenAPI schema (`manage.py spectacular`), spec.gen.ts from the engine's JSON
+// Schema of the graph spec; `make gen-types` regenerates both. Runs, datasets and the stream: runs/types.ts.
+import type { components } from "./api.gen";
+import type { GraphSpec } from "./spec.gen";
+
 export type { GraphSpec, InputSpec, NodeSpec } from "./spec.gen";
 
-/** A canvas position as the spec's `layout` stores it. */
+/** One component of the OpenAPI schema, by name. */
+export type Schema<Name extends keyof components["schemas"]> = components["schemas"][Name];
+
+/** A canvas position as the spec's `layout` stores it (the engine ignores `layout`: no schema). */
 export interface Position {
   x: number;
   y: number;
 }
 
-export type Role = "viewer" | "editor" | "admin";
+export type Role = Schema<"RoleEnum">;
+export type Team = Schema<"UserTeam">;
+/** Who is signed in (GET /api/auth/me/). */
+export type User = Schema<"Me">;
 
-export interface Team {
-  id: number;
-  name: string;
-  role: Role;
-}
+/** The engine's parameter kinds (engine.ops.registry.ParamType). */
+export type ParamType = Schema<"ParamKindEnum">;
+/**
+ * One parameter of an op, as the engine's catalog describes it (engine.ops.registry.Param). The
+ * catalog is read at run time, so a newer server may send a kind this build does not know yet:
+ * the form falls back to a text box for it (paramForm.ts).
+ */
+export type ParamSchema = Omit<Schema<"Param">, "type"> & { type: ParamType | (string & {}) };
+export type OpSchema = Schema<"OpSchema">;
+/** GET /api/ops/. */
+export type OpCatalog = Schema<"OpCatalog">;
 
-export interface User {
-  id: number;
-  username: string;
-  teams: Team[];
-}
+export type ValidationError = Schema<"ValidationProblem">;
+/**
+ * The engine sends `params: null` for a node whose shape could not be inferred; the canvas shows no
+ * count then (`null > 0` is false). TODO(editor): read `info.params ?? 0` in nodes.tsx and
+ * Inspector.tsx, then use Schema<"NodeReport"> as it is.
+ */
+export type NodeReport = Omit<Schema<"NodeReport">, "params"> & { params: number };
+/** POST /api/graphs/validate/. */
+export type ValidationReport = Omit<Schema<"ValidationReport">, "nodes"> & { nodes: Record<string, NodeReport> };
 
-export type ParamType = "int" | "float" | "bool" | "choice" | "int_list" | "str" | "float_list";
+export type GraphSummary = Schema<"Graph">;
 
-/** One parameter of an op, as the engine's catalog describes it. */
-export interface ParamSchema {
-  name: string;
-  type: ParamType | string;
-  default?: unknown;
-  min?: number | null;
-  max?: number | null;
-  choices?: unknown[] | null;
-  required?: boolean;
-  help?: string;
-  /** Length bounds of an int_list, when the catalog gives them. */
-  min_items?: number | null;
-  max_items?: number | null;
-  nullable?: boolean;
-}
-
-export interface OpSchema {
-  name: string;
-  category: string;
-  help?: string;
-  arity: { min: number; max: number | null };
-  params: ParamSchema[];
-}
-
-export interface OpCatalog {
-  version: number;
-  /** Category order for the palette, when the catalog gives one. */
-  categories?: string[];
-  ops: OpSchema[];
-}
-
-export interface ValidationError {
-  node: string | null;
-  code: string;
-  field: string | null;
-  message: string;
-}
-
-export interface NodeReport {
-  op: string;
-  shape: number[] | null;
-  params: number;
-}
-
-export interface ValidationReport {
-  valid: boolean;
-  errors: ValidationError[];
-  nodes: Record<string, NodeReport>;
-  outputs: Record<string, number[] | null>;
-  total_params: number;
-  activation_bytes: number;
-}
-
-export interface GraphSummary {
-  id: number;
-  team: number;
-  name: string;
-  latest_revision: number | null;
-  updated_at: string;
-}
-
+/** A page of a list endpoint ({count, next, previous, results}; webapp/api/pagination.py). */
 export interface Page<T> {
   count: number;
   next: string | null;
@@ -91,13 +52,6 @@ export interface Page<T> {
   results: T[];
 }
 
-export interface RevisionSummary {
-  number: number;
-  created_at: string;
-  created_by: string | number | { id: number; username: string } | null;
-  spec_hash: string;
-}
-
-export interface Revision extends RevisionSummary {
-  spec: import("./spec.gen").GraphSpec;
-}
+export type RevisionSummary = Schema<"RevisionSummary">;
+/** The stored spec is a graph spec (a JSON column in the OpenAPI schema; its type is spec.gen.ts). */
+export type Revision = Omit<Schema<"Revision">, "spec"> & { spec: GraphSpec };

@@ -3,6 +3,7 @@ import { useEffect, useState } from "react";
 import { formatShape } from "../format";
 import { runsApi } from "../runs/api";
 import type { Dataset, DatasetPreview } from "../runs/types";
+import { ColumnsPanel } from "./ColumnsPanel";
 
 function cell(v: unknown): string {
   if (typeof v === "number") return Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(6)));
@@ -10,7 +11,17 @@ function cell(v: unknown): string {
   return String(v);
 }
 
-export function DatasetPreviewPanel({ dataset, onClose }: { dataset: Dataset; onClose: () => void }) {
+export function DatasetPreviewPanel({
+  dataset,
+  onClose,
+  canEdit = false,
+  onChanged,
+}: {
+  dataset: Dataset;
+  onClose: () => void;
+  canEdit?: boolean;
+  onChanged?: () => void;
+}) {
   const [preview, setPreview] = useState<DatasetPreview | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
@@ -22,7 +33,7 @@ export function DatasetPreviewPanel({ dataset, onClose }: { dataset: Dataset; on
     return () => {
       live = false;
     };
-  }, [dataset.id]);
+  }, [dataset.id, dataset.updated_at]);
 
   const s = dataset.summary ?? {};
   const rows = s.rows ?? {};
@@ -45,6 +56,9 @@ export function DatasetPreviewPanel({ dataset, onClose }: { dataset: Dataset; on
             .map(([k, n]) => `${k}: ${n}`)
             .join(" · ")}
         </p>
+      )}
+      {dataset.kind === "csv" && dataset.status === "ready" && (
+        <ColumnsPanel key={dataset.updated_at} dataset={dataset} canEdit={canEdit} onChanged={() => onChanged?.()} />
       )}
       {error && <p className="error">{error}</p>}
       {!preview && !error && <p className="muted">Loading…</p>}

@@ -8,6 +8,7 @@ import { runsApi } from "../runs/api";
 import type { BuiltinDataset, Dataset } from "../runs/types";
 import { describeDataError } from "./csvPreview";
 import { DatasetPreviewPanel } from "./DatasetPreviewPanel";
+import { progressLabel } from "./columnOptions";
 import { StatusBadge } from "./StatusBadge";
 import { needsTarget, TargetChooser } from "./TargetChooser";
 import { UploadForm } from "./UploadForm";
@@ -183,6 +184,11 @@ export function DatasetsPage() {
                   <td>{d.kind}</td>
                   <td>
                     <StatusBadge status={d.status} testid="dataset-status" />
+                    {progressLabel(d) && (
+                      <div className="muted small" data-testid="dataset-progress">
+                        {progressLabel(d)}
+                      </div>
+                    )}
                   </td>
                   <td data-testid="dataset-rows">{datasetRows(d)}</td>
                   <td data-testid="dataset-classes">{datasetClasses(d)}</td>
@@ -216,7 +222,12 @@ export function DatasetsPage() {
           </table>
         )}
         {previewId !== null && datasets?.some((d) => d.id === previewId) && (
-          <DatasetPreviewPanel dataset={datasets.find((d) => d.id === previewId)!} onClose={() => setPreviewId(null)} />
+          <DatasetPreviewPanel
+            dataset={datasets.find((d) => d.id === previewId)!}
+            onClose={() => setPreviewId(null)}
+            canEdit={canEdit}
+            onChanged={() => void load()}
+          />
         )}
       </main>
     </div>

@@ -3,8 +3,9 @@ import { useState } from "react";
 import { apiRequest, ApiError } from "../api/client";
 import type { Dataset } from "../runs/types";
 
-/** The dataset JSON with the server's trainability fields (GET /api/datasets/<id>/). */
-export type TrainableDataset = Dataset & { trainable?: boolean; needs?: string | null };
+/** The dataset JSON with the server's trainability fields (GET /api/datasets/<id>/); older servers
+ * say nothing about `trainable` and `needs`. */
+export type TrainableDataset = Omit<Dataset, "trainable" | "needs"> & Partial<Pick<Dataset, "trainable" | "needs">>;
 
 /** Whether the dataset is a ready table that still needs its target column chosen. */
 export function needsTarget(d: TrainableDataset): boolean {
@@ -14,7 +15,7 @@ export function needsTarget(d: TrainableDataset): boolean {
 }
 
 /** The columns the user can pick as the target, from the structural summary. */
-export function targetChoices(d: Dataset): { name: string; label: string }[] {
+export function targetChoices(d: Pick<Dataset, "summary">): { name: string; label: string }[] {
   return (d.summary?.columns ?? []).map((c) => ({
     name: c.name,
     label: typeof c.distinct === "number" ? `${c.name} (${c.kind}, ${c.distinct} ${c.distinct === 1 ? "value" : "values"})` : `${c.name} (${c.kind})`,

@@ -3,7 +3,7 @@ import { useId, useRef, useState } from "react";
 import { ApiError, type UploadProgress, uploadForm } from "../api/client";
 import { formatBytes } from "../format";
 import type { DataErrorJson, Dataset } from "../runs/types";
-import { type CsvPeek, describeDataError, kindForFile, peekCsv } from "./csvPreview";
+import { type CsvPeek, decodeCsvHead, describeDataError, kindForFile, peekCsv } from "./csvPreview";
 
 const PEEK_BYTES = 64 * 1024;
 
@@ -18,6 +18,8 @@ export function UploadForm({ team, onDone }: { team: number; onDone: () => void 
   const [peek, setPeek] = useState<CsvPeek | null>(null);
   const [target, setTarget] = useState("");
   const [task, setTask] = useState("auto");
+  const [encoding, setEncoding] = useState("auto");
+  const [detected, setDetected] = useState<string | null>(null);
   const [size, setSize] = useState("32");
   const [channels, setChannels] = useState("3");
   const [progress, setProgress] = useState<UploadProgress | null>(null);
@@ -33,14 +35,23 @@ export function UploadForm({ team, onDone }: { team: number; onDone: () => void 
     setKind(k);
     if (f && !k) setMessage({ tone: "error", text: `${f.name}: choose a .csv, a .zip of images (one folder per class), or a .safetensors/.npz file.` });
     if (f && k === "csv") {
-      const p = peekCsv(await f.slice(0, PEEK_BYTES).text());
+      const head = decodeCsvHead(new Uint8Array(await f.slice(0, PEEK_BYTES).arrayBuffer()));
+      setDetected(head.encoding);
+      setEncoding("auto");
+      const p = peekCsv(head.text);
       setPeek(p);
       setTarget(p.columns[p.columns.length - 1] ?? "");
     }
   }
 
   function options(): Record<string, unknown> {
-    if (kind === "csv") return { ...(target ? { target } : {}), ...(task !== "auto" ? { task } : {}), ...(peek && peek.delimiter !== "," ? { delimiter: peek.delimiter } : {}) };
+    if (kind === "csv")
+      return {
+        ...(target ? { target } : {}),
+        ...(task !== "auto" ? { task } : {}),
+        ...(peek && peek.delimiter !== "," ? { delimiter: peek.delimiter } : {}),
+        ...(encoding !== "auto" ? { encoding } : {}),
+      };
     if (kind === "images") return { size: [Number(size), Number(size)], channels: Number(channels) };
     if (kind === "tensors") return task !== "auto" ? { task } : {};
     return {};
@@ -152,8 +163,18 @@ export function UploadForm({ team, onDone }: { team: number; onDone: () => void 
               <option value="classification">Classification</option>
               <option value="regression">Regression</option>
             </select>
+            <label htmlFor={`${ids}-encoding`}>Encoding</label>
+            <select id={`${ids}-encoding`} data-testid="upload-encoding" value={encoding} onChange={(e) => setEncoding(e.target.value)}>
+              <option value="auto">Detect{detected ? ` (${detected.toUpperCase()})` : ""}</option>
+              <option value="utf-8">UTF-8</option>
+              <option value="utf-16">UTF-16</option>
+              <option value="latin-1">Latin-1</option>
+            </select>
           </div>
-          <p className="help">Every other column is a feature; text columns are one-hot encoded.</p>
+          <p className="help">
+            Every other column is a feature (leave some out in the preview once it is ready); text columns are one-hot encoded;
+            empty cells are filled (median for numbers, a "(missing)" category for text) unless you choose otherwise.
+          </p>
         </>
       )}
       {kind === "images" && (

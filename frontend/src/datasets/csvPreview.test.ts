@@ -23,3 +23,13 @@ describe("CSV peek", () => {
     expect(describeDataError({ message: "not an image", entry: "cats/1.png" })).toBe("entry cats/1.png: not an image");
   });
 });
+
+describe("decoding the first bytes of a CSV", () => {
+  it("reads UTF-16 by its byte-order mark, UTF-8, and falls back to Latin-1", async () => {
+    const { decodeCsvHead } = await import("./csvPreview");
+    const utf16 = new Uint8Array([0xff, 0xfe, ...Array.from("a;b\n", (c) => [c.charCodeAt(0), 0]).flat()]);
+    expect(decodeCsvHead(utf16)).toEqual({ text: "a;b\n", encoding: "utf-16" });
+    expect(decodeCsvHead(new TextEncoder().encode("größe,x\n"))).toEqual({ text: "größe,x\n", encoding: "utf-8" });
+    expect(decodeCsvHead(new Uint8Array([0x67, 0x72, 0xf6, 0xdf, 0x65]))).toEqual({ text: "größe", encoding: "latin-1" });
+  });
+});

@@ -79,3 +79,19 @@ export function describeDataError(e: { message: string; row?: number | null; col
   // The engine's message usually names the place already; say it once.
   return prefix && !e.message.includes(prefix) ? `${prefix}: ${e.message}` : e.message;
 }
+
+/** The first bytes of a CSV as text, decoded as the server will: a byte-order mark says UTF-16
+ * (or UTF-8), text that is not UTF-8 is Latin-1. A multi-byte character cut at the end is dropped. */
+export function decodeCsvHead(bytes: Uint8Array): { text: string; encoding: "utf-8" | "utf-16" | "latin-1" } {
+  if (bytes.length >= 2 && ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))) {
+    const label = bytes[0] === 0xff ? "utf-16le" : "utf-16be";
+    const even = bytes.subarray(2, 2 + ((bytes.length - 2) & ~1));
+    return { text: new TextDecoder(label).decode(even), encoding: "utf-16" };
+  }
+  try {
+    // stream: true leaves a character cut by the 64 KiB slice out instead of failing on it.
+    return { text: new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes, { stream: true }), encoding: "utf-8" };
+  } catch {
+    return { text: new TextDecoder("latin1").decode(bytes), encoding: "latin-1" };
+  }
+}

@@ -139,7 +139,7 @@ export function Editor(props: EditorProps) {
       const slot = Number((c.targetHandle ?? "in0").slice(2)) || 0;
       store.edit((d) => ({
         ...d,
-        edges: [...d.edges, { id: edgeId(c.source, c.target, slot), source: c.source, target: c.target, sourceHandle: "out", targetHandle: `in${slot}` }],
+        edges: [...d.edges, { id: edgeId(c.source, c.target, slot), source: c.source, target: c.target, sourceHandle: c.sourceHandle ?? "out", targetHandle: `in${slot}` }],
       }));
     },
     [opsByName, readOnly, store],

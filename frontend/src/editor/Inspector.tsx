@@ -4,7 +4,7 @@ import type { OpSchema, ParamSchema, ValidationError } from "../api/types";
 import { formatCount, formatShape } from "../format";
 import { useCheck } from "./context";
 import type { CanvasNode, InputNode, OpNode } from "./model";
-import { UNSET, fieldFor, formatValue, parseParam } from "./paramForm";
+import { type FieldModel, type SizeMode, UNSET, fieldFor, formatValue, parseParam, sizeModeOf, sizeParts, sizeTextFor } from "./paramForm";
 
 export interface InspectorActions {
   setParam: (nodeId: string, name: string, value: unknown | typeof UNSET, visit: number) => void;
@@ -75,7 +75,9 @@ function ParamField({
         {field.label}
         {field.required && <span aria-label="required"> *</span>}
       </label>
-      {field.kind === "checkbox" ? (
+      {field.kind === "size" ? (
+        <SizeInputs field={field} param={param} text={text} value={value} common={common} onText={change} />
+      ) : field.kind === "checkbox" ? (
         <input {...common} type="checkbox" checked={value === undefined ? !!param.default : !!value} onChange={(e) => change(e.target.checked)} />
       ) : field.kind === "select" ? (
         <select {...common} value={text} onChange={(e) => change(e.target.value)}>
@@ -113,6 +115,80 @@ function ParamField({
           </span>
         )}
       </p>
+    </div>
+  );
+}
+
+/**
+ * PyTorch's "int or tuple" (`kernel_size=3` or `(3, 1)`; `padding="same"`): a choice of one number for
+ * every dimension, one number per dimension, or a word, then the matching boxes.
+ */
+function SizeInputs({
+  field,
+  param,
+  text,
+  value,
+  common,
+  onText,
+}: {
+  field: FieldModel;
+  param: ParamSchema;
+  text: string;
+  value: unknown;
+  common: { id: string; className: string; "data-testid": string; "aria-invalid": boolean; "aria-describedby": string; disabled: boolean; onFocus: () => void };
+  onText: (raw: string) => void;
+}) {
+  const [mode, setMode] = useState<SizeMode>(() => (text === "" ? sizeModeOf(param, value) : sizeModeOf(param, parseParam(param, text).value)));
+  // Undo or a restore may change the value underneath: follow it when it no longer fits the mode
+  // (a word, a number, a complete tuple), but not while a tuple is half typed into one box.
+  useEffect(() => {
+    const next = sizeModeOf(param, value);
+    const complete = Array.isArray(value) && (field.dims == null || value.length === field.dims);
+    if (next.mode === "word" || mode.mode === "word" || next.mode === "one" || complete) setMode(next);
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [value]);
+  const perDimension = field.dims ?? null;
+  const pick = (choice: string) => {
+    const next: SizeMode = choice === "one" ? { mode: "one" } : choice === "each" ? { mode: "each" } : { mode: "word", word: choice };
+    setMode(next);
+    onText(sizeTextFor(param, next, text));
+  };
+  const modeValue = mode.mode === "word" ? mode.word : mode.mode;
+  const parts = sizeParts(param, text);
+  const inputMode = "numeric" as const;
+  return (
+    <div className="size-field" role="group" aria-label={field.label} style={{ display: "flex", gap: 4, flexWrap: "wrap" }}>
+      <select className="nodrag" data-testid={`${common["data-testid"]}-mode`} aria-label={`${field.label}: how`} disabled={common.disabled} value={modeValue} onFocus={common.onFocus} onChange={(e) => pick(e.target.value)}>
+        <option value="one">one number</option>
+        <option value="each">{perDimension ? `one per dimension (${perDimension})` : "a list"}</option>
+        {(field.words ?? []).map((w) => (
+          <option key={w} value={w}>
+            {w}
+          </option>
+        ))}
+      </select>
+      {mode.mode === "one" && <input {...common} type="text" inputMode={inputMode} placeholder={field.placeholder} value={text} onChange={(e) => onText(e.target.value)} />}
+      {mode.mode === "each" && perDimension === null && (
+        <input {...common} type="text" placeholder="e.g. 2, 3" value={text} onChange={(e) => onText(e.target.value)} />
+      )}
+      {mode.mode === "each" &&
+        perDimension !== null &&
+        parts.map((part, i) => (
+          <input
+            key={i}
+            {...common}
+            id={i === 0 ? common.id : `${common.id}-${i}`}
+            data-testid={`${common["data-testid"]}-${i}`}
+            aria-label={`${field.label} ${i + 1} of ${perDimension}`}
+            className={`${common.className} size-part`}
+            style={{ width: `${Math.floor(100 / perDimension) - 4}%`, minWidth: 36 }}
+            type="text"
+            inputMode={field.itemNullable ? "text" : inputMode}
+            placeholder={field.itemNullable ? "null" : ""}
+            value={part}
+            onChange={(e) => onText(parts.map((p, k) => (k === i ? e.target.value.trim() || (field.itemNullable ? "null" : "") : p || (field.itemNullable ? "null" : ""))).join(", "))}
+          />
+        ))}
     </div>
   );
 }

@@ -4,15 +4,33 @@ import type { OpSchema } from "../api/types";
 
 export const OP_MIME = "application/x-netloom-op";
 
+/** How well an op matches: its name, its PyTorch name (nn.Conv2d, torch.split), its category, its search words, its help. */
+function matchScore(op: OpSchema, q: string): number {
+  const name = op.name.toLowerCase();
+  if (name === q) return 0;
+  const torchName = (op.torch_name ?? "").toLowerCase();
+  // "nn.conv2d", "torch.split", "F.pad" and "functional.pad" all find their op.
+  const torchTail = torchName.split(".").pop() ?? "";
+  const bare = q.replace(/^(torch\.nn\.functional\.|torch\.nn\.|nn\.functional\.|torch\.|nn\.|f\.)/, "");
+  if (torchName === q || (bare !== q && (torchTail === bare || name === bare))) return 1;
+  if (name.startsWith(q)) return 2;
+  if (name.includes(q) || (torchName && torchName.includes(q))) return 3;
+  const keywords = (op.keywords ?? []).map((k) => k.toLowerCase());
+  if (keywords.some((k) => k === q)) return 4;
+  if (keywords.some((k) => k.includes(q)) || op.category.toLowerCase().includes(q)) return 5;
+  if ((op.help ?? "").toLowerCase().includes(q)) return 6;
+  // Several words ("global average"): each must appear somewhere in what describes the op.
+  const words = q.split(/\s+/).filter(Boolean);
+  const text = [name, torchName, op.category.toLowerCase(), ...keywords, (op.help ?? "").toLowerCase()].join(" ");
+  if (words.length > 1 && words.every((w) => text.includes(w))) return 7;
+  return 9;
+}
+
 export function matchOps(ops: OpSchema[], query: string): OpSchema[] {
   const q = query.trim().toLowerCase();
   if (!q) return ops;
   const scored = ops
-    .map((op) => {
-      const name = op.name.toLowerCase();
-      const score = name === q ? 0 : name.startsWith(q) ? 1 : name.includes(q) ? 2 : op.category.toLowerCase().includes(q) ? 3 : (op.help ?? "").toLowerCase().includes(q) ? 4 : 9;
-      return { op, score };
-    })
+    .map((op) => ({ op, score: matchScore(op, q) }))
     .filter((s) => s.score < 9);
   scored.sort((a, b) => a.score - b.score || a.op.name.localeCompare(b.op.name));
   return scored.map((s) => s.op);
@@ -54,7 +72,7 @@ export const Palette = memo(function Palette({
                     type="button"
                     className="palette-item"
                     data-testid={`palette-item-${op.name}`}
-                    title={op.help}
+                    title={op.torch_name ? `${op.torch_name}: ${op.help}` : op.help}
                     aria-label={`Add ${op.name}`}
                     disabled={disabled}
                     draggable={!disabled}

@@ -1,13 +1,16 @@
-// A wire labelled with the shape it carries (the inferred output shape of its source).
+// A wire labelled with the shape it carries (the inferred output shape of its source or port).
 import { BaseEdge, EdgeLabelRenderer, type EdgeProps, type EdgeTypes, getBezierPath } from "@xyflow/react";
 import { memo } from "react";
 import { formatShape } from "../format";
 import { useCheck } from "./context";
 
 export const ShapeEdge = memo(function ShapeEdge(props: EdgeProps) {
-  const { id, source, target, sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition, markerEnd, selected } = props;
+  const { id, source, target, sourceHandleId, sourceX, sourceY, targetX, targetY, sourcePosition, targetPosition, markerEnd, selected } = props;
   const [path, labelX, labelY] = getBezierPath({ sourceX, sourceY, sourcePosition, targetX, targetY, targetPosition });
-  const shape = useCheck().report?.nodes[source]?.shape;
+  const info = useCheck().report?.nodes[source];
+  // A wire from output port k (handle "outK") carries that port's shape, not the node's first.
+  const port = /^out(\d+)$/.exec(sourceHandleId ?? "");
+  const shape = port ? (info?.ports?.[Number(port[1])] ?? null) : info?.shape;
   return (
     <>
       <BaseEdge id={id} path={path} markerEnd={markerEnd} className={selected ? "edge-selected" : undefined} />

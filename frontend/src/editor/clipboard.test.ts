@@ -16,7 +16,9 @@ const doc = () =>
     outputs: ["linear_2"],
   });
 
-const op = (name: string, min: number, max: number | null): OpSchema => ({ name, category: "x", arity: { min, max }, params: [] });
+const op = (name: string, min: number, max: number | null): OpSchema => ({
+  name, category: "x", help: "", arity: { min, max }, input_dtypes: ["float32"], input: "", inferred: [], kind: "module", params: [],
+});
 const OPS = new Map([
   ["Linear", op("Linear", 1, 1)],
   ["ReLU", op("ReLU", 1, 1)],

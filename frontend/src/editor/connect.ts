@@ -1,5 +1,5 @@
 // Which wires the canvas accepts: arity from the op catalog, one wire per input slot, no cycles.
-import type { OpSchema } from "../api/types";
+import type { NodeReport, OpSchema } from "../api/types";
 import { type CanvasDoc, handleIndex } from "./model";
 
 export interface ConnectionAttempt {
@@ -17,6 +17,20 @@ export function inputSlotCount(op: OpSchema | undefined, usedSlots: number[]): n
   if (max !== null && max <= 8) return Math.max(max, highest);
   const wanted = Math.max(min, highest + 1, 1);
   return max === null ? wanted : Math.min(max, wanted);
+}
+
+/**
+ * The output shapes per port of a node with several outputs, as the validation report gives them
+ * (`ports`), or null for a node with one output (or no report yet).
+ */
+export function reportPorts(info: NodeReport | undefined): number[][] | null {
+  return info?.ports ?? null;
+}
+
+/** How many output handles a node with several outputs shows: its ports, at least the wired ones, at least 2. */
+export function outputPortCount(ports: number[][] | null, usedHandles: string[]): number {
+  const wired = usedHandles.map((h) => /^out(\d+)$/.exec(h)).filter((m) => m !== null).map((m) => Number(m![1]) + 1);
+  return Math.max(ports?.length ?? 2, ...wired, 1);
 }
 
 function reaches(doc: CanvasDoc, from: string, to: string): boolean {
@@ -42,6 +56,8 @@ export function connectionProblem(doc: CanvasDoc, ops: Map<string, OpSchema>, c:
   const target = doc.nodes.find((n) => n.id === c.target);
   if (!source || !target) return "unknown node";
   if (source.type === "output") return "an output has no outgoing wire";
+  if (source.type === "op" && ops.get(source.data.op)?.multi_output && !/^out\d+$/.test(c.sourceHandle ?? ""))
+    return `${source.data.op} has several outputs: draw the wire from one of them`;
   if (target.type === "input") return "a graph input takes no wire";
   const slot = handleIndex(c.targetHandle);
   const incoming = doc.edges.filter((e) => e.target === c.target);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { GraphSpec, NodeSpec } from "../api/types";
-import { EMPTY_SPEC, docToSpec, modelPart, normalizeSpec, specToDoc } from "./convert";
+import { EMPTY_SPEC, docToSpec, modelPart, normalizeSpec, refOf, sourceHandleOf, specToDoc, splitRef } from "./convert";
 import { TEMPLATES } from "./templates";
 
 const DESIGN_EXAMPLE: GraphSpec = {
@@ -30,9 +30,23 @@ const TWO_INPUTS_ORDERED: GraphSpec = {
   ui: { title: "ordered inputs" },
 };
 
+// Output ports: Split's second piece feeds a gate, its first the product, and one is a model output.
+const PORTS: GraphSpec = {
+  version: 1,
+  inputs: [{ id: "x", shape: [6, 4], dtype: "float32" }],
+  nodes: [
+    { id: "halves", op: "Split", params: { split_size_or_sections: 3 }, inputs: ["x"] },
+    { id: "gate", op: "Sigmoid", inputs: ["halves:1"] },
+    { id: "gated", op: "Mul", inputs: ["halves:0", "gate"] },
+    { id: "both", op: "Add", inputs: ["halves:1", "halves:0", "gated"] },
+  ],
+  outputs: ["both", "halves:1"],
+};
+
 const SPECS: [string, GraphSpec][] = [
   ["design example", DESIGN_EXAMPLE],
   ["ordered inputs", TWO_INPUTS_ORDERED],
+  ["output ports", PORTS],
   ["empty", EMPTY_SPEC],
   ...TEMPLATES.map((t): [string, GraphSpec] => [`template ${t.key}`, t.spec]),
 ];
@@ -125,5 +139,51 @@ describe("output nodes of a spec without stored output places", () => {
     expect(out.position.x).toBe(240);
     expect(out.position.y).toBeGreaterThan(150);
     expect(out.position.y).toBeLessThan(150 + 200);
+  });
+});
+
+describe("nodes with several outputs", () => {
+  it("draws one wire per port reference, from the port's own handle", () => {
+    const doc = specToDoc(PORTS);
+    const wires = doc.edges.map((e) => `${e.source}.${e.sourceHandle} -> ${e.target}.${e.targetHandle}`);
+    expect(wires).toEqual([
+      "x.out -> halves.in0",
+      "halves.out1 -> gate.in0",
+      "halves.out0 -> gated.in0",
+      "gate.out -> gated.in1",
+      "halves.out1 -> both.in0",
+      "halves.out0 -> both.in1",
+      "gated.out -> both.in2",
+      "both.out -> out:1.in0",
+      "halves.out1 -> out:2.in0",
+    ]);
+    // Edges are between nodes (never to a "halves:1" node that does not exist).
+    const ids = new Set(doc.nodes.map((n) => n.id));
+    for (const e of doc.edges) expect(ids.has(e.source) && ids.has(e.target)).toBe(true);
+  });
+
+  it("remembers the port of a wire drawn on the canvas", () => {
+    const doc = specToDoc(PORTS);
+    const edges = doc.edges.filter((e) => e.target !== "gate");
+    edges.push({ id: "e:new", source: "halves", sourceHandle: "out0", target: "gate", targetHandle: "in0" });
+    const spec = docToSpec({ ...doc, edges });
+    expect(spec.nodes!.find((n) => n.id === "gate")!.inputs).toEqual(["halves:0"]);
+  });
+
+  it("splits references the way the engine does", () => {
+    expect(splitRef("split1:12")).toEqual({ node: "split1", port: 12 });
+    expect(splitRef("fc1")).toEqual({ node: "fc1", port: null });
+    expect(splitRef("a:01")).toEqual({ node: "a:01", port: null });
+    expect(sourceHandleOf("split1:0")).toBe("out0");
+    expect(sourceHandleOf("fc1")).toBe("out");
+    expect(refOf("split1", "out3")).toBe("split1:3");
+    expect(refOf("fc1", "out")).toBe("fc1");
+    expect(refOf("fc1", null)).toBe("fc1");
+  });
+
+  it("orders a node after the node whose port it reads", () => {
+    const shuffled: GraphSpec = { ...PORTS, nodes: [PORTS.nodes![1], PORTS.nodes![0], PORTS.nodes![2], PORTS.nodes![3]] };
+    const back = docToSpec(specToDoc(shuffled));
+    expect(back.nodes!.map((n) => n.id)).toEqual(["halves", "gate", "gated", "both"]);
   });
 });

@@ -20,6 +20,28 @@ export const UI_OUTPUT_NODES = "output_nodes";
 /** Vertical space between a node and the output node placed under it. */
 const OUTPUT_GAP = 40;
 
+/**
+ * A node with several outputs (Split, Chunk) is read port by port: the spec says "split1:1", the
+ * canvas draws a wire from split1's handle "out1". A plain reference is the node's one handle "out".
+ * (Ids cannot contain ':', so the split is unambiguous; the engine's engine.spec.split_ref agrees.)
+ */
+export function splitRef(ref: string): { node: string; port: number | null } {
+  const match = /^(.+):(0|[1-9]\d*)$/.exec(ref);
+  return match ? { node: match[1], port: Number(match[2]) } : { node: ref, port: null };
+}
+
+/** The source handle of a wire that reads `ref`. */
+export function sourceHandleOf(ref: string): string {
+  const { port } = splitRef(ref);
+  return port === null ? "out" : `out${port}`;
+}
+
+/** The spec reference a wire from `source`'s handle `handle` reads. */
+export function refOf(source: string, handle: string | null | undefined): string {
+  const match = /^out(\d+)$/.exec(handle ?? "");
+  return match ? `${source}:${Number(match[1])}` : source;
+}
+
 interface OutputNodeUi {
   source: string | null;
   x: number;
@@ -90,8 +112,9 @@ export function specToDoc(spec: GraphSpec): CanvasDoc {
     if (!node.data.params) delete node.data.params;
     if (!node.data.extra) delete node.data.extra;
     nodes.push(node);
-    (spec_node.inputs ?? []).forEach((source, slot) => {
-      edges.push({ id: edgeId(source, spec_node.id, slot), source, target: spec_node.id, sourceHandle: "out", targetHandle: `in${slot}` });
+    (spec_node.inputs ?? []).forEach((ref, slot) => {
+      const source = splitRef(ref).node;
+      edges.push({ id: edgeId(source, spec_node.id, slot), source, target: spec_node.id, sourceHandle: sourceHandleOf(ref), targetHandle: `in${slot}` });
     });
   }
   const stored = outputNodesUi(spec);
@@ -103,7 +126,7 @@ export function specToDoc(spec: GraphSpec): CanvasDoc {
     let position = { x: o.x, y: o.y };
     // A spec with a layout but no stored output places (every template): put the output node
     // right under the node it reads, instead of laying it out apart from the drawn nodes.
-    const src = o.source !== null ? byId.get(o.source) : undefined;
+    const src = o.source !== null ? byId.get(splitRef(o.source).node) : undefined;
     if (Number.isNaN(position.x) && src && !Number.isNaN(src.position.x)) {
       const nth = placedUnder.get(src.id) ?? 0;
       placedUnder.set(src.id, nth + 1);
@@ -111,7 +134,10 @@ export function specToDoc(spec: GraphSpec): CanvasDoc {
     }
     const node: OutputNode = { id, type: "output", position, data: { kind: "output" } };
     nodes.push(node);
-    if (o.source !== null) edges.push({ id: edgeId(o.source, id, 0), source: o.source, target: id, sourceHandle: "out", targetHandle: "in0" });
+    if (o.source !== null) {
+      const source = splitRef(o.source).node;
+      edges.push({ id: edgeId(source, id, 0), source, target: id, sourceHandle: sourceHandleOf(o.source), targetHandle: "in0" });
+    }
   });
 
   if (nodes.some((n) => Number.isNaN(n.position.x))) {
@@ -166,7 +192,7 @@ export function docToSpec(doc: CanvasDoc): GraphSpec {
     (incoming.get(id) ?? [])
       .slice()
       .sort((a, b) => handleIndex(a.targetHandle) - handleIndex(b.targetHandle))
-      .map((e) => e.source);
+      .map((e) => refOf(e.source, e.sourceHandle));
 
   const layout: Record<string, { x: number; y: number }> = {};
   const inputs: InputSpec[] = [];
@@ -195,7 +221,7 @@ export function docToSpec(doc: CanvasDoc): GraphSpec {
   }
   const order = topoOrder(
     opOrder,
-    new Map(opOrder.map((id) => [id, opNodes.get(id)!.inputs ?? []])),
+    new Map(opOrder.map((id) => [id, (opNodes.get(id)!.inputs ?? []).map((ref) => splitRef(ref).node)])),
   );
   const spec: GraphSpec = {
     ...(doc.extra as object),

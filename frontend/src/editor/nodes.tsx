@@ -2,7 +2,7 @@
 import { Handle, type NodeProps, type NodeTypes, Position, useNodeConnections, useUpdateNodeInternals } from "@xyflow/react";
 import { memo, useEffect, useMemo, useRef } from "react";
 import { formatCount, formatShape } from "../format";
-import { inputSlotCount } from "./connect";
+import { inputSlotCount, outputPortCount, reportPorts } from "./connect";
 import { useCheck, useOps } from "./context";
 import { handleIndex, type InputNode, type OpNode, type OutputNode } from "./model";
 
@@ -22,7 +22,7 @@ function keyParams(params: Record<string, unknown> | undefined): string {
   if (!params) return "";
   return Object.entries(params)
     .slice(0, 3)
-    .map(([k, v]) => `${k}=${Array.isArray(v) ? `[${v.join(",")}]` : String(v)}`)
+    .map(([k, v]) => `${k}=${Array.isArray(v) ? `(${v.map((x) => (x === null ? "None" : String(x))).join(",")})` : String(v)}`)
     .join("  ");
 }
 
@@ -44,6 +44,32 @@ function TargetHandles({ id, count }: { id: string; count: number }) {
   );
 }
 
+/** One source handle per output port ("out0", "out1", ...) along the bottom, each with its index and shape. */
+function SourcePorts({ id, count, shapes }: { id: string; count: number; shapes: number[][] | null }) {
+  return (
+    <>
+      {Array.from({ length: count }, (_, k) => (
+        <Handle
+          key={k}
+          type="source"
+          id={`out${k}`}
+          position={Position.Bottom}
+          className="port-handle"
+          style={{ left: `${((k + 1) / (count + 1)) * 100}%` }}
+          data-testid={`handle-out-${id}-${k}`}
+          aria-label={`output ${k}${shapes?.[k] ? ` ${formatShape(shapes[k])}` : ""}`}
+          title={`${id}:${k}${shapes?.[k] ? ` ${formatShape(shapes[k])}` : ""}`}
+        >
+          {/* Inline: the stylesheet is shared; the index sits just under the handle. */}
+          <span className="port-label" style={{ position: "absolute", top: 9, left: "50%", transform: "translateX(-50%)", fontSize: 9, lineHeight: 1, color: "#3b4656", pointerEvents: "none" }}>
+            {k}
+          </span>
+        </Handle>
+      ))}
+    </>
+  );
+}
+
 export const OpNodeView = memo(function OpNodeView({ id, data, selected }: NodeProps<OpNode>) {
   const op = useOps().get(data.op);
   const check = useCheck();
@@ -51,15 +77,20 @@ export const OpNodeView = memo(function OpNodeView({ id, data, selected }: NodeP
   const connections = useNodeConnections({ handleType: "target" });
   const used = useMemo(() => connections.map((c) => handleIndex(c.targetHandle)), [connections]);
   const slots = inputSlotCount(op, used);
+  const outgoing = useNodeConnections({ handleType: "source" });
+  const ports = reportPorts(info);
+  const usedPorts = useMemo(() => outgoing.map((c) => c.sourceHandle ?? "out"), [outgoing]);
+  const portCount = op?.multi_output ? outputPortCount(ports, usedPorts) : 0;
   const updateInternals = useUpdateNodeInternals();
-  // React Flow measures handles on mount; re-measure only when the number of input slots changes
-  // (doing it on mount too costs a store update per node: seconds for a 200-node graph).
-  const shownSlots = useRef(slots);
+  // React Flow measures handles on mount; re-measure only when the number of input slots or output
+  // ports changes (doing it on mount too costs a store update per node: seconds for a 200-node graph).
+  const shownHandles = useRef(`${slots}/${portCount}`);
   useEffect(() => {
-    if (shownSlots.current === slots) return;
-    shownSlots.current = slots;
+    const handles = `${slots}/${portCount}`;
+    if (shownHandles.current === handles) return;
+    shownHandles.current = handles;
     updateInternals(id);
-  }, [id, slots, updateInternals]);
+  }, [id, slots, portCount, updateInternals]);
   const hasErrors = (check.errorsByNode.get(id)?.length ?? 0) > 0;
   return (
     <div className={`node op-node${hasErrors ? " has-errors" : ""}${selected ? " selected" : ""}`} data-testid={`node-${id}`} data-op={data.op} title={op?.help}>
@@ -71,12 +102,16 @@ export const OpNodeView = memo(function OpNodeView({ id, data, selected }: NodeP
       <div className="node-params">{keyParams(data.params)}</div>
       <div className="node-foot">
         <span className="node-shape" data-testid={`node-shape-${id}`}>
-          {formatShape(info?.shape)}
+          {ports ? ports.map((p) => formatShape(p)).join(" · ") : formatShape(info?.shape)}
         </span>
         {info && info.params > 0 && <span className="node-count" data-testid={`node-params-${id}`}>{formatCount(info.params)} params</span>}
       </div>
       <ErrorList id={id} />
-      <Handle type="source" id="out" position={Position.Bottom} data-testid={`handle-out-${id}`} aria-label="output" />
+      {op?.multi_output ? (
+        <SourcePorts id={id} count={portCount} shapes={ports} />
+      ) : (
+        <Handle type="source" id="out" position={Position.Bottom} data-testid={`handle-out-${id}`} aria-label="output" />
+      )}
     </div>
   );
 });

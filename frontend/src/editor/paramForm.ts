@@ -1,7 +1,7 @@
 // Parameter forms generated from the op catalog, and the checks run as the user types.
 import type { ParamSchema } from "../api/types";
 
-export type FieldKind = "number" | "checkbox" | "select" | "text";
+export type FieldKind = "number" | "checkbox" | "select" | "text" | "size";
 
 export interface FieldModel {
   name: string;
@@ -15,6 +15,12 @@ export interface FieldModel {
   step?: string;
   choices?: { value: string; label: string }[];
   placeholder: string;
+  /** kind "size" (PyTorch's "int or tuple"): how many numbers "one per dimension" takes (null: any). */
+  dims?: number | null;
+  /** kind "size": the words it also takes ("same", "valid"). */
+  words?: string[];
+  /** kind "size": a per-dimension item may be null ("keep that size"). */
+  itemNullable?: boolean;
 }
 
 /**
@@ -47,6 +53,17 @@ export function fieldFor(param: ParamSchema): FieldModel {
       return { ...base, kind: "checkbox" };
     case "choice":
       return { ...base, kind: "select", choices: (param.choices ?? []).map((c) => ({ value: String(c), label: String(c) })) };
+    case "int_or_tuple":
+      return {
+        ...base,
+        kind: "size",
+        min: num(param.min),
+        max: num(param.max),
+        step: "1",
+        dims: num(param.dims) ?? null,
+        words: (param.choices ?? []).map(String),
+        itemNullable: !!param.item_nullable,
+      };
     default:
       return { ...base, kind: "text" };
   }
@@ -58,7 +75,7 @@ export function fieldsFor(params: ParamSchema[]): FieldModel[] {
 
 export function formatValue(param: ParamSchema, value: unknown): string {
   if (value === undefined || value === null) return "";
-  if (Array.isArray(value)) return value.join(", ");
+  if (Array.isArray(value)) return value.map((v) => (v === null ? "null" : String(v))).join(", ");
   if (param.type === "bool") return value ? "true" : "false";
   return String(value);
 }
@@ -101,6 +118,8 @@ export function parseParam(param: ParamSchema, raw: string | boolean): ParseResu
       if (choice === undefined) return { ok: false, error: `must be one of: ${(param.choices ?? []).map(String).join(", ")}` };
       return { ok: true, value: choice };
     }
+    case "int_or_tuple":
+      return parseSize(param, text);
     case "int_list":
     case "float_list": {
       const integer = param.type === "int_list";
@@ -123,6 +142,75 @@ export function parseParam(param: ParamSchema, raw: string | boolean): ParseResu
     default:
       return { ok: true, value: text };
   }
+}
+
+const NULL_WORDS = new Set(["null", "none", "keep"]);
+
+/** PyTorch's "int or tuple": `3`, `3, 1` / `[3, 1]` (one per dimension), a word (`same`), null items. */
+function parseSize(param: ParamSchema, text: string): ParseResult {
+  const words = (param.choices ?? []).map(String);
+  if (words.includes(text)) return { ok: true, value: text };
+  const dims = num(param.dims);
+  const listed = /[,\s[\]()]/.test(text);
+  const wordHint = words.length ? `, or ${words.join(" or ")}` : "";
+  const shape = dims ? `one whole number or ${dims} like ${Array.from({ length: dims }, () => "3").join(", ")}` : "a whole number or a list like 2, 3";
+  if (!listed) {
+    const r = parseNumber(param, text, true);
+    if (!r.ok && r.value === undefined) return { ok: false, error: `must be ${shape}${wordHint}` };
+    return r;
+  }
+  const parts = text.replace(/^[[(]|[\])]$/g, "").split(/[\s,]+/).filter(Boolean);
+  const values: (number | null)[] = [];
+  let outOfBounds: string | null = null;
+  for (const [i, part] of parts.entries()) {
+    if (param.item_nullable && NULL_WORDS.has(part.toLowerCase())) {
+      values.push(null);
+      continue;
+    }
+    const r = parseNumber(param, part, true);
+    if (!r.ok && r.value === undefined) return { ok: false, error: `must be ${shape}${param.item_nullable ? " (null keeps a size)" : ""}${wordHint}` };
+    if (!r.ok) outOfBounds ??= `item ${i + 1} ${r.error}`;
+    values.push(r.value as number);
+  }
+  if (dims !== undefined && values.length !== dims) return { ok: false, error: `needs one number or ${dims} (one per dimension), got ${values.length}`, value: values };
+  const minLen = num(param.min_items);
+  const maxLen = num(param.max_items);
+  if (minLen !== undefined && values.length < minLen) return { ok: false, error: `needs at least ${minLen} item${minLen === 1 ? "" : "s"}`, value: values };
+  if (maxLen !== undefined && values.length > maxLen) return { ok: false, error: `takes at most ${maxLen} item${maxLen === 1 ? "" : "s"}`, value: values };
+  if (outOfBounds) return { ok: false, error: outOfBounds, value: values };
+  return { ok: true, value: values };
+}
+
+/** How a "size" field shows a value: one number for every dimension, one per dimension, or a word. */
+export type SizeMode = { mode: "one" } | { mode: "each" } | { mode: "word"; word: string };
+
+/** The form state of a "size" field for a value in the spec (undefined: the default). */
+export function sizeModeOf(param: ParamSchema, value: unknown): SizeMode {
+  const shown = value === undefined ? param.default : value;
+  if (typeof shown === "string" && (param.choices ?? []).map(String).includes(shown)) return { mode: "word", word: shown };
+  return Array.isArray(shown) ? { mode: "each" } : { mode: "one" };
+}
+
+/** The per-dimension boxes of a "size" field: `dims` texts (one number repeated when it is one). */
+export function sizeParts(param: ParamSchema, text: string): string[] {
+  const dims = num(param.dims) ?? 1;
+  const parts = text.replace(/^[[(]|[\])]$/g, "").split(/[\s,]+/).filter(Boolean);
+  if (parts.length === 1) return Array.from({ length: dims }, () => parts[0]);
+  return Array.from({ length: dims }, (_, i) => parts[i] ?? "");
+}
+
+/** The text a "size" field means after the user picks a mode (keeping the number typed so far). */
+export function sizeTextFor(param: ParamSchema, mode: SizeMode, text: string): string {
+  if (mode.mode === "word") return mode.word;
+  const words = (param.choices ?? []).map(String);
+  const numbers = words.includes(text) ? "" : text;
+  const parts = numbers.replace(/^[[(]|[\])]$/g, "").split(/[\s,]+/).filter(Boolean);
+  const dims = num(param.dims);
+  const fallback = typeof param.default === "number" ? String(param.default) : "";
+  if (mode.mode === "one") return parts[0] ?? fallback;
+  if (dims === undefined) return parts.length ? parts.join(", ") : fallback;
+  const first = parts[0] ?? fallback;
+  return Array.from({ length: dims }, (_, i) => parts[parts.length === 1 ? 0 : i] ?? first).join(", ");
 }
 
 /** Checks a value already in the spec (loaded or pasted) against its schema. */

@@ -1,49 +1,27 @@
 // One run: status, live progress and charts from the stream, logs, cancel, final metrics,
 // checkpoints, downloads and explanations.
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useEffect, useMemo, useRef, useState } from "react";
 import { ApiError, apiRequest } from "../api/client";
 import { TopBar } from "../auth/TopBar";
 import { useSession } from "../auth/session";
 import { StatusBadge } from "../datasets/StatusBadge";
 import { navigate } from "../router";
-import { exportUrl, runsApi, streamUrl } from "./api";
+import { exportUrl, runsApi } from "./api";
+import { EvaluationPanel } from "./EvaluationPanel";
 import { ExplainPanel } from "./ExplainPanel";
+import { PredictPanel, type UserInput } from "./PredictPanel";
 import { formatDuration, formatMetric } from "./format";
 import { MetricChart } from "./MetricChart";
-import { SeriesSet, chartKeys } from "./series";
-import { type ConnectionState, RunStream } from "./stream";
-import {
-  ACTIVE_STATUSES,
-  type Checkpoint,
-  type DatasetSummary,
-  type ExplanationEvent,
-  type LogEvent,
-  type Run,
-  type RunEvent,
-  type RunExports,
-  type RunProgress,
-  type StatusEvent,
-} from "./types";
-
-/** Up to this many stored events the stream replays everything (logs included); beyond, the
- * charts start from the downsampled REST series and the stream resumes after them. */
-export const REPLAY_LIMIT = 5000;
-const HISTORY_POINTS = 2000;
-const MAX_LOG_LINES = 500;
-
-type LogLine = { seq: number; level: string; message: string; step?: number };
+import { chartKeys } from "./series";
+import { ACTIVE_STATUSES, type DatasetSummary, type Run, type RunExports } from "./types";
+import { useRunStream } from "./useRunStream";
 
 /** "1 earlier checkpoint was pruned" / "59 earlier checkpoints were pruned". */
 function prunedLine(n: number): string {
   return n === 1 ? "1 earlier checkpoint was pruned" : `${n} earlier checkpoints were pruned`;
 }
 
-function statusLine(e: StatusEvent): LogLine {
-  const extra = e.error && e.error !== e.detail ? ` — ${e.error}` : "";
-  return { seq: e.seq, level: e.status === "failed" ? "error" : "status", message: `${e.status}: ${e.detail ?? ""}${extra}` };
-}
-
-function ConfusionMatrix({ name, matrix, classes }: { name: string; matrix: number[][]; classes?: string[] }) {
+function ConfusionMatrix({ name, matrix, classes }: { name: string; matrix: number[][]; classes?: string[] | null }) {
   const label = (i: number) => classes?.[i] ?? String(i);
   const max = Math.max(1, ...matrix.flat());
   return (
@@ -139,18 +117,12 @@ function Downloads({ run, onExports }: { run: Run; onExports: (exports: RunExpor
 
 export default function RunPage({ runId }: { runId: number }) {
   const { canEdit } = useSession();
-  const [run, setRun] = useState<Run | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [connection, setConnection] = useState<{ state: ConnectionState; detail?: string }>({ state: "connecting" });
-  const series = useMemo(() => new SeriesSet(), []);
-  const [version, setVersion] = useState(0);
-  const [live, setLive] = useState<{ step: number; epoch: number } | null>(null);
-  const [logs, setLogs] = useState<LogLine[]>([]);
-  const [historyCut, setHistoryCut] = useState(false);
-  const [checkpoints, setCheckpoints] = useState<Checkpoint[]>([]);
+  const { state, series, setRun, setExports, setError, subscribeExplanations } = useRunStream(runId);
+  const { run, error, connection, live, logs, historyCut, checkpoints, seriesVersion: version } = state;
   const [summary, setSummary] = useState<DatasetSummary | null>(null);
   const [cancelling, setCancelling] = useState(false);
-  const explanationListeners = useRef(new Set<(e: ExplanationEvent) => void>());
+  // The last input typed or uploaded in the predict panel, handed to the explain panel.
+  const [explainInput, setExplainInput] = useState<(UserInput & { nonce: number }) | null>(null);
   // The log box follows new lines (like a terminal) unless the user scrolled up to read.
   const logBox = useRef<HTMLOListElement>(null);
   const logPinned = useRef(true);
@@ -160,142 +132,13 @@ export default function RunPage({ runId }: { runId: number }) {
     if (el && logPinned.current) el.scrollTop = el.scrollHeight;
   }, [logs, hasRun]);
 
-  // Many events can arrive in one burst (a replay): draw once per frame, not once per event.
-  const pendingFrame = useRef<number | null>(null);
-  const pendingLive = useRef<{ step: number; epoch: number } | null>(null);
-  const pendingLogs = useRef<LogLine[]>([]);
-  const pendingProgress = useRef<RunProgress | null>(null);
-  // True once the stream has replayed what was stored: only live events carry fresh progress and
-  // downloads (the `state` frame of each (re)connect has the run as it is now).
-  const streamLive = useRef(false);
-  const flush = useCallback(() => {
-    if (pendingFrame.current !== null) return;
-    pendingFrame.current = requestAnimationFrame(() => {
-      pendingFrame.current = null;
-      setVersion(series.version);
-      if (pendingLive.current) setLive(pendingLive.current);
-      if (pendingProgress.current) {
-        const progress = pendingProgress.current;
-        pendingProgress.current = null;
-        setRun((r) => (r ? { ...r, progress } : r));
-      }
-      if (pendingLogs.current.length) {
-        const lines = pendingLogs.current;
-        pendingLogs.current = [];
-        setLogs((old) => [...old, ...lines].slice(-MAX_LOG_LINES));
-      }
-    });
-  }, [series]);
-
-  const refreshCheckpoints = useCallback(() => {
-    runsApi.checkpoints(runId).then(setCheckpoints, () => undefined);
-  }, [runId]);
-
-  const onEvent = useCallback(
-    (e: RunEvent) => {
-      switch (e.type) {
-        case "metric":
-          series.addEvent(e);
-          if (!pendingLive.current || e.step >= pendingLive.current.step) pendingLive.current = { step: e.step, epoch: e.epoch };
-          // Total steps and the ETA ride on the worker's live metric events: no polling.
-          if (streamLive.current && e.progress && (!pendingProgress.current || e.progress.step >= pendingProgress.current.step))
-            pendingProgress.current = e.progress;
-          break;
-        case "status": {
-          pendingLogs.current.push(statusLine(e));
-          const fresh = streamLive.current;
-          setRun((r) =>
-            r
-              ? {
-                  ...r,
-                  status: e.status,
-                  ...(fresh && e.progress ? { progress: e.progress } : {}),
-                  ...(fresh && e.final_metrics ? { final_metrics: e.final_metrics } : {}),
-                  ...(fresh && e.exports ? { exports: e.exports } : {}),
-                  ...(fresh && e.error ? { error: e.error } : {}),
-                }
-              : r,
-          );
-          if (fresh && e.progress) pendingProgress.current = null; // the status's progress is newer
-          if (!ACTIVE_STATUSES.has(e.status)) refreshCheckpoints();
-          break;
-        }
-        case "export":
-          if (streamLive.current) setRun((r) => (r ? { ...r, exports: e.exports } : r));
-          break;
-        case "log":
-          pendingLogs.current.push({ seq: e.seq, level: (e as LogEvent).level, message: e.message, step: e.step });
-          break;
-        case "checkpoint":
-          pendingLogs.current.push({ seq: e.seq, level: "info", message: `checkpoint ${e.name} at step ${e.step}`, step: e.step });
-          refreshCheckpoints();
-          break;
-        case "explanation":
-          for (const listener of explanationListeners.current) listener(e);
-          break;
-      }
-      flush();
-    },
-    [flush, refreshCheckpoints, series],
-  );
-
-  useEffect(() => {
-    let stream: RunStream | null = null;
-    let cancelled = false;
-    (async () => {
-      try {
-        const first = await runsApi.run(runId);
-        if (cancelled) return;
-        setRun(first);
-        let since = 0;
-        if (first.last_seq > REPLAY_LIMIT) {
-          const history = await runsApi.metrics(runId, HISTORY_POINTS);
-          if (cancelled) return;
-          series.addRest(history.series);
-          since = history.last_seq;
-          setHistoryCut(true);
-          flush();
-        }
-        stream = new RunStream({
-          url: (s) => streamUrl(runId, s),
-          since,
-          onEvent,
-          // Each (re)connect starts with the run as it is now: the one read that replaces polling.
-          onState: (frame) => setRun(frame.run),
-          onConnection: (state, detail) => {
-            streamLive.current = state === "live";
-            setConnection({ state, detail });
-          },
-        });
-        stream.start();
-      } catch (e) {
-        if (!cancelled) setError(e instanceof ApiError && e.status === 404 ? "This run does not exist or is not shared with your team." : (e as Error).message);
-      }
-    })();
-    refreshCheckpoints();
-    return () => {
-      cancelled = true;
-      stream?.stop();
-      if (pendingFrame.current !== null) cancelAnimationFrame(pendingFrame.current);
-      pendingFrame.current = null;
-    };
-  }, [runId, series, onEvent, flush, refreshCheckpoints]);
-
   const active = run ? ACTIVE_STATUSES.has(run.status) : false;
-  const setExports = useCallback((exports: RunExports) => setRun((r) => (r ? { ...r, exports } : r)), []);
 
   const datasetId = run?.dataset;
   useEffect(() => {
     if (!datasetId) return;
     runsApi.dataset(datasetId).then((d) => setSummary(d.summary), () => undefined);
   }, [datasetId]);
-
-  const subscribe = useCallback((listener: (e: ExplanationEvent) => void) => {
-    explanationListeners.current.add(listener);
-    return () => {
-      explanationListeners.current.delete(listener);
-    };
-  }, []);
 
   async function cancel() {
     if (!run || !window.confirm(`Cancel run #${run.id}?`)) return;
@@ -360,7 +203,7 @@ export default function RunPage({ runId }: { runId: number }) {
             <StatusBadge status={run.status} testid="run-status" />
             {run.cancel_requested && ACTIVE_STATUSES.has(run.status) && <span className="warn">cancel requested…</span>}
             <span className={`small conn conn-${connection.state}`} data-testid="stream-state" title={connection.detail}>
-              {connection.state === "live" ? "● live" : connection.state === "replaying" ? "catching up…" : connection.state === "reconnecting" ? "reconnecting…" : connection.state === "denied" ? connection.detail : connection.state === "closed" ? "" : "connecting…"}
+              {connection.state === "live" ? (active ? "● live" : "") : connection.state === "replaying" ? "catching up…" : connection.state === "reconnecting" ? "reconnecting…" : connection.state === "denied" ? connection.detail : connection.state === "closed" ? "" : "connecting…"}
             </span>
             <span className="spacer" />
             {canEdit && active && (
@@ -395,8 +238,8 @@ export default function RunPage({ runId }: { runId: number }) {
         </section>
 
         <div className="charts">
-          <MetricChart title="Loss" name="loss" series={series} version={version} keys={keys.loss} />
-          <MetricChart title={summary?.task === "regression" ? "Regression metrics" : "Accuracy"} name="quality" series={series} version={version} keys={keys.quality} />
+          <MetricChart title="Loss" name="loss" series={series} version={version} keys={keys.loss} runId={runId} />
+          <MetricChart title={summary?.task === "regression" ? "Regression metrics" : "Accuracy"} name="quality" series={series} version={version} keys={keys.quality} runId={runId} />
         </div>
 
         <div className="run-columns">
@@ -465,7 +308,9 @@ export default function RunPage({ runId }: { runId: number }) {
             <Downloads run={run} onExports={setExports} />
           </section>
 
-          <ExplainPanel run={run} canEdit={canEdit} summary={summary} subscribe={subscribe} />
+          <EvaluationPanel run={run} summary={summary} canEdit={canEdit} />
+          <PredictPanel run={run} summary={summary} canEdit={canEdit} onExplain={(input) => setExplainInput({ ...input, nonce: Date.now() })} />
+          <ExplainPanel run={run} canEdit={canEdit} summary={summary} subscribe={subscribeExplanations} input={explainInput} />
         </div>
       </main>
     </div>

@@ -1,6 +1,6 @@
 // REST calls of the datasets and runs pages.
-import { apiRequest, resultsOf } from "../api/client";
-import type { Page } from "../api/types";
+import { apiRequest, resultsOf, uploadForm } from "../api/client";
+import type { Page, Schema } from "../api/types";
 import type {
   BuiltinDataset,
   Checkpoint,
@@ -11,23 +11,17 @@ import type {
   MetricsAnswer,
   Run,
 } from "./types";
+import type { EvaluationAnswer, PredictAnswer, SampleAnswer, SampleRowsAnswer } from "./judgeTypes";
+import type { StepWindow } from "./series";
 
 /** Everything POST /api/runs/ takes (the graph's latest revision unless `revision` is given). */
-export interface RunCreateBody {
-  team?: number;
-  graph: number;
-  revision?: number;
-  dataset: number;
-  config: Record<string, unknown>;
-}
+export type RunCreateBody = Schema<"RunCreateRequest">;
+
+/** GET /api/runs/compare/: each run's series, in the order of the ids asked for. */
+export type CompareAnswer = Schema<"CompareAnswer">;
 
 /** What POST /api/runs/<id>/explanations/ takes. */
-export interface ExplainBody {
-  index: number;
-  method: string;
-  target?: number | null;
-  layer?: string | null;
-}
+export type ExplainBody = Schema<"ExplanationCreateRequest">;
 
 export const runsApi = {
   builtins: async () => (await apiRequest<{ results: BuiltinDataset[] }>("GET", "/api/datasets/builtins/")).results,
@@ -48,11 +42,39 @@ export const runsApi = {
   cancelRun: (id: number) => apiRequest<Run>("POST", `/api/runs/${id}/cancel/`, {}),
   metrics: (id: number, maxPoints: number) =>
     apiRequest<MetricsAnswer>("GET", `/api/runs/${id}/metrics/?max_points=${maxPoints}`),
+  /** Steps from..to of some series: every stored point when the window holds at most maxPoints. */
+  metricsWindow: (id: number, keys: string[], window: StepWindow, maxPoints: number) =>
+    apiRequest<MetricsAnswer>(
+      "GET",
+      `/api/runs/${id}/metrics/?${metricQuery(keys, window, maxPoints)}`,
+    ),
+  /** Many runs' series in one request (the comparison view). */
+  compare: (ids: number[], keys: string[], maxPoints: number, window?: StepWindow) =>
+    apiRequest<CompareAnswer>("GET", `/api/runs/compare/?ids=${ids.join(",")}&${metricQuery(keys, window, maxPoints)}`),
   checkpoints: (id: number) => apiRequest<Checkpoint[]>("GET", `/api/runs/${id}/checkpoints/`),
   explanations: async (id: number) =>
     resultsOf(await apiRequest<Page<Explanation> | Explanation[]>("GET", `/api/runs/${id}/explanations/?page_size=50`)),
   explain: (id: number, body: ExplainBody) => apiRequest<Explanation>("POST", `/api/runs/${id}/explanations/`, body),
   explanation: (id: number) => apiRequest<Explanation>("GET", `/api/explanations/${id}/`),
+  /** The engine's evaluation on the test split (404 until the run has one). */
+  evaluation: (id: number) => apiRequest<EvaluationAnswer>("GET", `/api/runs/${id}/evaluation/`),
+  /** Compute the evaluation now (a run from before evaluations, or a checkpoint). */
+  evaluate: (id: number, checkpoint?: string) =>
+    apiRequest<EvaluationAnswer>("POST", `/api/runs/${id}/evaluation/`, checkpoint ? { checkpoint } : {}),
+  /** The trained model's answer for a typed row, numbers or a test index. */
+  predict: (id: number, body: { input: Record<string, unknown> | unknown[] } | { index: number }) =>
+    apiRequest<PredictAnswer>("POST", `/api/runs/${id}/predict/`, body),
+  /** The trained model's answer for an uploaded image (multipart). */
+  predictImage: async (id: number, image: Blob, name = "image.png") => {
+    const form = new FormData();
+    form.append("image", image, name);
+    return (await uploadForm<PredictAnswer>(`/api/runs/${id}/predict/`, form, () => undefined)).data;
+  },
+  /** Where each sample of a split is in the user's own file. */
+  sampleRows: (id: number, split = "test") => apiRequest<SampleRowsAnswer>("GET", `/api/runs/${id}/samples/${split}/`),
+  /** A table sample's raw values as uploaded (images: use sampleUrl as an <img> source). */
+  sample: (id: number, index: number, split = "test") =>
+    apiRequest<SampleAnswer>("GET", `/api/runs/${id}/samples/${split}/${index}/`),
   /** The engine's explanation methods (GET /api/explanations/methods/), asked once per page load. */
   explanationMethods: (): Promise<ExplanationMethod[]> => {
     methodsRequest ??= apiRequest<{ methods: ExplanationMethod[] }>("GET", "/api/explanations/methods/").then(
@@ -67,6 +89,22 @@ export const runsApi = {
 };
 
 let methodsRequest: Promise<ExplanationMethod[]> | null = null;
+
+/** `keys=a,b&max_points=N[&from_step=&to_step=]` of the metric endpoints. */
+export function metricQuery(keys: string[], window: StepWindow | null | undefined, maxPoints: number): string {
+  const query = new URLSearchParams({ max_points: String(maxPoints) });
+  if (keys.length) query.set("keys", keys.join(","));
+  if (window) {
+    query.set("from_step", String(window.from));
+    query.set("to_step", String(window.to));
+  }
+  return query.toString();
+}
+
+/** URL of one sample as uploaded: a PNG for image data (an <img> source). */
+export function sampleUrl(runId: number, index: number, split = "test"): string {
+  return `/api/runs/${runId}/samples/${split}/${index}/`;
+}
 
 /** Download URL of a succeeded run's export. */
 export function exportUrl(runId: number, format: "safetensors" | "python" | "onnx" | "config" | "zip"): string {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { SeriesSet, chartKeys } from "./series";
+import { metricQuery } from "./api";
+import { SeriesSet, type StepWindow, ZoomLoader, chartKeys, stepWindow } from "./series";
 
 describe("SeriesSet", () => {
   it("never holds two points for one key and step", () => {
@@ -49,5 +50,55 @@ describe("SeriesSet", () => {
     const keys = ["lr", "samples_per_s", "test/accuracy", "train/accuracy", "train/loss", "val/accuracy", "val/f1", "val/loss"];
     expect(chartKeys(keys)).toEqual({ loss: ["train/loss", "val/loss"], quality: ["train/accuracy", "val/accuracy", "val/f1"] });
     expect(chartKeys(["val/mae", "val/r2", "train/loss"]).quality).toEqual(["val/mae", "val/r2"]);
+  });
+});
+
+describe("zooming a chart", () => {
+  const answer = (steps: number[]) => ({
+    series: { "train/loss": { step: steps, epoch: steps.map((s) => s / 10), value: steps.map((s) => s / 100) } },
+  });
+
+  it("turns a selected x range into whole steps, and ignores a click", () => {
+    expect(stepWindow(10.4, 99.2)).toEqual({ from: 10, to: 100 });
+    expect(stepWindow(99.2, 10.4)).toEqual({ from: 10, to: 100 });
+    expect(stepWindow(5, 5)).toBeNull();
+    expect(stepWindow(null, 3)).toBeNull();
+  });
+
+  it("asks for the window at full resolution and shows exactly what the server returned", async () => {
+    const asked: [string[], StepWindow, number][] = [];
+    const loader = new ZoomLoader(async (keys, window, maxPoints) => {
+      asked.push([keys, window, maxPoints]);
+      return answer([500, 501, 502]);
+    }, 1000);
+    const shown = await loader.zoom(["train/loss"], { from: 500, to: 502 });
+    expect(asked).toEqual([[["train/loss"], { from: 500, to: 502 }, 1000]]);
+    expect(shown!.get("train/loss")!.steps).toEqual([500, 501, 502]);
+    expect(loader.zoomed).toBe(true);
+    loader.reset();
+    expect(loader.zoomed).toBe(false);
+  });
+
+  it("drops an answer that arrives after a later zoom or a reset", async () => {
+    const pending: ((value: ReturnType<typeof answer>) => void)[] = [];
+    const loader = new ZoomLoader(() => new Promise((resolve) => pending.push(resolve)));
+    const first = loader.zoom(["train/loss"], { from: 0, to: 100 });
+    const second = loader.zoom(["train/loss"], { from: 40, to: 60 });
+    pending[1](answer([40, 50, 60]));
+    pending[0](answer([0, 100]));
+    expect(await first).toBeNull();
+    expect((await second)!.get("train/loss")!.steps).toEqual([40, 50, 60]);
+    const third = loader.zoom(["train/loss"], { from: 1, to: 2 });
+    loader.reset();
+    pending[2](answer([1, 2]));
+    expect(await third).toBeNull();
+    expect(loader.window).toBeNull();
+  });
+
+  it("builds the metric query of a window", () => {
+    expect(metricQuery(["train/loss", "val/loss"], { from: 10, to: 20 }, 1000)).toBe(
+      "max_points=1000&keys=train%2Floss%2Cval%2Floss&from_step=10&to_step=20",
+    );
+    expect(metricQuery([], null, 50)).toBe("max_points=50");
   });
 });

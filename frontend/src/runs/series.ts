@@ -112,3 +112,63 @@ export function chartKeys(keys: string[]): { loss: string[]; quality: string[] }
   const order = (a: string, b: string) => (a.startsWith("train/") === b.startsWith("train/") ? a.localeCompare(b) : a.startsWith("train/") ? -1 : 1);
   return { loss: loss.sort(order), quality: quality.sort(order) };
 }
+
+/** A zoomed stretch of steps, both ends included. */
+export interface StepWindow {
+  from: number;
+  to: number;
+}
+
+/**
+ * The steps a chart's x range [min, max] shows, widened to whole steps; null for an empty or
+ * unusable range (a click without a drag).
+ */
+export function stepWindow(min: number | null | undefined, max: number | null | undefined): StepWindow | null {
+  if (min == null || max == null || !Number.isFinite(min) || !Number.isFinite(max)) return null;
+  const from = Math.floor(Math.min(min, max));
+  const to = Math.ceil(Math.max(min, max));
+  return to > from ? { from, to } : null;
+}
+
+/** Fetches the series of a window (GET /api/runs/<id>/metrics/?keys=&from_step=&to_step=&max_points=). */
+export type WindowFetch = (keys: string[], window: StepWindow, maxPoints: number) => Promise<{ series: Record<string, MetricSeriesJson> }>;
+
+/**
+ * What a chart shows while zoomed: the window fetched at full resolution (the server returns every
+ * stored point when the window holds at most `maxPoints`), never the overview's points re-sampled.
+ * Only the newest zoom counts: an answer that arrives after a later zoom or a reset is dropped.
+ */
+export class ZoomLoader {
+  private generation = 0;
+  window: StepWindow | null = null;
+
+  constructor(
+    private readonly fetchWindow: WindowFetch,
+    private readonly maxPoints = 1000,
+  ) {}
+
+  /** Zooms to `window`; resolves to the window's series, or null when superseded or failed. */
+  async zoom(keys: string[], window: StepWindow): Promise<SeriesSet | null> {
+    const generation = ++this.generation;
+    this.window = window;
+    try {
+      const answer = await this.fetchWindow(keys, window, this.maxPoints);
+      if (generation !== this.generation) return null;
+      const set = new SeriesSet();
+      set.addRest(answer.series);
+      return set;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Back to the overview: a pending zoom's answer is dropped. */
+  reset(): void {
+    this.generation++;
+    this.window = null;
+  }
+
+  get zoomed(): boolean {
+    return this.window !== null;
+  }
+}

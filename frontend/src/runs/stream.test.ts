@@ -46,6 +46,23 @@ function harness(since = 0) {
 const metric = (seq: number, step: number, loss: number) => ({ type: "metric", run: 7, seq, step, epoch: step / 10, values: { "train/loss": loss } });
 
 describe("RunStream", () => {
+  it("delivers the events of batch frames once each, in order, like single ones", () => {
+    const h = harness();
+    h.stream.start();
+    const s = h.sockets[0];
+    s.send({ type: "state", run: { id: 7 }, seq: 0 });
+    s.send({ type: "batch", events: [metric(1, 10, 1.0), metric(2, 20, 0.9)], seq: 2 });
+    s.send({ type: "replayed", seq: 2 });
+    // A batch that overlaps what was delivered: only the new events go on.
+    s.send({ type: "batch", events: [metric(2, 20, 0.9), metric(3, 30, 0.8), metric(4, 40, 0.7)], seq: 4 });
+    s.send(metric(5, 50, 0.6));
+    expect(h.events.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(h.stream.lastSeq).toBe(5);
+    s.drop();
+    h.fire();
+    expect(h.sockets[1].url).toContain("since=5");
+  });
+
   it("delivers each event once even when the server repeats seqs", () => {
     const h = harness();
     h.stream.start();

@@ -3,8 +3,17 @@
 // Server frames (architecture.md "Stream protocol"): {"type": "state", run, seq} first, then every
 // stored event with seq > since, then {"type": "replayed", seq}, then live events. Stored seqs may
 // have gaps (a redone step moves its points to a new seq), so a gap is not an error: an event is
-// new exactly when its seq is above the last one delivered.
+// new exactly when its seq is above the last one delivered. A client that asks with `&batch=1`
+// (BATCH_QUERY; the run page does) gets consecutive events together, {"type": "batch", events, seq}:
+// one frame per live message instead of one per event. Each event in it is delivered as above.
+import type { Schema } from "../api/types";
 import type { RunEvent, StateFrame, StreamFrame } from "./types";
+
+/** Several consecutive events in one frame (the server sends them to clients that ask). */
+export type BatchFrame = Schema<"RunStreamBatchFrame">;
+
+/** Appended to a stream URL (which has `?since=`): the server may send batch frames. */
+export const BATCH_QUERY = "&batch=1";
 
 /** The part of WebSocket the client uses (tests pass a fake). */
 export interface SocketLike {
@@ -45,11 +54,11 @@ function defaultSchedule(fn: () => void, ms: number): () => void {
 }
 
 /** Parses one frame; null for anything that is not a JSON object with a string `type`. */
-export function parseFrame(data: unknown): StreamFrame | null {
+export function parseFrame(data: unknown): StreamFrame | BatchFrame | null {
   if (typeof data !== "string") return null;
   try {
     const frame = JSON.parse(data) as unknown;
-    if (frame && typeof frame === "object" && typeof (frame as { type?: unknown }).type === "string") return frame as StreamFrame;
+    if (frame && typeof frame === "object" && typeof (frame as { type?: unknown }).type === "string") return frame as StreamFrame | BatchFrame;
   } catch {
     return null;
   }
@@ -142,8 +151,11 @@ export class RunStream {
   }
 
   /** Handles one frame (public for the page's tests; the socket calls it). */
-  receive(frame: StreamFrame): void {
+  receive(frame: StreamFrame | BatchFrame): void {
     switch (frame.type) {
+      case "batch":
+        if (Array.isArray(frame.events)) for (const event of frame.events) this.deliver(event);
+        return;
       case "state":
         this.opts.onState?.(frame);
         this.opts.onConnection?.("replaying");
@@ -153,12 +165,15 @@ export class RunStream {
         this.failures = 0;
         this.opts.onConnection?.("live");
         return;
-      default: {
-        const seq = Number((frame as RunEvent).seq);
-        if (!Number.isFinite(seq) || seq <= this.seq) return; // seen already (replayed twice, or resent)
-        this.seq = seq;
-        this.opts.onEvent(frame as RunEvent);
-      }
+      default:
+        this.deliver(frame as RunEvent);
     }
+  }
+
+  private deliver(event: RunEvent): void {
+    const seq = Number(event.seq);
+    if (!Number.isFinite(seq) || seq <= this.seq) return; // seen already (replayed twice, or resent)
+    this.seq = seq;
+    this.opts.onEvent(event);
   }
 }
