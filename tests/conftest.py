@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import pytest
+
+# Subprocesses a test starts (manage.py, a worker) check events too (webapp/runs/event_types.py).
+os.environ.setdefault("NETLOOM_CHECK_EVENTS", "1")
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -17,3 +23,23 @@ def pytest_report_header(config: pytest.Config) -> str:
         else str(db["NAME"])
     )
     return f"database: {engine} {where} (tests use a separate test database)"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every event the suite stores, publishes or streams is checked against its model.
+
+    webapp/runs/event_types.py: a misshapen event raises EventSchemaError where it is emitted;
+    pytest_sessionfinish fails the session for any that a thread or a callback swallowed.
+    """
+    from django.conf import settings
+
+    settings.NETLOOM_CHECK_EVENTS = True
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the session when any event did not fit its model (even one whose error was caught)."""
+    event_types = sys.modules.get("webapp.runs.event_types")
+    found = list(getattr(event_types, "violations", []))
+    if found:
+        print(f"\n{len(found)} stream event(s) did not fit their model:\n" + "\n".join(found[:20]))
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

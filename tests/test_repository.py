@@ -35,8 +35,12 @@ def test_training_workers_reserve_a_gpu_and_short_work_has_its_own_queue(compose
 
 def test_compose_commands_name_modules_that_exist(compose):
     assert (ROOT / "webapp" / "celery.py").exists()
-    assert (ROOT / "webapp" / "asgi.py").exists()
-    assert "webapp.asgi:application" in " ".join(compose["services"]["web"]["command"])
+    web = " ".join(compose["services"]["web"]["command"])
+    # The web service runs the one server launcher, which serves webapp.asgi:application.
+    assert "python -m webapp.serve" in web and (ROOT / "webapp" / "serve.py").exists()
+    from webapp.serve import APP
+
+    assert APP == "webapp.asgi:application" and (ROOT / "webapp" / "asgi.py").exists()
 
 
 def test_the_engine_never_imports_the_service_layer():

@@ -1,39 +1,32 @@
 """The Celery app, configured from Django settings (namespace CELERY) with sensible defaults.
 
-Workers: `celery -A webapp.celery worker -Q train -c 1` on training machines (one per GPU) and
+Queue and task names come from `webapp.queues`. Workers: `celery -A webapp.celery worker -Q train -c 1` on training machines (one per GPU) and
 `celery -A webapp.celery worker -Q short` for explanations, exports and dataset processing, so a
 two-second job never waits behind a two-hour run. `make run` starts one worker on both queues.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+from typing import Any
 
 from celery import Celery
 from kombu import Exchange, Queue
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+from webapp.queues import QUEUES, RUNS_REAP, SHORT_QUEUE, TASK_QUEUES
 
-TRAIN_QUEUE = "train"
-SHORT_QUEUE = "short"
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+logger = logging.getLogger(__name__)
 
 app = Celery("netloom", include=["workers.runs", "workers.datasets"])
 
 DEFAULTS = {
     # One exchange per queue: a bare Queue("train") would bind to the default exchange with
     # the default routing key, and a message for "short" would land in both queues.
-    "task_queues": (
-        Queue(TRAIN_QUEUE, Exchange(TRAIN_QUEUE), routing_key=TRAIN_QUEUE),
-        Queue(SHORT_QUEUE, Exchange(SHORT_QUEUE), routing_key=SHORT_QUEUE),
-    ),
+    "task_queues": tuple(Queue(name, Exchange(name), routing_key=name) for name in QUEUES),
     "task_default_queue": SHORT_QUEUE,
-    "task_routes": {
-        "runs.train": {"queue": TRAIN_QUEUE},
-        "runs.explain": {"queue": SHORT_QUEUE},
-        "runs.export": {"queue": SHORT_QUEUE},
-        "runs.reap": {"queue": SHORT_QUEUE},
-        "datasets.process": {"queue": SHORT_QUEUE},
-    },
+    "task_routes": {task: {"queue": queue} for task, queue in TASK_QUEUES.items()},
     "task_serializer": "json",
     "result_serializer": "json",
     "accept_content": ["json"],
@@ -44,14 +37,15 @@ DEFAULTS = {
     "worker_prefetch_multiplier": 1,
     # Runs may outlast the visibility timeout: the run's lease (not the broker) keeps a
     # redelivered message from training it twice, so this only bounds redelivery delay.
-    "broker_transport_options": {"visibility_timeout": 6 * 3600},
+    # A broker host that does not answer at all (no refusal) fails a send in seconds, not minutes.
+    "broker_transport_options": {"visibility_timeout": 6 * 3600, "socket_connect_timeout": 3.0},
     "broker_connection_retry_on_startup": True,
     # A restarted Redis must not stop a two-hour run (Celery 6 flips this default to True).
     "worker_cancel_long_running_tasks_on_connection_loss": False,
     "task_ignore_result": True,
     "worker_send_task_events": False,
     # For deployments that run `celery beat`; workers also reap on a timer (workers/runs.py).
-    "beat_schedule": {"runs.reap": {"task": "runs.reap", "schedule": 30.0}},
+    "beat_schedule": {RUNS_REAP: {"task": RUNS_REAP, "schedule": 30.0}},
     "beat_scheduler": "celery.beat:Scheduler",  # in memory: no shelve (pickle) file
 }
 
@@ -68,3 +62,32 @@ def _defaults_not_in_settings() -> dict:
 
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.add_defaults(_defaults_not_in_settings)
+
+
+def task_send(name: str, *, args: list[Any] | None = None, kwargs: dict[str, Any] | None = None) -> None:
+    """Queue the task `name` (a `webapp.queues` name) on its queue; the webapp never imports workers.
+
+    Through this app, not celery.current_app: in the web process the current app would be
+    Celery's default (AMQP) unless this module had been imported first.
+    """
+    app.send_task(name, args=args, kwargs=kwargs, queue=TASK_QUEUES[name])
+
+
+# A request that sends a task must not hang on a broker that is down: a few quick tries, then
+# the caller records the send as owed and the reaper sends it later (task_send_or_owe).
+QUICK_PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0.0, "interval_step": 0.2, "interval_max": 0.2}
+
+
+def task_send_or_owe(name: str, *, args: list[Any] | None = None, kwargs: dict[str, Any] | None = None) -> str:
+    """Queue the task `name` like task_send, but never raise: "" when sent, else why it was not.
+
+    For `transaction.on_commit` senders: their row is committed, so a broker that is down must
+    not turn the request into a 500 (a retrying client would create the row twice). The caller
+    marks the send as owed; the reaper (webapp/runs/services.py::run_reap) sends it again.
+    """
+    try:
+        app.send_task(name, args=args, kwargs=kwargs, queue=TASK_QUEUES[name], retry_policy=QUICK_PUBLISH_RETRY)
+    except Exception as exc:  # kombu/redis raise many kinds; none may reach the request
+        logger.warning("could not send %s %s: %s", name, args or kwargs, exc)
+        return f"{type(exc).__name__}: {exc}"
+    return ""

@@ -7,18 +7,46 @@ Environment (all optional on a developer machine):
     CSRF_TRUSTED_ORIGINS      comma-separated origins, e.g. https://netloom.example.org
     DATABASE_URL              postgres://user:pass@host:5432/name; default SQLite file var/netloom.sqlite3
     REDIS_URL                 default redis://127.0.0.1:6379/0 (Celery broker and channel layer)
-    NETLOOM_CHANNEL_LAYER     "redis" (default) or "memory" (single process, tests)
+    NETLOOM_CHANNEL_LAYER     "redis" (default), "redis-pubsub" (one Redis message per server process per
+                              group message: the fan-out of many watchers, docs/benchmarks.md) or
+                              "memory" (single process, tests)
+    NETLOOM_INSTANCE          this instance's key prefix in Redis (Celery queues "<it>:train", channel-layer
+                              groups "<it>:asgi..."), so instances sharing one Redis never see each other's
+                              tasks or groups; default "netloom" (`make run` picks one per checkout)
     MEDIA_ROOT                where datasets and run artefacts are stored; default var/media
     NETLOOM_MAX_UPLOAD_BYTES  largest accepted dataset upload; default 200 MiB
     NETLOOM_MAX_PARAMS        largest model a graph may describe; default 100 million parameters
     NETLOOM_MAX_NODES         most nodes in one graph; default 500
-    NETLOOM_DATASET_PROCESSING "sync" (default: validate uploads inside the request) or "celery"
+    NETLOOM_DATASET_PROCESSING "auto" (default: on the short-queue worker when one answers, else
+                              inside the request), "sync" or "celery" (webapp/datasets/processing.py)
     NETLOOM_BEHIND_TLS_PROXY  1 when a proxy terminates TLS and sets X-Forwarded-Proto
+    NETLOOM_CHECK_EVENTS      1 to check every stream event against its model (webapp/runs/event_types.py;
+                              the tests turn it on); default 0
+    NETLOOM_MAX_ACTIVATION_BYTES  most activation memory a graph may need per sample; default 2 GiB
+    NETLOOM_LOGIN_FAILURE_LIMIT   failed logins before a lockout; default 10
+    NETLOOM_LOGIN_LOCKOUT_MINUTES how long a lockout lasts; default 15
+    NETLOOM_MAX_TOKENS_PER_USER   most live (unrevoked, unexpired) API tokens one user may hold; default 100
+    NETLOOM_DEVICES           devices this deployment's workers have, checked when a run is created:
+                              "cpu" (default), "cuda" (GPUs: cuda and cuda:N pass; a worker checks the
+                              index), or a list such as "cpu,cuda:0,cuda:1"; "auto" always passes
+    NETLOOM_DATASET_RESEND_SECONDS an upload still processing with nothing written for this long gets
+                              datasets.process sent again (the broker may have lost it); default 60
+    STATIC_ROOT               where collectstatic puts files; default var/static
+    CELERY_BROKER_URL         default REDIS_URL
+    CELERY_RESULT_BACKEND     default none (tasks record their outcome in the database)
+    SECURE_SSL_REDIRECT       with DEBUG off: redirect http to https; default 1
+    SECURE_HSTS_SECONDS       with DEBUG off: Strict-Transport-Security max-age; default one year
+    LOG_LEVEL                 root log level; default INFO
+
+The runs app's tuning knobs (RUNS_LEASE_SECONDS, ...) are Django settings, not environment
+variables: webapp/runs/conf.py lists them with their defaults. Queue and task names are fixed in
+webapp/queues.py. tests/webapp/test_settings.py checks that this list names every variable read.
 """
 
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -66,7 +94,6 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 # --- applications -------------------------------------------------------------------------
 
 INSTALLED_APPS = [
-    "daphne",  # first, so `runserver` is the ASGI one
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -78,6 +105,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's files, served by us: no CDN
     "channels",
+    "axes",  # failed sign-ins per client address, and the lockout after too many
     "webapp.accounts",
     "webapp.datasets",
     "webapp.graphs",
@@ -94,7 +122,24 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "webapp.api.errors.ApiErrorMiddleware",
+    # Last, as django-axes asks: turns a locked-out sign-in's answer into a 429.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# --- sign-in lockout (django-axes) --------------------------------------------------------
+# The first backend refuses every sign-in from a client address that failed too often; the
+# failures are rows in the database (AccessAttempt), so every web process sees the same count.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("NETLOOM_LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("NETLOOM_LOGIN_LOCKOUT_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_LOCKOUT_CALLABLE = "webapp.api.lockout.lockout_response"
+AXES_VERBOSE = False
 
 ROOT_URLCONF = "webapp.urls"
 WSGI_APPLICATION = None
@@ -161,8 +206,11 @@ MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 MEDIA_URL = "/media/"  # never served directly: downloads go through permission-checked views
 
 NETLOOM_MAX_UPLOAD_BYTES = env_int("NETLOOM_MAX_UPLOAD_BYTES", 200 * 1024 * 1024)
-# Uploaded files always go to disk (our own handler streams them into MEDIA_ROOT).
-FILE_UPLOAD_MAX_MEMORY_SIZE = 0
+# Uploaded files always go to disk (our own handler streams them into MEDIA_ROOT). Under ASGI
+# Django also copies every request body into a spooled file of this size before a view runs:
+# past 1 MiB it is on disk (0 would mean "never roll over", holding any body in memory).
+# webapp/api/body_limit.py refuses over-limit bodies before that copy begins.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024  # JSON bodies (a large graph spec fits)
 FILE_UPLOAD_PERMISSIONS = 0o640
 # Every multipart body is streamed to MEDIA_ROOT/uploads and cut off at the limit (413).
@@ -173,7 +221,14 @@ FILE_UPLOAD_HANDLERS = ["webapp.datasets.uploads.LimitedUploadHandler"]
 NETLOOM_MAX_PARAMS = env_int("NETLOOM_MAX_PARAMS", 100_000_000)
 NETLOOM_MAX_NODES = env_int("NETLOOM_MAX_NODES", 500)
 NETLOOM_MAX_ACTIVATION_BYTES = env_int("NETLOOM_MAX_ACTIVATION_BYTES", 2 * 1024**3)
-NETLOOM_DATASET_PROCESSING = os.environ.get("NETLOOM_DATASET_PROCESSING", "sync")
+NETLOOM_DATASET_PROCESSING = os.environ.get("NETLOOM_DATASET_PROCESSING", "auto")
+# The reaper re-sends datasets.process for an upload left processing this long (webapp/datasets/services.py).
+NETLOOM_DATASET_RESEND_SECONDS = float(os.environ.get("NETLOOM_DATASET_RESEND_SECONDS", "60"))
+# Devices a run may ask for at create time (issue 13 will let workers announce theirs).
+NETLOOM_DEVICES = env_list("NETLOOM_DEVICES", ["cpu"])
+NETLOOM_MAX_TOKENS_PER_USER = env_int("NETLOOM_MAX_TOKENS_PER_USER", 100)
+# Check every stored, published and sent stream event against its model (tests; costs a little).
+NETLOOM_CHECK_EVENTS = env_bool("NETLOOM_CHECK_EVENTS", False)
 
 # --- REST API -----------------------------------------------------------------------------
 
@@ -203,14 +258,38 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Pydantic models that fields refer to become components: the stream's frames
+    # (webapp/runs/event_types.py), the dataset summary. The browser's types are generated from them.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "webapp.runs.schema.stream_components_hook",
+        "webapp.datasets.schema.components_hook",
+        # Last: every operation's error statuses, with the one error body.
+        "webapp.api.schema_errors.error_responses_hook",
+    ],
+    "ENUM_NAME_OVERRIDES": {"ParamKindEnum": "webapp.graphs.schema.PARAM_KINDS"},
 }
 
 # --- Channels and Celery ------------------------------------------------------------------
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+NETLOOM_INSTANCE = os.environ.get("NETLOOM_INSTANCE", "netloom")
 
 if os.environ.get("NETLOOM_CHANNEL_LAYER", "redis") == "memory":
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+elif os.environ.get("NETLOOM_CHANNEL_LAYER") == "redis-pubsub":
+    # A group message is one PUBLISH; each server process gets it once and hands it to its own
+    # members (the default layer pushes one copy per member and pops them one round trip each).
+    # No capacity or expiry: a message nobody listens to is gone (the stream never depends on it).
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 2}],
+                "prefix": f"{NETLOOM_INSTANCE}:asgi",
+            },
+        }
+    }
 else:
     CHANNEL_LAYERS = {
         "default": {
@@ -219,6 +298,7 @@ else:
             # WebSocket consumer; channels_redis itself waits up to 5 s for a message.
             "CONFIG": {
                 "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 2}],
+                "prefix": f"{NETLOOM_INSTANCE}:asgi",
                 "capacity": 1000,
                 "expiry": 30,
             },
@@ -226,6 +306,9 @@ else:
     }
 
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)
+# Every key kombu writes (queues, unacked messages, bindings) starts with the instance's prefix.
+# The visibility timeout is webapp/celery.py's (a setting replaces the whole dict).
+CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": f"{NETLOOM_INSTANCE}:", "visibility_timeout": 6 * 3600}
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"

@@ -29,6 +29,9 @@ DATABASES = {
 }
 REDIS_URL = os.environ["NETLOOM_E2E_REDIS"]
 _PREFIX = os.environ["NETLOOM_E2E_PREFIX"]
+# The stack's prefix is its NETLOOM_INSTANCE (webapp/settings.py): the same channel-layer prefix
+# and Celery global_keyprefix a deployment gets, built here from the stack's Redis URL.
+NETLOOM_INSTANCE = _PREFIX
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
@@ -36,12 +39,17 @@ CHANNEL_LAYERS = {
         # blocking-pop timeout: idle consumers then die with TimeoutError. Read timeout > 5 s.
         "CONFIG": {
             "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 2}],
-            "prefix": f"{_PREFIX}:asgi", "capacity": 1000, "expiry": 30,
+            "prefix": f"{NETLOOM_INSTANCE}:asgi", "capacity": 1000, "expiry": 30,
         },
     }
 }
+if os.environ.get("NETLOOM_CHANNEL_LAYER") == "redis-pubsub":  # as webapp/settings.py
+    CHANNEL_LAYERS["default"]["BACKEND"] = "channels_redis.pubsub.RedisPubSubChannelLayer"
+    CHANNEL_LAYERS["default"]["CONFIG"] = {
+        "hosts": CHANNEL_LAYERS["default"]["CONFIG"]["hosts"], "prefix": f"{NETLOOM_INSTANCE}:asgi"
+    }
 CELERY_BROKER_URL = REDIS_URL
-CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": f"{_PREFIX}:", "visibility_timeout": 3600}
+CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": f"{NETLOOM_INSTANCE}:", "visibility_timeout": 3600}
 MEDIA_ROOT = os.environ["NETLOOM_E2E_MEDIA"]
 NETLOOM_DATASET_PROCESSING = os.environ.get("NETLOOM_E2E_DATASET_PROCESSING", "sync")
 
@@ -52,4 +60,7 @@ RUNS_REAP_SECONDS = 1.0
 # A queued run nobody took is sent again after a few seconds (a broker that lost the message).
 RUNS_REQUEUE_QUEUED_SECONDS = 3.0
 RUNS_STEP_DELAY_SECONDS = float(os.environ.get("NETLOOM_E2E_STEP_DELAY", "0"))
+# Every event the worker and daphne store, publish or send is checked against its model; a misfit
+# raises and logs EVENT_SCHEMA_VIOLATION (webapp/runs/event_types.py) in web.log / worker-N.log.
+NETLOOM_CHECK_EVENTS = True
 LOGGING = {**LOGGING, "root": {"handlers": ["console"], "level": "WARNING"}}  # noqa: F405

@@ -1,4 +1,4 @@
-"""A real service for tests: a database, Redis, a Celery worker process and daphne.
+"""A real service for tests: a database, Redis, a Celery worker process and the ASGI server.
 
 The database is a SQLite file of the stack's own, or, when the test run's DATABASE_URL names
 a PostgreSQL server, a fresh PostgreSQL database of the stack's own on that server (dropped
@@ -29,6 +29,8 @@ import urllib.request
 import uuid
 from pathlib import Path
 from typing import Any
+
+from webapp.queues import QUEUES
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = sys.executable
@@ -107,8 +109,16 @@ class ServiceStack:
     """Database + worker + web server for one test module (see the module docstring)."""
 
     def __init__(
-        self, tmp: Path, redis: RedisServer, *, step_delay: float = 0.0, dataset_processing: str = "sync"
+        self, tmp: Path, redis: RedisServer, *, step_delay: float = 0.0, dataset_processing: str = "sync",
+        env: dict[str, str] | None = None, split_workers: bool = False,
     ) -> None:
+        """`env` is added to the processes' environment (e.g. another DJANGO_SETTINGS_MODULE).
+
+        `split_workers`: as `make run` and docker-compose, a worker on `-Q train` and another on
+        `-Q short` (`self.short_worker`); otherwise one worker serves both queues.
+        """
+        self.split_workers = split_workers
+        self.short_worker: subprocess.Popen | None = None
         self.tmp = Path(tmp)
         self.tmp.mkdir(parents=True, exist_ok=True)
         self.redis = redis
@@ -127,6 +137,7 @@ class ServiceStack:
             "NETLOOM_E2E_STEP_DELAY": str(step_delay),
             "NETLOOM_E2E_DATASET_PROCESSING": dataset_processing,
             "PYTHONUNBUFFERED": "1",
+            **(env or {}),
         }
         self.world: dict[str, Any] = {}
         self.worker: subprocess.Popen | None = None
@@ -183,37 +194,53 @@ class ServiceStack:
             raise RuntimeError(f"seeding failed:\n{seed.stdout}\n{seed.stderr}")
         self.world = json.loads(seed.stdout.strip().splitlines()[-1])
         self.start_worker(wait=False)
+        if self.split_workers:
+            self.short_log = self.tmp / "worker-short.log"
+            self.short_worker = subprocess.Popen(
+                self._worker_args(("short",), "short"), cwd=ROOT, env=self.env,
+                stdout=open(self.short_log, "ab"), stderr=subprocess.STDOUT,
+            )
         self.web = subprocess.Popen(
-            [PYTHON, "-m", "daphne", "-b", "127.0.0.1", "-p", str(self.port), "webapp.asgi:application"],
+            [PYTHON, "-m", "webapp.serve", "--host", "127.0.0.1", "--port", str(self.port)],
             cwd=ROOT, env=self.env, stdout=open(self.tmp / "web.log", "ab"), stderr=subprocess.STDOUT,
         )
         wait_for_port(self.port, 60, self.web)
         self.wait_worker_ready()
+        if self.short_worker is not None:
+            self._wait_ready(self.short_worker, self.short_log, 60)
 
     def start_worker(self, *, wait: bool = True) -> None:
         """Start `celery -A webapp.celery worker -Q train,short` (solo pool: one task at a time)."""
         self._worker_count += 1
         self.worker_log = self.tmp / f"worker-{self._worker_count}.log"
+        queues = ("train",) if self.split_workers else QUEUES
         self.worker = subprocess.Popen(
-            [PYTHON, "-m", "celery", "-A", "webapp.celery", "worker", "-Q", "train,short", "-c", "1",
-             "--pool=solo", "-n", f"w{self._worker_count}-{self.prefix}@%h", "--without-gossip",
-             "--without-mingle", "--without-heartbeat", "-l", "info"],
+            self._worker_args(queues, f"w{self._worker_count}"),
             cwd=ROOT, env=self.env, stdout=open(self.worker_log, "ab"), stderr=subprocess.STDOUT,
         )
         if wait:
             self.wait_worker_ready()
 
+    def _worker_args(self, queues: tuple[str, ...], name: str) -> list[str]:
+        return [PYTHON, "-m", "celery", "-A", "webapp.celery", "worker", "-Q", ",".join(queues), "-c", "1",
+                "--pool=solo", "-n", f"{name}-{self.prefix}@%h", "--without-gossip",
+                "--without-mingle", "--without-heartbeat", "-l", "info"]
+
     def wait_worker_ready(self, timeout: float = 60) -> None:
         """Wait for the worker's "ready" line."""
+        assert self.worker is not None
+        self._wait_ready(self.worker, self.worker_log, timeout)
+
+    @staticmethod
+    def _wait_ready(worker: subprocess.Popen, log: Path, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            assert self.worker is not None
-            if self.worker.poll() is not None:
-                raise RuntimeError(f"worker exited:\n{self.worker_log.read_text()[-3000:]}")
-            if b" ready." in self.worker_log.read_bytes():
+            if worker.poll() is not None:
+                raise RuntimeError(f"worker exited:\n{log.read_text()[-3000:]}")
+            if b" ready." in log.read_bytes():
                 return
             time.sleep(0.1)
-        raise TimeoutError(f"worker not ready:\n{self.worker_log.read_text()[-3000:]}")
+        raise TimeoutError(f"worker not ready:\n{log.read_text()[-3000:]}")
 
     def kill_worker(self) -> None:
         """SIGKILL the worker: no cleanup, no acknowledgement, no last words."""
@@ -240,7 +267,7 @@ class ServiceStack:
 
         client = redis.Redis.from_url(self.redis.url, socket_timeout=5)
         deleted = []
-        for queue in ("train", "short"):
+        for queue in QUEUES:
             # The Redis transport keeps one list per queue (and one per priority step).
             for key in client.scan_iter(match=f"{self.prefix}:{queue}*", count=500):
                 client.delete(key)
@@ -249,10 +276,10 @@ class ServiceStack:
 
     def stop(self) -> None:
         """Stop the processes this stack started (and its private Redis)."""
-        for proc in (self.worker, self.web):
+        for proc in (self.worker, self.short_worker, self.web):
             if proc is not None and proc.poll() is None:
                 proc.terminate()
-        for proc in (self.worker, self.web):
+        for proc in (self.worker, self.short_worker, self.web):
             if proc is not None:
                 try:
                     proc.wait(10)

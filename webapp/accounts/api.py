@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import authenticate, get_user_model, login, logout
+from django.contrib.auth.signals import user_logged_in
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
@@ -147,6 +148,9 @@ class TokenObtainView(APIView):
         payload = TokenRequestSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         user = _check_credentials(request, payload.validated_data)
+        # A token sign-in is a sign-in: last_login moves and the failure count (django-axes)
+        # starts again, as a session login does through login().
+        user_logged_in.send(sender=type(user), request=request._request, user=user)
         token, raw = services.token_create(
             user=user,
             name=payload.validated_data.get("name", ""),

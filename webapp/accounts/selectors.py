@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import hashlib
+
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from .models import ApiToken, Membership, Team
-from .services import TOKEN_PREFIX, token_hash
+
+# Every API token starts with this, so a reader (or a secret scanner) can tell what it is.
+TOKEN_PREFIX = "nl_"
+
+
+def token_hash(raw_token: str) -> str:
+    """The stored form of a token: sha256 of the whole token string."""
+    return hashlib.sha256(raw_token.encode("utf-8")).hexdigest()
 
 
 def teams_for_user(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Team]:
@@ -32,6 +41,14 @@ def memberships_for_user(*, user: AbstractBaseUser) -> QuerySet[Membership]:
     return Membership.objects.filter(user=user).select_related("team").order_by("team__name")
 
 
+def tokens_live(*, user: AbstractBaseUser) -> QuerySet[ApiToken]:
+    """The user's tokens that still sign in: not revoked and not expired."""
+    now = timezone.now()
+    return ApiToken.objects.filter(user=user, revoked_at__isnull=True).filter(
+        Q(expires_at__isnull=True) | Q(expires_at__gt=now)
+    )
+
+
 def token_for_secret(*, raw_token: str) -> ApiToken | None:
     """The active token whose plaintext is `raw_token`, or None."""
     if not raw_token.startswith(TOKEN_PREFIX):
@@ -44,3 +61,13 @@ def token_for_secret(*, raw_token: str) -> ApiToken | None:
     if token is None or (token.expires_at is not None and token.expires_at <= timezone.now()):
         return None
     return token
+
+
+def token_is_live(*, token_id: int) -> bool:
+    """Whether the token is neither revoked nor expired (an open stream asks this again)."""
+    now = timezone.now()
+    return (
+        ApiToken.objects.filter(pk=token_id, revoked_at__isnull=True)
+        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+        .exists()
+    )

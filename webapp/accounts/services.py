@@ -2,26 +2,25 @@
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 from datetime import timedelta
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
-from webapp.api.errors import ServiceError
+from webapp.errors import Conflict, DomainError
 
+from .events import access_changed
 from .models import ApiToken, Membership, Role, Team
 
-TOKEN_PREFIX = "nl_"
+# token_hash and TOKEN_PREFIX live in selectors (the token lookup hashes with them); named
+# here too for callers that create tokens.
+from .selectors import TOKEN_PREFIX, token_hash, tokens_live
+
 MAX_TOKEN_DAYS = 3650
-
-
-def token_hash(raw_token: str) -> str:
-    """The stored form of a token: sha256 of the whole token string."""
-    return hashlib.sha256(raw_token.encode("utf-8")).hexdigest()
 
 
 @transaction.atomic
@@ -29,9 +28,9 @@ def team_create(*, name: str, creator: AbstractBaseUser | None = None) -> Team:
     """Create a team; its creator (if given) becomes its admin."""
     name = name.strip()
     if not name:
-        raise ServiceError("invalid", "A team needs a name.", field="name")
+        raise DomainError("invalid", "A team needs a name.", field="name")
     if Team.objects.filter(name__iexact=name).exists():
-        raise ServiceError("duplicate", f'A team called "{name}" already exists.', field="name")
+        raise DomainError("duplicate", f'A team called "{name}" already exists.', field="name")
     team = Team.objects.create(name=name)
     if creator is not None:
         Membership.objects.create(team=team, user=creator, role=Role.ADMIN)
@@ -42,7 +41,7 @@ def team_create(*, name: str, creator: AbstractBaseUser | None = None) -> Team:
 def membership_add(*, team: Team, user: AbstractBaseUser, role: str) -> Membership:
     """Add a user to a team, or change their role if they are already a member."""
     if role not in Role.values:
-        raise ServiceError("invalid", f'Unknown role "{role}".', field="role")
+        raise DomainError("invalid", f'Unknown role "{role}".', field="role")
     membership, created = Membership.objects.select_for_update().get_or_create(
         team=team, user=user, defaults={"role": role}
     )
@@ -63,12 +62,13 @@ def membership_remove(*, team: Team, user: AbstractBaseUser) -> None:
     if membership.role == Role.ADMIN:
         _ensure_another_admin(team=team, leaving=membership)
     membership.delete()
+    access_changed(user_id=user.pk)
 
 
 def _ensure_another_admin(*, team: Team, leaving: Membership) -> None:
     others = Membership.objects.filter(team=team, role=Role.ADMIN).exclude(pk=leaving.pk)
     if not others.exists():
-        raise ServiceError(
+        raise DomainError(
             "last_admin", "A team needs at least one admin; make someone else admin first."
         )
 
@@ -76,21 +76,38 @@ def _ensure_another_admin(*, team: Team, leaving: Membership) -> None:
 def token_create(
     *, user: AbstractBaseUser, name: str = "", expires_in_days: int | None = None
 ) -> tuple[ApiToken, str]:
-    """Create an API token; returns the row and the plaintext, which is never stored."""
+    """Create an API token; returns the row and the plaintext, which is never stored.
+
+    Refused (Conflict "too_many_tokens", 409) while the user already has
+    NETLOOM_MAX_TOKENS_PER_USER live tokens: a script that signs in on every run would otherwise
+    pile up secrets without bound. The count is taken with the user's row locked, so two
+    concurrent sign-ins cannot both pass the last free place.
+    """
     if expires_in_days is not None and not 1 <= expires_in_days <= MAX_TOKEN_DAYS:
-        raise ServiceError(
+        raise DomainError(
             "invalid",
             f"expires_in_days must be between 1 and {MAX_TOKEN_DAYS}.",
             field="expires_in_days",
         )
+    limit = int(settings.NETLOOM_MAX_TOKENS_PER_USER)
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    token = ApiToken.objects.create(
-        user=user,
-        name=name.strip()[:100],
-        prefix=raw[: len(TOKEN_PREFIX) + 8],
-        token_hash=token_hash(raw),
-        expires_at=(timezone.now() + timedelta(days=expires_in_days) if expires_in_days else None),
-    )
+    with transaction.atomic():
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+        if tokens_live(user=user).count() >= limit:
+            raise Conflict(
+                "too_many_tokens",
+                f"You already have {limit} live API tokens, the most one user may hold "
+                "(NETLOOM_MAX_TOKENS_PER_USER). Revoke one you no longer use first: "
+                "GET /api/auth/tokens/ lists them, DELETE /api/auth/tokens/<id>/ revokes one.",
+                extra={"limit": limit},
+            )
+        token = ApiToken.objects.create(
+            user=user,
+            name=name.strip()[:100],
+            prefix=raw[: len(TOKEN_PREFIX) + 8],
+            token_hash=token_hash(raw),
+            expires_at=(timezone.now() + timedelta(days=expires_in_days) if expires_in_days else None),
+        )
     return token, raw
 
 
@@ -99,6 +116,7 @@ def token_revoke(*, token: ApiToken) -> None:
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
+        access_changed(user_id=token.user_id)
 
 
 def token_touch(*, token: ApiToken) -> None:

@@ -17,11 +17,11 @@ from django.conf import settings
 
 
 @database_sync_to_async
-def _user_for_token(raw: str) -> Any:
+def _token_for(raw: str) -> Any:
     from webapp.accounts.selectors import token_for_secret
 
     token = token_for_secret(raw_token=raw)
-    return token.user if token is not None and token.user.is_active else None
+    return token if token is not None and token.user.is_active else None
 
 
 def _token_from_scope(scope: dict[str, Any]) -> str | None:
@@ -41,9 +41,10 @@ class TokenAuthMiddleware(BaseMiddleware):
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
         raw = _token_from_scope(scope)
         if raw:
-            user = await _user_for_token(raw)
-            if user is not None:
-                scope = dict(scope, user=user)
+            token = await _token_for(raw)
+            if token is not None:
+                # The token's id stays in the scope: an open stream re-checks it (revocation).
+                scope = dict(scope, user=token.user, auth_token_id=token.pk)
             else:
                 from django.contrib.auth.models import AnonymousUser
 

@@ -1,5 +1,8 @@
-"""One error shape for the whole API: {"error": {"code", "message", "fields"}}.
+"""One error shape for the whole API: {"error": {"code", "message", "fields", ...extra}}.
 
+Services raise the domain error (`webapp.errors.DomainError`, which knows no HTTP); this is the
+one place that maps it to a status (`DOMAIN_ERROR_STATUS`, per subclass). Views may raise
+`ApiError` for what only HTTP knows (a bad query parameter, a file that is not there yet).
 DRF exceptions go through `exception_handler`; Django-level errors under /api/ (unknown URL,
 an uncaught exception) go through `ApiErrorMiddleware`, `handler404` and `handler500`, so a
 client never has to parse an HTML page.
@@ -16,6 +19,8 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
+from webapp.errors import Conflict, DomainError, Forbidden, NotFound
+
 logger = logging.getLogger(__name__)
 
 API_PREFIX = "/api/"
@@ -24,8 +29,8 @@ API_PREFIX = "/api/"
 class ApiError(exceptions.APIException):
     """An API error with a code, a message, optional per-field messages and extra detail.
 
-    Raise it from views and services that run inside a request (`ApiError(400, "invalid_spec",
-    "...", fields={...}, extra={"errors": [...]})`).
+    Raise it from views, for what only HTTP knows (`ApiError(400, "invalid", "...",
+    fields={...})`); services raise `webapp.errors.DomainError` instead.
     """
 
     def __init__(
@@ -45,26 +50,6 @@ class ApiError(exceptions.APIException):
         self.extra = extra or {}
 
 
-class ServiceError(Exception):
-    """A rule a service function enforces (not HTTP-specific); the API answers it as a 4xx.
-
-    Args:
-        code: machine-readable reason, e.g. "last_admin".
-        message: what the user should read.
-        field: the request field the problem belongs to, if any.
-        status_code: the HTTP status the API uses (400 unless the service says otherwise).
-    """
-
-    def __init__(
-        self, code: str, message: str, *, field: str | None = None, status_code: int = 400
-    ) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.field = field
-        self.status_code = status_code
-
-
 class PayloadTooLarge(ApiError):
     """The request body (an upload) is larger than the configured limit."""
 
@@ -75,6 +60,28 @@ class PayloadTooLarge(ApiError):
             f"The upload is larger than the limit of {limit} bytes.",
             fields={"file": [f"Larger than {limit} bytes."]},
         )
+
+
+# The HTTP status of each kind of domain error (the most specific class in the MRO wins).
+DOMAIN_ERROR_STATUS: dict[type[DomainError], int] = {
+    DomainError: status.HTTP_400_BAD_REQUEST,
+    Forbidden: status.HTTP_403_FORBIDDEN,
+    NotFound: status.HTTP_404_NOT_FOUND,
+    Conflict: status.HTTP_409_CONFLICT,
+}
+
+
+def domain_error_status(exc: DomainError) -> int:
+    """The status the API answers a domain error with."""
+    for kind in type(exc).__mro__:
+        if kind in DOMAIN_ERROR_STATUS:
+            return DOMAIN_ERROR_STATUS[kind]  # type: ignore[index]
+    return status.HTTP_400_BAD_REQUEST
+
+
+def api_error_from_domain(exc: DomainError) -> ApiError:
+    """The ApiError (status, code, message, fields, extra) a domain error is answered with."""
+    return ApiError(domain_error_status(exc), exc.code, exc.message, fields=exc.fields, extra=exc.extra)
 
 
 def error_body(
@@ -117,13 +124,8 @@ _CODES: dict[type[exceptions.APIException], str] = {
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF exception handler that renders every error as the API's error body."""
-    if isinstance(exc, ServiceError):
-        exc = ApiError(
-            exc.status_code,
-            exc.code,
-            exc.message,
-            fields={exc.field: [exc.message]} if exc.field else None,
-        )
+    if isinstance(exc, DomainError):
+        exc = api_error_from_domain(exc)
     if isinstance(exc, RequestDataTooBig):
         exc = ApiError(413, "payload_too_large", "The request body is too large.")
     elif isinstance(exc, TooManyFieldsSent):
@@ -244,10 +246,12 @@ def json_error(status_code: int, code: str, message: str, **fields: Any) -> Json
 
 
 __all__ = [
+    "DOMAIN_ERROR_STATUS",
     "ApiError",
     "ApiErrorMiddleware",
     "PayloadTooLarge",
-    "ServiceError",
+    "api_error_from_domain",
+    "domain_error_status",
     "error_body",
     "exception_handler",
     "handler400",

@@ -1,5 +1,7 @@
 """Serializers shared by several apps."""
 
+from typing import Any
+
 from rest_framework import serializers
 
 
@@ -8,3 +10,18 @@ class UserRefSerializer(serializers.Serializer):
 
     id = serializers.IntegerField()
     username = serializers.CharField()
+
+
+ID_MAX = 2**63 - 1  # the largest id a database column holds (bigint)
+
+
+class IdField(serializers.IntegerField):
+    """The id of an object in a request body: 1 up to the largest a database column holds.
+
+    A larger number could never name a row, and SQLite refuses to bind it (a 500 otherwise).
+    """
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("min_value", 1)
+        kwargs.setdefault("max_value", ID_MAX)
+        super().__init__(**kwargs)

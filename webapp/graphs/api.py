@@ -6,7 +6,6 @@ from typing import Any
 
 from django.db.models import Max
 from django.shortcuts import get_object_or_404
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.generics import GenericAPIView
@@ -16,10 +15,11 @@ from rest_framework.views import APIView
 
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin, scope_to_user_teams
-from webapp.api.serializers import UserRefSerializer
+from webapp.api.serializers import IdField, UserRefSerializer
 
 from . import services
 from .models import Graph, GraphRevision
+from .schema import OpCatalog, SpecField, ValidationReport
 
 
 class RevisionSummarySerializer(serializers.ModelSerializer):
@@ -78,9 +78,9 @@ class GraphDetailSerializer(GraphSerializer):
 
 
 class GraphCreateSerializer(serializers.Serializer):
-    team = serializers.IntegerField()
+    team = IdField()
     name = serializers.CharField(max_length=200)
-    spec = serializers.JSONField(required=False)
+    spec = SpecField(required=False)
 
 
 class GraphRenameSerializer(serializers.Serializer):
@@ -88,15 +88,13 @@ class GraphRenameSerializer(serializers.Serializer):
 
 
 class SpecSerializer(serializers.Serializer):
-    spec = serializers.JSONField()
+    spec = SpecField()
 
 
 class LayoutSerializer(serializers.Serializer):
     layout = serializers.DictField(required=False)
     ui = serializers.DictField(required=False)
-    spec = serializers.JSONField(
-        required=False, help_text="optional: must have the revision's spec_hash"
-    )
+    spec = SpecField(required=False, help_text="optional: must have the revision's spec_hash")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not attrs:
@@ -245,7 +243,7 @@ class RevisionViewSet(
 class ValidateView(APIView):
     """POST /api/graphs/validate/ {spec}: the engine's report, unchanged (200 even when invalid)."""
 
-    @extend_schema(request=SpecSerializer, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=SpecSerializer, responses=ValidationReport)
     def post(self, request: Request) -> Response:
         from engine.validate import validate
 
@@ -271,7 +269,7 @@ class OpsView(GenericAPIView):
 
     serializer_class = None
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=OpCatalog)
     def get(self, request: Request) -> Response:
         from engine.ops import catalog_json
 

@@ -11,7 +11,7 @@ from django.db.models import ProtectedError
 from django.utils import timezone
 
 from webapp.accounts.models import Team
-from webapp.api.errors import ServiceError
+from webapp.errors import Conflict, DomainError
 
 from .models import Graph, GraphRevision
 
@@ -30,12 +30,12 @@ def engine_limits() -> Any:
     )
 
 
-def spec_problems_error(exc: Any) -> ServiceError:
+def spec_problems_error(exc: Any) -> DomainError:
     """A SpecError (not a spec at all) as a 400 naming the first bad path."""
     problems = getattr(exc, "problems", []) or []
     first = next((p for p in problems if p.get("path") != "(document)"), None)
     field = f"spec.{first['path']}" if first else "spec"
-    return ServiceError("not_a_spec", str(exc), field=field)
+    return DomainError("not_a_spec", str(exc), field=field)
 
 
 def check_spec(spec: Any) -> tuple[dict[str, Any], str, Any]:
@@ -58,7 +58,7 @@ def graph_create(
     """Create a graph, with revision 1 when a spec is given."""
     name = name.strip()
     if not name:
-        raise ServiceError("invalid", "A graph needs a name.", field="name")
+        raise DomainError("invalid", "A graph needs a name.", field="name")
     graph = Graph.objects.create(team=team, name=name[:200], created_by=created_by)
     if spec is not None:
         revision_save(graph=graph, spec=spec, created_by=created_by)
@@ -69,7 +69,7 @@ def graph_rename(*, graph: Graph, name: str) -> Graph:
     """Rename a graph."""
     name = name.strip()
     if not name:
-        raise ServiceError("invalid", "A graph needs a name.", field="name")
+        raise DomainError("invalid", "A graph needs a name.", field="name")
     graph.name = name[:200]
     graph.save(update_fields=["name", "updated_at"])
     return graph
@@ -81,9 +81,7 @@ def graph_delete(*, graph: Graph) -> None:
         with transaction.atomic():
             graph.delete()
     except ProtectedError:
-        raise ServiceError(
-            "in_use", "Runs use revisions of this graph; delete those runs first.", status_code=409
-        ) from None
+        raise Conflict("in_use", "Runs use revisions of this graph; delete those runs first.") from None
 
 
 def revision_save(
@@ -118,10 +116,8 @@ def revision_save(
                 return revision, True
         except IntegrityError:
             if attempt == SAVE_ATTEMPTS - 1:
-                raise ServiceError(
-                    "conflict",
-                    "Someone saved this graph at the same moment; save again.",
-                    status_code=409,
+                raise Conflict(
+                    "conflict", "Someone saved this graph at the same moment; save again."
                 ) from None
     raise AssertionError("unreachable")
 
@@ -153,10 +149,9 @@ def revision_update_layout(
         .first()
     )
     if locked.number != latest_number:
-        raise ServiceError(
+        raise Conflict(
             "not_latest",
             f"Revision {locked.number} is not the latest ({latest_number}); revisions are immutable.",
-            status_code=409,
         )
     canvas: dict[str, Any] = {}
     if layout is not None:

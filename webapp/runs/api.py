@@ -1,45 +1,76 @@
 """REST API of runs: create, list, detail, cancel, metrics, checkpoints, explanations, export;
-the engine's training-config schema and explanation methods for the browser's forms."""
+the engine's training-config schema and explanation methods for the browser's forms.
+
+Views parse, call one selector or service, and serialise: what a new run refers to is
+`selectors.run_create_refs`, a download is `services.run_export_download`. Domain errors
+(webapp.errors) become the API's error body in webapp/api/errors.py.
+"""
 
 from __future__ import annotations
 
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-from django.http import FileResponse
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from django.http import FileResponse, HttpResponse
+from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from webapp.accounts.models import Role
 from webapp.api.errors import ApiError
-from webapp.api.mixins import TeamScopedMixin, scope_to_user_teams
+from webapp.api.mixins import TeamScopedMixin
+from webapp.api.parsers import LimitedJSONParser
+from webapp.api.serializers import IdField
 
 from . import services
+from .evaluation import run_evaluation, run_evaluation_create
 from .events import run_progress
-from .models import Checkpoint, Explanation, ExplanationStatus, Run, RunStatus
+from .models import Checkpoint, Explanation, ExplanationStatus, Run
+from .predict import run_predict, run_sample, run_sample_rows
+from .schema import (
+    COMPARE_PARAMETERS,
+    EVALUATION_PARAMETERS,
+    EVALUATION_REQUEST,
+    EXPORT_FORMAT_PARAMETER,
+    FILE_DOWNLOAD,
+    METRICS_PARAMETERS,
+    PNG_IMAGE,
+    PREDICT_REQUEST,
+    PROGRESS_SCHEMA,
+    RUN_EXPORTS_SCHEMA,
+    RUN_LIST_PARAMETERS,
+    CheckpointList,
+    CompareAnswer,
+    ConfigSchemaAnswer,
+    EvaluationAnswer,
+    ExplanationMethodsAnswer,
+    ExplanationResultField,
+    ExplanationSampleField,
+    JsonObjectField,
+    MetricsAnswer,
+    MetricValuesField,
+    PredictAnswer,
+    SampleAnswer,
+    SampleRowsAnswer,
+    paginated,
+)
 from .selectors import (
-    run_download_name,
-    run_export_dir,
-    run_export_zip,
+    explanation_image,
+    run_checkpoints,
+    run_config_schema,
+    run_create_refs,
+    run_explanations,
     run_exports,
     run_metric_series,
+    runs_filter,
+    runs_metric_series,
+    runs_visible_to,
 )
-
-EXPORT_FORMATS: dict[str, tuple[str, str, str]] = {
-    # format: (file in the export folder, suffix of the download, content type)
-    "safetensors": ("model.safetensors", ".safetensors", "application/octet-stream"),
-    "python": ("model.py", ".py", "text/x-python"),
-    "onnx": ("model.onnx", ".onnx", "application/octet-stream"),
-    "config": ("config.json", "-config.json", "application/json"),
-    "zip": ("", ".zip", "application/zip"),
-}
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -49,11 +80,16 @@ class RunSerializer(serializers.ModelSerializer):
     graph_name = serializers.CharField(source="graph_revision.graph.name", read_only=True)
     revision = serializers.IntegerField(source="graph_revision.number", read_only=True)
     dataset_name = serializers.CharField(source="dataset.name", read_only=True)
-    created_by = serializers.CharField(source="created_by.username", read_only=True, default=None)
+    created_by = serializers.CharField(source="created_by.username", read_only=True, default=None, allow_null=True)
     progress = serializers.SerializerMethodField()
     last_seq = serializers.IntegerField(source="event_seq", read_only=True)
     stream = serializers.SerializerMethodField()
     exports = serializers.SerializerMethodField()
+    # JSON columns, described for the OpenAPI schema (webapp/runs/schema.py).
+    config = JsonObjectField(read_only=True)
+    recipe = JsonObjectField(read_only=True)
+    latest_metrics = MetricValuesField(read_only=True)
+    final_metrics = JsonObjectField(read_only=True)
 
     class Meta:
         model = Run
@@ -66,10 +102,12 @@ class RunSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
 
+    @extend_schema_field(PROGRESS_SCHEMA)
     def get_progress(self, run: Run) -> dict[str, Any]:
         """Epoch, step, total steps, fraction done and the estimated seconds left."""
         return run_progress(run)
 
+    @extend_schema_field(RUN_EXPORTS_SCHEMA)
     def get_exports(self, run: Run) -> dict[str, Any]:
         """Which downloads exist: {status, safetensors, python, config, zip, onnx, note} (selectors.run_exports)."""
         return run_exports(run)
@@ -82,11 +120,11 @@ class RunSerializer(serializers.ModelSerializer):
 class RunCreateSerializer(serializers.Serializer):
     """What POST /api/runs/ takes: a graph revision, a dataset and a (partial) training config."""
 
-    team = serializers.IntegerField(required=False, min_value=1)
-    graph = serializers.IntegerField(required=False, min_value=1)
-    revision = serializers.IntegerField(required=False, min_value=1)
-    graph_revision = serializers.IntegerField(required=False, min_value=1)
-    dataset = serializers.IntegerField(min_value=1)
+    team = IdField(required=False)
+    graph = IdField(required=False)
+    revision = IdField(required=False)
+    graph_revision = IdField(required=False)
+    dataset = IdField()
     config = serializers.JSONField(required=False, default=dict)
     transforms = serializers.JSONField(required=False, default=None)
     split = serializers.JSONField(required=False, default=None)
@@ -121,6 +159,8 @@ class ExplanationSerializer(serializers.ModelSerializer):
     """An explanation with its result (attributions, prediction, delta) once computed."""
 
     image = serializers.SerializerMethodField()
+    sample = ExplanationSampleField(read_only=True)
+    result = ExplanationResultField(read_only=True)
 
     class Meta:
         model = Explanation
@@ -139,7 +179,14 @@ class ExplanationCreateSerializer(serializers.Serializer):
     """What POST /api/runs/<id>/explanations/ takes."""
 
     index = serializers.IntegerField(required=False, min_value=0, allow_null=True, default=None)
-    input = serializers.JSONField(required=False, default=None)
+    input = serializers.JSONField(
+        required=False, default=None,
+        help_text="Numbers of the feature shape, or a row as in the CSV {column: raw value}.",
+    )
+    image = serializers.CharField(
+        required=False, allow_null=True, default=None,
+        help_text="An uploaded image as a data: URL (or base64), instead of index or input.",
+    )
     method = serializers.CharField(default="integrated_gradients")
     target = serializers.IntegerField(required=False, min_value=0, allow_null=True, default=None)
     layer = serializers.CharField(required=False, allow_blank=True, allow_null=True, default=None)
@@ -153,6 +200,7 @@ class _AnyFormat(DefaultContentNegotiation):
         return renderers[0], renderers[0].media_type
 
 
+@extend_schema_view(list=extend_schema(parameters=RUN_LIST_PARAMETERS))
 class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Runs of the user's teams. Viewers read; editors create, cancel and explain."""
 
@@ -163,59 +211,35 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
 
     def get_queryset(self) -> Any:
         """Scoped runs, optionally filtered by `?status=`, `?graph=`, `?dataset=`."""
-        runs = super().get_queryset()
         params = self.request.query_params
-        if params.get("status"):
-            runs = runs.filter(status__in=params["status"].split(","))
-        for name, lookup in (("graph", "graph_revision__graph_id"), ("dataset", "dataset_id")):
-            if params.get(name):
-                try:
-                    runs = runs.filter(**{lookup: int(params[name])})
-                except ValueError:
-                    raise ApiError(400, "invalid", f"{name} must be an id.", fields={name: ["Must be an integer id."]}) from None
-        return runs
+        ids: dict[str, int | None] = {}
+        for name in ("graph", "dataset"):
+            try:
+                ids[name] = int(params[name]) if params.get(name) else None
+            except ValueError:
+                raise ApiError(400, "invalid", f"{name} must be an id.", fields={name: ["Must be an integer id."]}) from None
+        statuses = params["status"].split(",") if params.get("status") else None
+        return runs_filter(super().get_queryset(), statuses=statuses, graph_id=ids["graph"], dataset_id=ids["dataset"])
 
+    @extend_schema(request=RunCreateSerializer, responses={201: RunSerializer})
     def create(self, request: Request) -> Response:
         """Validate everything, then queue the run (201 with the run)."""
-        from webapp.datasets.models import Dataset
-        from webapp.graphs.models import GraphRevision
-
         body = RunCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        revisions = scope_to_user_teams(
-            GraphRevision.objects.select_related("graph"), user=request.user, team_lookup="graph__team"
+        refs = run_create_refs(
+            user=request.user, dataset_id=data["dataset"], graph_revision_id=data.get("graph_revision"),
+            graph_id=data.get("graph"), revision=data.get("revision"), team_id=data.get("team"),
+            write_role=self.write_role,
         )
-        if data.get("graph_revision"):
-            revision = revisions.filter(pk=data["graph_revision"]).first()
-            if revision is None:
-                raise ApiError(400, "invalid", f"No graph revision {data['graph_revision']} among your teams' graphs.",
-                               fields={"graph_revision": ["Not found among your teams' graphs."]})
-        else:
-            candidates = revisions.filter(graph_id=data["graph"])
-            if data.get("revision"):
-                candidates = candidates.filter(number=data["revision"])
-            revision = candidates.order_by("-number").first()
-            if revision is None:
-                field = "revision" if data.get("revision") and revisions.filter(graph_id=data["graph"]).exists() else "graph"
-                raise ApiError(400, "invalid", f"No such {field} among your teams' graphs.",
-                               fields={field: ["Not found among your teams' graphs."]})
-        dataset = scope_to_user_teams(Dataset.objects.all(), user=request.user).filter(pk=data["dataset"]).first()
-        if dataset is None:
-            raise ApiError(400, "invalid", f"No dataset {data['dataset']} among your teams' datasets.",
-                           fields={"dataset": ["Not found among your teams' datasets."]})
-        team = self.team_for_write(data.get("team", revision.graph.team_id))
-        for name, owner in (("graph", revision.graph.team_id), ("dataset", dataset.team_id)):
-            if owner != team.pk:
-                raise ApiError(400, "invalid", f"The {name} belongs to another team than the run.",
-                               fields={name: [f"Belongs to another team than team {team.pk}."]})
         run = services.run_create(
-            user=request.user, team=team, graph_revision=revision, dataset=dataset,
+            user=request.user, team=refs.team, graph_revision=refs.graph_revision, dataset=refs.dataset,
             config=data.get("config"), transforms=data.get("transforms"), split=data.get("split"),
         )
         run = self.get_queryset().get(pk=run.pk)
         return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)
 
+    @extend_schema(request=None, responses={200: RunSerializer, 202: RunSerializer})
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str | None = None) -> Response:
         """Cancel: a queued run at once, a running one within one training step (202)."""
@@ -223,78 +247,100 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         code = status.HTTP_200_OK if run.is_finished else status.HTTP_202_ACCEPTED
         return Response(RunSerializer(self.get_queryset().get(pk=run.pk)).data, status=code)
 
+    @extend_schema(parameters=METRICS_PARAMETERS, responses=MetricsAnswer)
     @action(detail=True, methods=["get"])
     def metrics(self, request: Request, pk: str | None = None) -> Response:
-        """Stored series: `?keys=a,b` to choose, `?max_points=N` to downsample each one."""
+        """Stored series: `?keys=a,b` to choose, `?max_points=N` to downsample each one,
+        `?from_step=&to_step=` for a window (every point when it holds at most max_points)."""
         run = self.get_object()
-        keys = [k for k in request.query_params.get("keys", "").split(",") if k.strip()]
-        max_points = request.query_params.get("max_points")
-        limit: int | None = None
-        if max_points not in (None, ""):
-            try:
-                limit = int(max_points)
-            except ValueError:
-                limit = 0
-            if limit < 2:
-                raise ApiError(400, "invalid", "max_points must be an integer of at least 2.",
-                               fields={"max_points": ["An integer of at least 2."]})
-        series = run_metric_series(run=run, keys=keys or None, max_points=limit)
+        series = run_metric_series(run=run, **metric_query(request))
         return Response({"run": run.pk, "last_seq": run.event_seq, "series": series})
 
+    @extend_schema(responses=CheckpointList)
     @action(detail=True, methods=["get"])
     def checkpoints(self, request: Request, pk: str | None = None) -> Response:
         """The run's checkpoints, oldest first."""
         run = self.get_object()
-        return Response(CheckpointSerializer(run.checkpoints.order_by("step"), many=True).data)
+        return Response(CheckpointSerializer(run_checkpoints(run=run), many=True).data)
 
+    @extend_schema(methods=["GET"], responses=paginated(ExplanationSerializer, "PaginatedRunExplanationList"))
+    @extend_schema(methods=["POST"], request=ExplanationCreateSerializer, responses={202: ExplanationSerializer})
     @action(detail=True, methods=["get", "post"], serializer_class=ExplanationSerializer)
     def explanations(self, request: Request, pk: str | None = None) -> Response:
         """GET: the run's explanations; POST {index | input, method, target?, layer?}: queue one."""
         run = self.get_object()
         if request.method == "GET":
-            page = self.paginate_queryset(run.explanations.all())
+            page = self.paginate_queryset(run_explanations(run=run))
             return self.get_paginated_response(ExplanationSerializer(page, many=True).data)
         body = ExplanationCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         explanation = services.explanation_create(run=run, user=request.user, **body.validated_data)
         return Response(ExplanationSerializer(explanation).data, status=status.HTTP_202_ACCEPTED)
 
+    @extend_schema(
+        parameters=[EXPORT_FORMAT_PARAMETER],
+        # One 200 per content type the formats are served as (safetensors/onnx, python, config, zip).
+        responses={(200, media): FILE_DOWNLOAD for media in sorted({f[2] for f in services.EXPORT_FORMATS.values()})},
+    )
     @action(detail=True, methods=["get"], content_negotiation_class=_AnyFormat)
     def export(self, request: Request, pk: str | None = None) -> Any:
         """Download `?format=safetensors|python|onnx|config|zip` of a succeeded run."""
+        download = services.run_export_download(
+            run=self.get_object(), fmt=request.query_params.get("format", "safetensors")
+        )
+        # The source keeps the name it is imported by (`from model import Net`), not "<graph>-run<id>.py".
+        filename = "model.py" if download.path.name == "model.py" else download.filename
+        return FileResponse(download.path.open("rb"), as_attachment=True, filename=filename,
+                            content_type=download.content_type)
+
+    @extend_schema(request=PREDICT_REQUEST, responses=PredictAnswer)
+    @action(detail=True, methods=["post"], parser_classes=[LimitedJSONParser, MultiPartParser])
+    def predict(self, request: Request, pk: str | None = None) -> Response:
+        """The trained model's answer for raw input: {input: row | numbers}, {index}, or a multipart image."""
+        run = self.get_object()  # editors (as for explanations): it runs the model on the server
+        upload = request.FILES.get("image")
+        body = request.data
+        value = body.get("input") if hasattr(body, "get") else None
+        if upload is not None and isinstance(value, str):  # multipart fields are text
+            value = None
+        index = body.get("index") if hasattr(body, "get") else None
+        if index is not None and (isinstance(index, bool) or not str(index).isdigit()):
+            raise ApiError(400, "invalid_input", "index must be a whole number >= 0.",
+                           fields={"index": ["A whole number >= 0."]})
+        answer = run_predict(run=run, input=value, image=upload.read() if upload is not None else None,
+                             index=int(index) if index is not None else None)
+        return Response(answer)
+
+    @extend_schema(methods=["GET"], parameters=EVALUATION_PARAMETERS, responses=EvaluationAnswer)
+    @extend_schema(methods=["POST"], request=EVALUATION_REQUEST, responses=EvaluationAnswer)
+    @action(detail=True, methods=["get", "post"])
+    def evaluation(self, request: Request, pk: str | None = None) -> Response:
+        """GET: the stored evaluation (final model, or ?checkpoint=); POST {checkpoint?}: compute it now."""
         run = self.get_object()
-        fmt = request.query_params.get("format", "safetensors")
-        if fmt not in EXPORT_FORMATS:
-            raise ApiError(400, "invalid", f"Unknown format {fmt!r}; one of {', '.join(EXPORT_FORMATS)}.",
-                           fields={"format": [f"One of {', '.join(EXPORT_FORMATS)}."]})
-        if run.status != RunStatus.SUCCEEDED:
-            raise ApiError(409, "run_not_trained", f"Run {run.pk} has not succeeded ({run.status}); there is nothing to export.")
-        filename, suffix, content_type = EXPORT_FORMATS[fmt]
-        folder = run_export_dir(run)
-        if fmt == "zip":
-            path = run_export_zip(run)
-            if not path.is_file() and (folder / "export.json").is_file():
-                from engine.export import zip_export
+        if request.method == "GET":
+            return Response(run_evaluation(run=run, checkpoint=request.query_params.get("checkpoint") or None))
+        checkpoint = request.data.get("checkpoint") if hasattr(request.data, "get") else None
+        if checkpoint is not None and not isinstance(checkpoint, str):
+            raise ApiError(400, "invalid", "checkpoint must be a checkpoint's name.",
+                           fields={"checkpoint": ["A checkpoint's name."]})
+        return Response(run_evaluation_create(run=run, checkpoint=checkpoint or None))
 
-                zip_export(folder, dest=path)
-        else:
-            path = folder / filename
-        if not path.is_file():
-            if fmt == "onnx" and (folder / "export.json").is_file():
-                from engine.export import read_export_manifest
+    @extend_schema(responses=SampleRowsAnswer)
+    @action(detail=True, methods=["get"], url_path=r"samples/(?P<split>[A-Za-z0-9_-]+)")
+    def samples(self, request: Request, pk: str | None = None, split: str = "test") -> Response:
+        """Which rows of the user's own file (or archive entries) the split holds, in order."""
+        return Response(run_sample_rows(run=self.get_object(), split=split))
 
-                note = read_export_manifest(folder).get("onnx", {})
-                if "errors" in note:
-                    raise ApiError(409, "onnx_unavailable", f"This graph has no ONNX export: {note.get('note')}.",
-                                   extra={"errors": note.get("errors", [])})
-                # Idempotent: queued once while pending; the stream's `export` event says when it is done.
-                services.run_export_request(run=run)
-                raise ApiError(409, "export_pending", "The ONNX file is being made; try again in a few seconds.",
-                               extra={"exports": run_exports(run)})
-            raise ApiError(409, "export_missing", "This run's export is missing; ask an administrator.")
-        response = FileResponse(path.open("rb"), as_attachment=True, filename=run_download_name(run, suffix),
-                                content_type=content_type)
-        return response
+    @extend_schema(operation_id="runs_sample_retrieve",
+                   responses={(200, "application/json"): SampleAnswer, (200, "image/png"): PNG_IMAGE})
+    @action(detail=True, methods=["get"], url_path=r"samples/(?P<split>[A-Za-z0-9_-]+)/(?P<index>[0-9]+)",
+            content_negotiation_class=_AnyFormat)
+    def sample(self, request: Request, pk: str | None = None, split: str = "test", index: str = "0") -> Any:
+        """One sample as uploaded: its raw column values (JSON), or a PNG for images."""
+        sample = run_sample(run=self.get_object(), split=split, index=int(index))
+        if sample["kind"] == "image":
+            return HttpResponse(sample["png"], content_type="image/png")
+        return Response(sample)
 
 
 class ExplanationViewSet(TeamScopedMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
@@ -304,37 +350,78 @@ class ExplanationViewSet(TeamScopedMixin, mixins.RetrieveModelMixin, viewsets.Ge
     serializer_class = ExplanationSerializer
     team_lookup = "run__team"
 
+    @extend_schema(responses={(200, "image/png"): PNG_IMAGE})
     @action(detail=True, methods=["get"], content_negotiation_class=_AnyFormat)
     def image(self, request: Request, pk: str | None = None) -> Any:
         """The rendering as PNG (heat map over an image, bars over tabular features)."""
         explanation = self.get_object()
-        path = Path(explanation.png_path) if explanation.png_path else None
-        if explanation.status != ExplanationStatus.SUCCEEDED or path is None or not path.is_file():
-            raise ApiError(409, "explanation_not_ready", f"Explanation {explanation.pk} is {explanation.status}; no image yet.")
-        return FileResponse(path.open("rb"), content_type="image/png",
+        return FileResponse(explanation_image(explanation=explanation).open("rb"), content_type="image/png",
                             filename=f"explanation-{explanation.pk}.png")
 
 
-@cache
-def _config_schema() -> dict[str, Any]:
-    from engine.train import TrainConfig
+def _query_int(request: Request, name: str, *, least: int | None = None) -> int | None:
+    raw = request.query_params.get(name)
+    if raw in (None, ""):
+        return None
+    try:
+        number = int(raw)
+    except ValueError:
+        number = None
+    if number is None or (least is not None and number < least):
+        what = "an integer" if least is None else f"an integer of at least {least}"
+        raise ApiError(400, "invalid", f"{name} must be {what}.", fields={name: [f"{what[0].upper()}{what[1:]}."]})
+    return number
 
-    return {"schema": TrainConfig.model_json_schema(), "defaults": TrainConfig().model_dump(mode="json")}
+
+def metric_query(request: Request) -> dict[str, Any]:
+    """`?keys=a,b&max_points=N&from_step=&to_step=` as run_metric_series' keyword arguments."""
+    keys = [k for k in request.query_params.get("keys", "").split(",") if k.strip()]
+    return {
+        "keys": keys or None,
+        "max_points": _query_int(request, "max_points", least=2),
+        "from_step": _query_int(request, "from_step"),
+        "to_step": _query_int(request, "to_step"),
+    }
+
+
+# More runs than a comparison chart can tell apart is a mistake, not a request.
+COMPARE_MAX_RUNS = 50
+
+
+class RunCompareView(APIView):
+    """GET /api/runs/compare/?ids=1,2&keys=a,b&max_points=N: many runs' series in one request."""
+
+    @extend_schema(parameters=COMPARE_PARAMETERS, responses=CompareAnswer)
+    def get(self, request: Request) -> Response:
+        """{"runs": [{"run", "last_seq", "series"}]} in the order of `ids`; 404 if one is not yours."""
+        try:
+            ids = list(dict.fromkeys(int(i) for i in request.query_params.get("ids", "").split(",") if i.strip()))
+        except ValueError:
+            ids = []
+        if not ids or len(ids) > COMPARE_MAX_RUNS:
+            raise ApiError(400, "invalid", f"ids must be 1 to {COMPARE_MAX_RUNS} comma-separated run ids.",
+                           fields={"ids": [f"1 to {COMPARE_MAX_RUNS} comma-separated run ids."]})
+        query = metric_query(request)
+        found = {run.pk: run for run in runs_visible_to(user=request.user).filter(pk__in=ids)}
+        missing = [i for i in ids if i not in found]
+        if missing:
+            raise ApiError(404, "not_found", f"No run {missing[0]} among your teams' runs.")
+        return Response({"runs": runs_metric_series(runs=[found[i] for i in ids], **query)})
 
 
 class ConfigSchemaView(APIView):
     """GET /api/runs/config-schema/: the engine's TrainConfig JSON Schema and its defaults."""
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=ConfigSchemaAnswer)
     def get(self, request: Request) -> Response:
         """{"schema": TrainConfig.model_json_schema(), "defaults": TrainConfig() as JSON}."""
-        return Response(_config_schema())
+        return Response(run_config_schema())
 
 
 class ExplanationMethodsView(APIView):
     """GET /api/explanations/methods/: the engine's explanation methods."""
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=ExplanationMethodsAnswer)
     def get(self, request: Request) -> Response:
         """{"methods": engine.explain.METHODS} ({name, label, has_delta, needs_layer, help} each)."""
         from engine.explain import METHODS

@@ -1,4 +1,7 @@
-"""Checks made before a run is queued: the graph is valid and fits the dataset's shapes."""
+"""Checks made before a run is queued: the dataset is trainable, the graph is valid and fits it.
+
+Part of the service layer (run_create calls them); they raise webapp.errors.DomainError (400).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 
-from webapp.api.errors import ApiError
+from webapp.errors import DomainError
 
 
 def graph_limits() -> Any:
@@ -40,26 +43,26 @@ def check_dataset_trainable(*, dataset: Any) -> None:
     from webapp.datasets.services import dataset_needs
 
     if dataset.status != "ready":
-        raise ApiError(400, "dataset_not_ready", f"Dataset {dataset.pk} is {dataset.status}; only ready datasets can be trained on.",
-                       fields={"dataset": [f"Dataset is {dataset.status}, not ready."]})
+        raise DomainError("dataset_not_ready", f"Dataset {dataset.pk} is {dataset.status}; only ready datasets can be trained on.",
+                          fields={"dataset": [f"Dataset is {dataset.status}, not ready."]})
     if dataset_needs(dataset=dataset) == "target":
-        raise ApiError(400, "dataset_not_trainable",
-                       f"Dataset {dataset.name!r} has no target column yet; choose one on the datasets page first.",
-                       fields={"dataset": ["No target column is chosen: choose the column to predict first."]})
+        raise DomainError("dataset_not_trainable",
+                          f"Dataset {dataset.name!r} has no target column yet; choose one on the datasets page first.",
+                          fields={"dataset": ["No target column is chosen: choose the column to predict first."]})
 
 
 def check_graph_fits_dataset(*, graph_revision: Any, dataset: Any, config: dict[str, Any]) -> dict[str, Any]:
     """Validate the revision's spec and compare its input/output shapes with the dataset's.
 
-    Raises ApiError 400 with node-keyed problems: `fields` maps "graph.<node id>" to messages,
+    Raises DomainError "invalid_graph" (400) with node-keyed problems: `fields` maps "graph.<node id>" to messages,
     and `errors` lists the engine's problems ({node, code, field, message}).
     Returns the validation report JSON.
     """
     from engine.validate import validate
 
     if getattr(dataset, "status", "ready") != "ready":
-        raise ApiError(400, "dataset_not_ready", f"Dataset {dataset.pk} is {dataset.status}; only ready datasets can be trained on.",
-                       fields={"dataset": [f"Dataset is {dataset.status}, not ready."]})
+        raise DomainError("dataset_not_ready", f"Dataset {dataset.pk} is {dataset.status}; only ready datasets can be trained on.",
+                          fields={"dataset": [f"Dataset is {dataset.status}, not ready."]})
     spec = graph_revision.spec
     report = validate(spec, graph_limits())
     problems = [p.to_json() for p in report.errors]
@@ -98,6 +101,112 @@ def check_graph_fits_dataset(*, graph_revision: Any, dataset: Any, config: dict[
             fields.setdefault(key, []).append(problem["message"])
         first = problems[0]
         where = f"node {first['node']}: " if first["node"] else ""
-        raise ApiError(400, "invalid_graph", f"The graph cannot train on this dataset: {where}{first['message']}",
-                       fields=fields, extra={"errors": problems})
+        raise DomainError("invalid_graph", f"The graph cannot train on this dataset: {where}{first['message']}",
+                          fields=fields, extra={"errors": problems})
     return report.to_json()
+
+
+# --- config fields that depend on the deployment, the dataset or the graph --------------------
+
+
+def validation_metric_names(*, summary: dict[str, Any], config: dict[str, Any], output_shape: list[int]) -> list[str]:
+    """The names of the validation metrics a run of this config will have (`val/loss`, ...).
+
+    Asked of the engine, not listed again here: its own `evaluate` runs once on a two-sample
+    stand-in of the model's output (zeros of the output shape), under the task and loss the
+    trainer will resolve, and the scalar names it reports are the names the scheduler and early
+    stopping can read. Empty when the engine cannot tell (the graph check reports why).
+    """
+    import torch
+
+    from engine.train.errors import TrainingError
+    from engine.train.metrics import evaluate, float_metrics, resolve_task
+
+    task = config.get("task") or "auto"
+    if task == "auto":
+        task = summary.get("task") or "classification"
+    shape = tuple(int(size) for size in output_shape)
+    width = 1
+    for size in shape:
+        width *= size
+    if task == "classification" and config.get("loss") != "bce_with_logits":
+        y = torch.tensor([0, 1])
+    elif task == "classification":
+        y = torch.tensor([[0.0], [1.0]]) if width == 1 else torch.zeros(2, width)
+    else:
+        y = torch.zeros(2, *shape)
+    info = type("Info", (), {"task": task, "num_classes": summary.get("num_classes")})()
+
+    class Outputs(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.zeros(x.shape[0], *shape)
+
+    try:
+        spec = resolve_task(task=task, loss=config.get("loss"), output_shape=shape, y=y, info=info)
+        data = type("Split", (), {"x": torch.zeros(2, 1), "y": y})()
+        values = evaluate(Outputs(), data, spec, prefix="val", batch_size=2, device=torch.device("cpu"))
+    except (TrainingError, RuntimeError, ValueError):
+        return []
+    return sorted(float_metrics(values))
+
+
+def deployment_devices() -> list[str]:
+    """The devices runs may ask for here: NETLOOM_DEVICES ("auto" in it: anything goes).
+
+    Which devices each worker has is not known to the web process yet (issue 13): this is what
+    the deployment says its workers have.
+    """
+    return [str(name).strip() for name in settings.NETLOOM_DEVICES]
+
+
+def _device_available(device: str, devices: list[str]) -> bool:
+    if device in ("auto", "cpu") or "auto" in devices or device in devices:
+        return True
+    cuda = [name for name in devices if name == "cuda" or name.startswith("cuda:")]
+    if device == "cuda":
+        return bool(cuda)
+    return "cuda" in cuda  # a bare "cuda" entry: GPUs of unknown count; the worker checks the index
+
+
+def check_config_fits(
+    *, config: dict[str, Any], recipe: dict[str, Any], summary: dict[str, Any], output_shape: list[int] | None
+) -> None:
+    """Refuse (400, naming `config.<field>`) what would otherwise fail only when the run starts.
+
+    The device and precision against this deployment's devices, the scheduler's and early
+    stopping's metric against the metrics the run will have, early stopping without a
+    validation split.
+    """
+    fields: dict[str, list[str]] = {}
+    devices = deployment_devices()
+    device = str(config.get("device") or "auto")
+    has_cuda = "auto" in devices or any(name == "cuda" or name.startswith("cuda:") for name in devices)
+    if not _device_available(device, devices):
+        fields["config.device"] = [
+            f"device {device!r} is not available in this deployment (its workers have "
+            f"{', '.join(devices) or 'no devices'}; NETLOOM_DEVICES); use 'auto' or one of those"
+        ]
+    if config.get("precision") == "fp16" and (device == "cpu" or (device == "auto" and not has_cuda)):
+        fields["config.precision"] = [
+            "precision 'fp16' needs a CUDA device, and this run would train on the CPU; use 'bf16' or 'fp32'"
+        ]
+    early = config.get("early_stopping")
+    split = recipe.get("split") or {}
+    if early and "val" in split and not split.get("val"):
+        fields["config.early_stopping"] = ["early_stopping needs a validation split; set split.val above 0"]
+    asked: list[tuple[str, str]] = []
+    scheduler = config.get("scheduler") or {}
+    if scheduler.get("name") == "plateau":
+        asked.append(("scheduler.metric", str(scheduler.get("metric"))))
+    if early:
+        asked.append(("early_stopping.metric", str(early.get("metric"))))
+    if output_shape is not None and any(metric != "val/loss" for _, metric in asked):
+        names = validation_metric_names(summary=summary, config=config, output_shape=output_shape)
+        for field, metric in asked:
+            if names and metric not in names:
+                fields[f"config.{field}"] = [
+                    f"{field} {metric!r} is not a validation metric of this run; choose one of {', '.join(names)}"
+                ]
+    if fields:
+        first_field, (first, *_) = next(iter(fields.items()))
+        raise DomainError("invalid_config", f"{first_field}: {first}", fields=fields)

@@ -26,16 +26,23 @@ DEFAULTS: dict[str, Any] = {
     "RUNS_RECORDER_QUEUE": 100_000,
     # Deliberately slows every training step (demos, tests that must catch a run mid-way).
     "RUNS_STEP_DELAY_SECONDS": 0.0,
-    # A pending export older than this is taken for lost (its worker died) and may be queued again.
-    "RUNS_EXPORT_STALE_SECONDS": 900.0,
+    # A pending export sent longer ago than this is taken for lost (its worker died, or Redis lost
+    # the message): the reaper sends runs.export again (backing off), and asking again re-queues it.
+    # Exports take seconds; a slower one only gets a harmless duplicate.
+    "RUNS_EXPORT_STALE_SECONDS": 120.0,
+    # An unfinished explanation sent longer ago than this gets runs.explain sent again (backing off).
+    "RUNS_EXPLAIN_RESEND_SECONDS": 60.0,
+    # Crash leftovers (.tmp/.old folders of checkpoints and exports, .part uploads) older than this
+    # are removed at worker start and by the reaper, at most once per RUNS_SWEEP_SECONDS.
+    "RUNS_LEFTOVER_SECONDS": 3600.0,
+    "RUNS_SWEEP_SECONDS": 300.0,
     # A run queued longer than this (not cancelled) gets runs.train sent again, at most once per
     # this interval: the broker may have lost its message (Redis restarted without persistence).
     # The lease makes a duplicate harmless (it returns at once).
     "RUNS_REQUEUE_QUEUED_SECONDS": 120.0,
-    # Queues of the Celery app (webapp/celery.py routes the tasks to them).
-    "RUNS_TRAIN_QUEUE": "train",
-    "RUNS_SHORT_QUEUE": "short",
 }
+# Queue and task names are not settings: they live in webapp/queues.py (one place for the web
+# side, the workers and `make run`).
 
 
 def get(name: str) -> Any:

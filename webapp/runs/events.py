@@ -7,14 +7,10 @@ numbers are taken with an UPDATE on the run row, whose lock is held until the co
 are committed in the order they are handed out and a reader that has seen seq N has seen
 every committed event below N.
 
-Event shapes (every one also carries "run" and "seq"):
-    {"type": "metric", "step": 300, "epoch": 2.5, "values": {"train/loss": 0.31},
-     "progress": {...}}                        progress only on live messages of the worker
-    {"type": "status", "status": "running", "detail": "epoch 3/20", "progress": {...}}
-    {"type": "log", "level": "warning", "message": "loss is NaN; stopping"}
-    {"type": "checkpoint", "step": 400, "epoch": 4.0, "name": "step-000400"}
-    {"type": "explanation", "id": 7, "status": "succeeded", "method": "saliency"}
-    {"type": "export", "status": "ready", "exports": {...as the run's `exports`...}}
+Event shapes are declared once, as the pydantic models of webapp/runs/event_types.py (a union on
+`type`; every stored event also carries "run" and "seq"); the browser's types are generated from
+them. With NETLOOM_CHECK_EVENTS on (tests), `events_record` checks what it stores and
+`events_publish` what it sends, and a misshapen event raises EventSchemaError.
 
 `progress` is {"epoch", "step", "total_steps", "fraction", "eta_seconds"}, as in the run's JSON.
 `event_emit` adds the run row's progress to every status event; the worker's recorder adds the
@@ -34,11 +30,13 @@ from channels.layers import get_channel_layer
 from django.db import transaction
 from django.db.models import F
 
+from .event_types import EVENT_TYPES, events_check
+from .metric_store import metric_points_write
 from .models import Checkpoint, MetricPoint, Run, RunEvent
 
 logger = logging.getLogger(__name__)
 
-EVENT_TYPES = ("metric", "status", "log", "checkpoint", "explanation", "export")
+
 # The channel-layer message type; the consumer's handler is `run_events`.
 GROUP_MESSAGE_TYPE = "run.events"
 
@@ -72,7 +70,8 @@ def events_record(
 
     Args:
         run_id: the run the events belong to.
-        events: dicts with a "type" (see the module docstring); metric values may be NaN.
+        events: dicts with a "type" (webapp/runs/event_types.py, without run and seq; a checkpoint's
+            "path" is stored, never sent); metric values may be NaN.
         lease_token: when given, the write happens only while this token holds the lease
             (a superseded worker's late events are refused: LeaseLost).
         run_fields: progress columns (step, epoch, total_steps, eta_seconds) updated in the
@@ -99,7 +98,7 @@ def events_record(
         ).get()
         first_seq = last_seq - len(events) + 1
         stored: list[dict[str, Any]] = []
-        points: dict[tuple[str, int], MetricPoint] = {}
+        points: dict[tuple[str, int], tuple[float, float | None, int]] = {}
         others: list[RunEvent] = []
         checkpoints: dict[int, Checkpoint] = {}
         latest: dict[str, float | None] = {}
@@ -111,13 +110,15 @@ def events_record(
             if kind == "metric":
                 step, epoch = int(event["step"]), float(event["epoch"])
                 values = {str(k): finite_or_none(v) for k, v in event["values"].items()}
-                event = {"type": "metric", "step": step, "epoch": epoch, "values": values}
                 for key, value in values.items():
                     # A batch may hold a redone step twice: the later point wins, as in the table.
-                    points[(key, step)] = MetricPoint(
-                        run_id=run_id, key=key, step=step, epoch=epoch, value=value, seq=seq
-                    )
+                    points[(key, step)] = (epoch, value, seq)
                     latest[key] = value
+                # Built whole: the hot path of the recorder's batches (50,000 points a second).
+                stored.append(
+                    {"type": "metric", "step": step, "epoch": epoch, "values": values, "run": run_id, "seq": seq}
+                )
+                continue
             else:
                 # Server paths stay on the server: the stream names a checkpoint, never its path.
                 data = {k: v for k, v in event.items() if k not in ("type", "run", "seq", "path")}
@@ -130,13 +131,11 @@ def events_record(
                         path=str(event.get("path", "")),
                     )
             stored.append({**{k: v for k, v in event.items() if k != "path"}, "run": run_id, "seq": seq})
+        # Inside the transaction: a misshapen event (checks on) is not stored, and the caller fails.
+        events_check(stored, where="events_record")
         if points:
-            MetricPoint.objects.bulk_create(
-                list(points.values()),
-                update_conflicts=True,
-                unique_fields=["run", "key", "step"],
-                update_fields=["epoch", "value", "seq"],
-            )
+            # One upsert of the points (unique run/key/step) plus their block summaries (metric_store.py).
+            metric_points_write(run_id=run_id, points=points)
             Run.objects.filter(pk=run_id).update(latest_metrics={**(latest_metrics or {}), **latest})
         if others:
             RunEvent.objects.bulk_create(others)
@@ -158,6 +157,7 @@ def events_publish(*, run_id: int, events: list[dict[str, Any]]) -> bool:
     """
     if not events:
         return True
+    events_check(events, where="events_publish")
     layer = get_channel_layer()
     if layer is None:
         return False

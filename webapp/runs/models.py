@@ -70,6 +70,8 @@ class Run(models.Model):
     # When runs.train was last sent for this run while queued (create, requeue, the reaper's
     # re-send of a message the broker may have lost); null on runs older than this field.
     queued_sent_at = models.DateTimeField(null=True, blank=True)
+    # True while runs.train is owed: its send failed (the broker was down); the reaper sends it.
+    queued_send_owed = models.BooleanField(default=False)
     # Last sequence number handed to one of this run's events (metric points share their event's).
     event_seq = models.BigIntegerField(default=0)
     # The export task (ONNX + zip): queued at most once while pending (services.run_export_request).
@@ -78,6 +80,9 @@ class Run(models.Model):
     # How many times the export task was queued for this run (each pending period counts once).
     export_requests = models.PositiveIntegerField(default=0)
     export_error = models.TextField(blank=True, default="")
+    # When runs.export was last sent for the pending export; null while pending: the send is owed
+    # (the broker was down), and the reaper sends it (services.run_export_resend).
+    export_sent_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -118,6 +123,41 @@ class MetricPoint(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key}@{self.step}={self.value}"
+
+
+class MetricRollup(models.Model):
+    """Summary of one metric's points in one step-aligned block (webapp/runs/metric_store.py).
+
+    Derived from MetricPoint (the record) in the same transaction that writes the points: block
+    `block` of level `level` holds steps block*size .. (block+1)*size-1, size = LEVELS[level].
+    min/max are of the finite values (null when the block has none); first/last are points.
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="metric_rollups")
+    key = models.CharField(max_length=100)
+    level = models.PositiveSmallIntegerField()
+    block = models.BigIntegerField()
+    n = models.IntegerField()
+    first_step = models.BigIntegerField()
+    first_epoch = models.FloatField()
+    first_value = models.FloatField(null=True)
+    last_step = models.BigIntegerField()
+    last_epoch = models.FloatField()
+    last_value = models.FloatField(null=True)
+    min_step = models.BigIntegerField(null=True)
+    min_epoch = models.FloatField(null=True)
+    min_value = models.FloatField(null=True)
+    max_step = models.BigIntegerField(null=True)
+    max_epoch = models.FloatField(null=True)
+    max_value = models.FloatField(null=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "key", "level", "block"], name="metricrollup_unique_block")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key}@L{self.level}:{self.block} ({self.n} points)"
 
 
 class RunEvent(models.Model):
@@ -185,6 +225,9 @@ class Explanation(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When runs.explain was last sent; null while unfinished: the send is owed (the broker was
+    # down), and the reaper sends it (services.explanation_resend).
+    sent_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

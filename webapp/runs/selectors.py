@@ -1,18 +1,31 @@
-"""Reads of the runs app: the runs a user may see, metric series, files of a run."""
+"""Reads of the runs app: the runs a user may see, what a new run refers to, metric series, the
+lease/cancel flags the worker polls, files of a run (export, checkpoints, explanation images)."""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import QuerySet
 
-from webapp.accounts.models import Membership
+from webapp.accounts.models import Membership, Role, Team, role_at_least
+from webapp.errors import Conflict, DomainError, Forbidden
 
 from . import conf
-from .models import ExportStatus, MetricPoint, Run, RunStatus
+from .models import (
+    Checkpoint,
+    Explanation,
+    ExplanationStatus,
+    ExportStatus,
+    MetricPoint,
+    MetricRollup,
+    Run,
+    RunStatus,
+)
 
 
 def runs_visible_to(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Run]:
@@ -25,6 +38,166 @@ def runs_visible_to(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Run]:
 def run_for_user(*, user: AbstractBaseUser | AnonymousUser, run_id: int) -> Run | None:
     """The run if the user may see it, else None (a foreign run and a missing one look alike)."""
     return runs_visible_to(user=user).filter(pk=run_id).first()
+
+
+def runs_filter(
+    runs: QuerySet[Run], *, statuses: list[str] | None = None, graph_id: int | None = None,
+    dataset_id: int | None = None,
+) -> QuerySet[Run]:
+    """The list filters of GET /api/runs/ (`?status=a,b&graph=&dataset=`) on already scoped runs."""
+    if statuses:
+        runs = runs.filter(status__in=statuses)
+    if graph_id is not None:
+        runs = runs.filter(graph_revision__graph_id=graph_id)
+    if dataset_id is not None:
+        runs = runs.filter(dataset_id=dataset_id)
+    return runs
+
+
+@dataclass(frozen=True)
+class RunRefs:
+    """What a new run is made of, each one checked to be the user's: team, revision, dataset."""
+
+    team: Team
+    graph_revision: Any  # webapp.graphs.models.GraphRevision
+    dataset: Any  # webapp.datasets.models.Dataset
+
+
+def _of_users_teams(queryset: QuerySet, *, user: AbstractBaseUser, team_lookup: str) -> QuerySet:
+    return queryset.filter(**{f"{team_lookup}__in": Membership.objects.filter(user=user).values("team_id")})
+
+
+def run_create_refs(
+    *,
+    user: AbstractBaseUser,
+    dataset_id: int,
+    graph_revision_id: int | None = None,
+    graph_id: int | None = None,
+    revision: int | None = None,
+    team_id: int | None = None,
+    write_role: str = Role.EDITOR,
+) -> RunRefs:
+    """Resolve POST /api/runs/'s references among the user's teams, or name the field that is wrong.
+
+    The revision is `graph_revision_id`, or revision number `revision` of `graph_id` (the latest
+    by default). The team defaults to the graph's; the user needs `write_role` there (Forbidden),
+    and the graph and the dataset must both belong to it. A foreign object reads like a missing
+    one (DomainError "invalid" on its field).
+    """
+    from webapp.datasets.models import Dataset
+    from webapp.graphs.models import GraphRevision
+
+    revisions = _of_users_teams(GraphRevision.objects.select_related("graph"), user=user,
+                                team_lookup="graph__team")
+    if graph_revision_id:
+        found = revisions.filter(pk=graph_revision_id).first()
+        if found is None:
+            raise DomainError("invalid", f"No graph revision {graph_revision_id} among your teams' graphs.",
+                              fields={"graph_revision": ["Not found among your teams' graphs."]})
+    else:
+        candidates = revisions.filter(graph_id=graph_id)
+        if revision:
+            candidates = candidates.filter(number=revision)
+        found = candidates.order_by("-number").first()
+        if found is None:
+            field = "revision" if revision and revisions.filter(graph_id=graph_id).exists() else "graph"
+            raise DomainError("invalid", f"No such {field} among your teams' graphs.",
+                              fields={field: ["Not found among your teams' graphs."]})
+    dataset = _of_users_teams(Dataset.objects.all(), user=user, team_lookup="team").filter(pk=dataset_id).first()
+    if dataset is None:
+        raise DomainError("invalid", f"No dataset {dataset_id} among your teams' datasets.",
+                          fields={"dataset": ["Not found among your teams' datasets."]})
+    team = _team_for_write(user=user, team_id=team_id or found.graph.team_id, role=write_role)
+    for name, owner in (("graph", found.graph.team_id), ("dataset", dataset.team_id)):
+        if owner != team.pk:
+            raise DomainError("invalid", f"The {name} belongs to another team than the run.",
+                              fields={name: [f"Belongs to another team than team {team.pk}."]})
+    return RunRefs(team=team, graph_revision=found, dataset=dataset)
+
+
+def _team_for_write(*, user: AbstractBaseUser, team_id: int, role: str) -> Team:
+    """The team a new run goes into, as TeamScopedMixin.team_for_write answers for other objects."""
+    membership = Membership.objects.select_related("team").filter(user=user, team_id=team_id).first()
+    if membership is None:
+        # The same body as a serializer's field error: {"team": [...]}, message "team: ...".
+        raise DomainError("invalid", f"team: No team {team_id} among your teams.",
+                          fields={"team": [f"No team {team_id} among your teams."]})
+    if not role_at_least(membership.role, role):
+        raise Forbidden("permission_denied",
+                        f"Your role in team {membership.team.name} ({membership.role}) does not allow this.")
+    return membership.team
+
+
+def run_control_read(*, run_id: int, lease_token: str) -> tuple[bool, bool]:
+    """(still holds the lease, cancel requested): one indexed read, for the recorder thread."""
+    row = Run.objects.filter(pk=run_id).values_list("lease_token", "cancel_requested").first()
+    if row is None:
+        return False, True
+    return row[0] == lease_token, bool(row[1])
+
+
+def run_checkpoints(*, run: Run) -> QuerySet[Checkpoint]:
+    """The run's checkpoints, oldest first (pruned ones included: their folder is gone)."""
+    return run.checkpoints.order_by("step")
+
+
+def run_explanations(*, run: Run) -> QuerySet[Explanation]:
+    """The run's explanations, newest first."""
+    return run.explanations.all()
+
+
+def run_resume_checkpoint(*, run: Run) -> Path | None:
+    """The newest checkpoint recorded in the database whose folder is complete on disk.
+
+    Not simply the newest folder: a worker killed right after writing a checkpoint may not have
+    stored the metric points before it yet; resuming from the last *recorded* checkpoint redoes
+    those steps, so the stored series has no gap.
+    """
+    for path in Checkpoint.objects.filter(run=run).order_by("-step").values_list("path", flat=True):
+        if (Path(path) / "state.json").is_file():
+            return Path(path)
+    return None
+
+
+def run_trained_model(*, run: Run) -> Any:
+    """The model of a succeeded run (eval mode), rebuilt from its export folder."""
+    from engine.export import load_exported
+
+    _, model = load_exported(run_export_dir(run))
+    model.eval()
+    return model
+
+
+def run_export_data_info(*, run: Run) -> Any:
+    """The DatasetInfo the export was made with (data.json), or the dataset's, reloaded."""
+    import json
+
+    from engine.data import DatasetInfo, load_dataset
+
+    data_json = run_export_dir(run) / "data.json"
+    if data_json.is_file():
+        try:
+            return DatasetInfo.from_json(json.loads(data_json.read_text()))
+        except (TypeError, ValueError):
+            pass
+    return load_dataset(run_data_recipe(run)).info
+
+
+def explanation_image(*, explanation: Explanation) -> Path:
+    """The PNG of a computed explanation; Conflict "explanation_not_ready" until there is one."""
+    path = Path(explanation.png_path) if explanation.png_path else None
+    if explanation.status != ExplanationStatus.SUCCEEDED or path is None or not path.is_file():
+        raise Conflict("explanation_not_ready",
+                       f"Explanation {explanation.pk} is {explanation.status}; no image yet.")
+    return path
+
+
+@cache
+def run_config_schema() -> dict[str, Any]:
+    """{"schema": TrainConfig's JSON Schema, "defaults": TrainConfig() as JSON} (the engine's; no team data)."""
+    from engine.train import TrainConfig
+
+    return {"schema": TrainConfig.model_json_schema(), "defaults": TrainConfig().model_dump(mode="json")}
 
 
 def run_data_recipe(run: Run) -> dict[str, Any]:
@@ -125,27 +298,62 @@ def downsample(points: list[tuple[int, float, float | None]], max_points: int) -
 
 
 def run_metric_series(
-    *, run: Run, keys: list[str] | None = None, max_points: int | None = None
+    *, run: Run, keys: list[str] | None = None, max_points: int | None = None,
+    from_step: int | None = None, to_step: int | None = None,
 ) -> dict[str, dict[str, list[Any]]]:
-    """{key: {"step": [...], "epoch": [...], "value": [...]}} of a run, each series downsampled."""
-    points = MetricPoint.objects.filter(run=run)
-    if keys:
-        points = points.filter(key__in=keys)
-    by_key: dict[str, list[tuple[int, float, float | None]]] = {}
-    for key, step, epoch, value in points.order_by("key", "step").values_list("key", "step", "epoch", "value"):
-        by_key.setdefault(key, []).append((step, epoch, value))
-    series: dict[str, dict[str, list[Any]]] = {}
-    for key, rows in by_key.items():
-        if max_points is not None:
-            rows = downsample(rows, max_points)
-        series[key] = {
-            "step": [r[0] for r in rows],
-            "epoch": [r[1] for r in rows],
-            "value": [r[2] for r in rows],
-        }
-    return series
+    """{key: {"step": [...], "epoch": [...], "value": [...]}} of a run's steps from_step..to_step.
+
+    A window holding at most `max_points` points comes back point for point; a larger one keeps
+    its first, last and each bucket's lowest and highest point (webapp/runs/metric_store.py).
+    """
+    (answer,) = runs_metric_series(runs=[run], keys=keys, max_points=max_points, from_step=from_step,
+                                   to_step=to_step)
+    return answer["series"]
+
+
+def runs_metric_series(
+    *, runs: list[Run], keys: list[str] | None = None, max_points: int | None = None,
+    from_step: int | None = None, to_step: int | None = None,
+) -> list[dict[str, Any]]:
+    """[{"run", "last_seq", "series"}] of each run (the comparison view), read in a few queries."""
+    from .metric_store import metric_series_read
+
+    wanted = [(run, key) for run in runs for key in (keys if keys else run_metric_keys(run=run))]
+    found = metric_series_read(
+        series=[(run.pk, key) for run, key in wanted], max_points=max_points, from_step=from_step, to_step=to_step
+    )
+    by_run: dict[int, dict[str, dict[str, list[Any]]]] = {run.pk: {} for run in runs}
+    for run, key in wanted:
+        rows = found.get((run.pk, key))
+        if rows is None:  # written before the block summaries: read every point, as before
+            rows = _metric_points(run=run, key=key, from_step=from_step, to_step=to_step)
+            if max_points is not None:
+                rows = downsample(rows, max_points)
+        if rows:
+            by_run[run.pk][key] = {
+                "step": [r[0] for r in rows],
+                "epoch": [r[1] for r in rows],
+                "value": [r[2] for r in rows],
+            }
+    return [{"run": run.pk, "last_seq": run.event_seq, "series": by_run[run.pk]} for run in runs]
+
+
+def _metric_points(
+    *, run: Run, key: str, from_step: int | None, to_step: int | None
+) -> list[tuple[int, float, float | None]]:
+    points = MetricPoint.objects.filter(run=run, key=key)
+    if from_step is not None:
+        points = points.filter(step__gte=from_step)
+    if to_step is not None:
+        points = points.filter(step__lte=to_step)
+    return list(points.order_by("step").values_list("step", "epoch", "value"))
 
 
 def run_metric_keys(*, run: Run) -> list[str]:
-    """The metric names a run has points for."""
+    """The metric names a run has points for (from the top level of the block summaries: a few rows)."""
+    from .metric_store import LEVELS
+
+    summarised = MetricRollup.objects.filter(run=run, level=len(LEVELS) - 1)
+    if summarised.exists():
+        return list(summarised.order_by("key").values_list("key", flat=True).distinct())
     return list(MetricPoint.objects.filter(run=run).order_by("key").values_list("key", flat=True).distinct())

@@ -1,14 +1,18 @@
 """Writes of the runs app: create, cancel, lease, finish, reap; explanations and exports.
 
 Every state change of a run goes through here, with its status event stored in the same
-transaction and published after the commit. Work is queued by task name on commit.
+transaction and published after the commit. Work is queued by task name (webapp/queues.py) on
+commit. Refusals raise webapp.errors.DomainError (Conflict for a state that forbids the request);
+webapp/api/errors.py maps them to HTTP.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
+from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -17,55 +21,86 @@ from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from webapp.api.errors import ApiError, ServiceError
+from webapp.errors import Conflict, DomainError
+from webapp.queues import RUNS_EXPLAIN, RUNS_EXPORT, RUNS_TRAIN
 
 from . import conf
-from .events import event_emit, events_publish, events_record
+from .events import event_emit, finite_or_none
 from .models import Explanation, ExplanationStatus, ExportStatus, Run, RunStatus
+from .selectors import (
+    run_download_name,
+    run_export_data_info,
+    run_export_dir,
+    run_export_zip,
+    run_exports,
+    run_trained_model,
+)
 
 logger = logging.getLogger(__name__)
 
-TASK_TRAIN = "runs.train"
-TASK_EXPLAIN = "runs.explain"
-TASK_EXPORT = "runs.export"
+
+def _task_send(name: str, *, args: list[Any]) -> str:
+    """Queue a task by name on its queue; "" when sent, else why not (never raises).
+
+    The webapp never imports workers, and Celery loads late. A broker that is down must not
+    turn a committed write into a 500: the caller records the send as owed and run_reap sends it.
+    """
+    from webapp.celery import task_send_or_owe
+
+    return task_send_or_owe(name, args=args)
 
 
-def task_send(name: str, *, args: list[Any], queue: str) -> None:
-    """Queue a task by name (the webapp never imports workers)."""
-    from webapp.celery import app
+def _send_on_commit(name: str, pk: int, *, owed: Any) -> None:
+    """After the commit, send task `name` for `pk`; on failure call `owed(error)` (never raises)."""
 
-    app.send_task(name, args=args, queue=queue)
+    def send() -> None:
+        error = _task_send(name, args=[pk])
+        if error:
+            owed(error)
+
+    # robust: even a failing `owed` write is logged, never raised into the committed request.
+    transaction.on_commit(send, robust=True)
 
 
-def _queue_train(run_id: int) -> None:
-    transaction.on_commit(
-        lambda: task_send(TASK_TRAIN, args=[run_id], queue=conf.get("RUNS_TRAIN_QUEUE"))
-    )
+def _queue_train(run_id: int, *, announce: bool = True) -> None:
+    """Send runs.train after the commit; when the broker is down, mark it owed for the reaper."""
+
+    def owed(error: str) -> None:
+        with transaction.atomic():
+            marked = Run.objects.filter(pk=run_id, status=RunStatus.QUEUED).update(queued_send_owed=True)
+            if marked and announce:
+                event_emit(run_id=run_id, event={
+                    "type": "log", "level": "warning",
+                    "message": "the task queue is unreachable; training is asked for again as soon "
+                               f"as it is back (nothing to do on your side): {error}",
+                })
+
+    _send_on_commit(RUNS_TRAIN, run_id, owed=owed)
 
 
 # --- create -------------------------------------------------------------------------------
 
 
 def run_config_parse(config: Any) -> dict[str, Any]:
-    """The full TrainConfig as JSON (engine defaults filled in), or a 400 naming each field."""
+    """The full TrainConfig as JSON (engine defaults filled in), or a DomainError naming each field."""
     from engine.train.config import ConfigError, parse_config
 
     if config is not None and not isinstance(config, dict):
-        raise ApiError(400, "invalid_config", "config must be an object.", fields={"config": ["Must be an object."]})
+        raise DomainError("invalid_config", "config must be an object.", fields={"config": ["Must be an object."]})
     try:
         parsed = parse_config(config or {})
     except ConfigError as exc:
         fields: dict[str, list[str]] = {}
         for problem in exc.problems:
             fields.setdefault(f"config.{problem['field']}", []).append(problem["message"])
-        raise ApiError(400, "invalid_config", str(exc), fields=fields) from None
+        raise DomainError("invalid_config", str(exc), fields=fields) from None
     return parsed.model_dump(mode="json")
 
 
 def run_recipe_build(
     *, dataset: Any, transforms: dict[str, Any] | None, split: dict[str, Any] | None
 ) -> dict[str, Any]:
-    """The run's whole DataRecipe JSON (engine defaults filled in), or a 400 naming each field."""
+    """The run's whole DataRecipe JSON (engine defaults filled in), or a DomainError naming each field."""
     from pydantic import ValidationError
 
     from engine.data import DataRecipe
@@ -73,7 +108,7 @@ def run_recipe_build(
 
     for name, value in (("transforms", transforms), ("split", split)):
         if value is not None and not isinstance(value, dict):
-            raise ApiError(400, "invalid", f"{name} must be an object.", fields={name: ["Must be an object."]})
+            raise DomainError("invalid", f"{name} must be an object.", fields={name: ["Must be an object."]})
     recipe = dataset_recipe(dataset=dataset, transforms=transforms, split=split)
     try:
         return DataRecipe.model_validate(recipe).model_dump(mode="json")
@@ -83,7 +118,7 @@ def run_recipe_build(
             loc = ".".join(str(p) for p in err["loc"]) or "recipe"
             fields.setdefault(loc, []).append(err["msg"])
         first = next(iter(fields.items()))
-        raise ApiError(400, "invalid_recipe", f"{first[0]}: {first[1][0]}", fields=fields) from None
+        raise DomainError("invalid_recipe", f"{first[0]}: {first[1][0]}", fields=fields) from None
 
 
 def run_create(
@@ -97,12 +132,16 @@ def run_create(
     split: dict[str, Any] | None = None,
 ) -> Run:
     """Validate config, data recipe and graph against the dataset; store the run queued; queue training."""
-    from .checks import check_dataset_trainable, check_graph_fits_dataset
+    from .checks import check_config_fits, check_dataset_trainable, check_graph_fits_dataset
 
     check_dataset_trainable(dataset=dataset)
     config_json = run_config_parse(config)
     recipe = run_recipe_build(dataset=dataset, transforms=transforms, split=split)
-    check_graph_fits_dataset(graph_revision=graph_revision, dataset=dataset, config=config_json)
+    report = check_graph_fits_dataset(graph_revision=graph_revision, dataset=dataset, config=config_json)
+    # What else the trainer would refuse only at its start: device, precision, metric names.
+    outputs = list((report.get("outputs") or {}).values())
+    check_config_fits(config=config_json, recipe=recipe, summary=dataset.summary or {},
+                      output_shape=outputs[0] if len(outputs) == 1 else None)
     with transaction.atomic():
         run = Run.objects.create(
             team=team,
@@ -146,9 +185,7 @@ def run_cancel(*, run: Run, user: AbstractBaseUser | None = None) -> Run:
                 })
             elif not Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING).exists():
                 run.refresh_from_db()
-                raise ServiceError(
-                    "run_finished", f"Run {run.pk} has already finished ({run.status}).", status_code=409
-                )
+                raise Conflict("run_finished", f"Run {run.pk} has already finished ({run.status}).")
     run.refresh_from_db()
     return run
 
@@ -192,14 +229,6 @@ def run_lease_take(*, run_id: int, worker: str) -> str | None:
     return token
 
 
-def run_control_read(*, run_id: int, lease_token: str) -> tuple[bool, bool]:
-    """(still holds the lease, cancel requested): one indexed read, for the recorder thread."""
-    row = Run.objects.filter(pk=run_id).values_list("lease_token", "cancel_requested").first()
-    if row is None:
-        return False, True
-    return row[0] == lease_token, bool(row[1])
-
-
 def run_heartbeat(*, run_id: int, lease_token: str, run_fields: dict[str, Any] | None = None) -> bool:
     """Renew the lease (and write progress); False when the lease was lost."""
     now = timezone.now()
@@ -208,6 +237,17 @@ def run_heartbeat(*, run_id: int, lease_token: str, run_fields: dict[str, Any] |
         Run.objects.filter(pk=run_id, lease_token=lease_token).update(
             heartbeat_at=now, lease_expires_at=now + lease, **(run_fields or {})
         )
+    )
+
+
+def run_recipe_record(*, run_id: int, lease_token: str, recipe: dict[str, Any]) -> bool:
+    """Keep the data recipe as the first attempt fitted it (missing-value fills, ...).
+
+    A resumed attempt and every explanation read the run's recipe, so they fill gaps with the
+    values fitted on this run's training rows, never refitted. Fenced by the lease.
+    """
+    return bool(
+        Run.objects.filter(pk=run_id, lease_token=lease_token).update(recipe=recipe)
     )
 
 
@@ -233,7 +273,7 @@ def run_finish(
     if succeeded:
         # ONNX and the zip take longer: queued here, once, with the outcome (run_export_request).
         fields.update(export_status=ExportStatus.PENDING, export_requested_at=now, export_error="",
-                      export_requests=F("export_requests") + 1)
+                      export_requests=F("export_requests") + 1, export_sent_at=now)
     with transaction.atomic():
         if not Run.objects.filter(pk=run_id, lease_token=lease_token).update(**fields):
             return False
@@ -243,8 +283,6 @@ def run_finish(
         if final_metrics is not None:
             event["final_metrics"] = final_metrics  # the page shows them without asking again
         if succeeded:
-            from .selectors import run_exports
-
             event["exports"] = run_exports(Run.objects.get(pk=run_id))
         event_emit(run_id=run_id, event=event)
         if succeeded:
@@ -255,9 +293,11 @@ def run_finish(
 def run_reap(*, now: Any = None) -> list[int]:
     """Mark runs whose worker stopped heartbeating `interrupted`, then requeue or fail them.
 
-    Also re-sends runs.train for runs queued too long (run_resend_queued). Safe to run from
-    many workers at once: every transition is a conditional UPDATE.
-    Returns the ids of the runs it interrupted.
+    Also sends every task whose send is owed or whose message looks lost: runs.train for runs
+    queued too long (run_resend_queued), runs.export (run_export_resend), runs.explain
+    (explanation_resend), datasets.process (dataset_resend_processing); and removes crash
+    leftovers (leftovers_sweep). Safe to run from many workers at once: every transition is a
+    conditional UPDATE. Returns the ids of the runs it interrupted.
     """
     now = now or timezone.now()
     reaped: list[int] = []
@@ -299,7 +339,50 @@ def run_reap(*, now: Any = None) -> list[int]:
     if reaped:
         logger.warning("reaped runs whose worker was lost: %s", reaped)
     run_resend_queued(now=now)
+    run_export_resend(now=now)
+    explanation_resend(now=now)
+    _resend_datasets(now=now)
+    leftovers_sweep(now=now)
     return reaped
+
+
+def _resend_datasets(*, now: Any) -> None:
+    from webapp.datasets.services import dataset_resend_processing
+
+    dataset_resend_processing(now=now)
+
+
+def _backed_off(*, now: Any, last: Any, origin: Any, interval: float) -> bool:
+    """True while a re-send must wait: it is due once the work has waited as long again as it
+    had at the last send (and at least `interval`), so a long wait costs only a few duplicates."""
+    return now - last < max(timedelta(seconds=interval), last - origin)
+
+
+def leftovers_sweep(*, now: Any = None, older_than_s: float | None = None) -> list[Path]:
+    """Remove crash leftovers: `.<name>.tmp-<hex>`/`.old-<hex>` checkpoint and export folders
+    below the runs root, and `MEDIA_ROOT/uploads/*.part` uploads nobody finished.
+
+    Only what is older than RUNS_LEFTOVER_SECONDS (a writer may still be using a younger
+    one; an upload still arriving keeps its .part file fresh). At most once per
+    RUNS_SWEEP_SECONDS per process (every reaper pass calls this). Returns the paths removed.
+    """
+    from engine.atomic import sweep_leftovers
+    from webapp.datasets.services import upload_leftovers_sweep
+
+    moment = (now or timezone.now()).timestamp()
+    if older_than_s is None:
+        if moment - _last_sweep[0] < float(conf.get("RUNS_SWEEP_SECONDS")):
+            return []
+        _last_sweep[0] = moment
+    age = float(conf.get("RUNS_LEFTOVER_SECONDS")) if older_than_s is None else older_than_s
+    removed = sweep_leftovers(conf.runs_root(), older_than_s=age)
+    removed += upload_leftovers_sweep(older_than_s=age)
+    if removed:
+        logger.warning("removed crash leftovers: %s", [str(p) for p in removed])
+    return removed
+
+
+_last_sweep = [0.0]
 
 
 def run_resend_queued(*, now: Any = None) -> list[int]:
@@ -320,11 +403,16 @@ def run_resend_queued(*, now: Any = None) -> list[int]:
     stale = Q(queued_sent_at__lt=cutoff) | Q(queued_sent_at__isnull=True, created_at__lt=cutoff)
     waiting = Run.objects.filter(status=RunStatus.QUEUED, cancel_requested=False)
     resent: list[int] = []
+    # Owed first: their send failed (the broker was down); try again at every pass until it works.
+    for run_id in list(waiting.filter(queued_send_owed=True).values_list("pk", flat=True)):
+        if waiting.filter(pk=run_id, queued_send_owed=True).update(queued_send_owed=False, queued_sent_at=now):
+            resent.append(run_id)
+            _queue_train(run_id, announce=False)
     for run_id, sent_at, created_at in list(
-        waiting.filter(stale).values_list("pk", "queued_sent_at", "created_at")
+        waiting.filter(stale, queued_send_owed=False).values_list("pk", "queued_sent_at", "created_at")
     ):
         last = sent_at or created_at
-        if now - last < max(timedelta(seconds=interval), last - created_at):
+        if _backed_off(now=now, last=last, origin=created_at, interval=interval):
             continue  # backing off: not yet waited as long again as at the last send
         with transaction.atomic():
             if not waiting.filter(pk=run_id, queued_sent_at=sent_at).update(queued_sent_at=now):
@@ -336,22 +424,10 @@ def run_resend_queued(*, now: Any = None) -> list[int]:
                 "message": f"still queued {waited} s after training was last asked for; "
                            "sent again (the broker may have lost the message)",
             })
-            _queue_train_logged(run_id)
+            _queue_train(run_id, announce=False)
     if resent:
-        logger.warning("re-sent runs.train for runs queued too long: %s", resent)
+        logger.warning("re-sent runs.train for runs queued too long or owed: %s", resent)
     return resent
-
-
-def _queue_train_logged(run_id: int) -> None:
-    """Send runs.train after the commit; a broker error is logged (the next interval tries again)."""
-
-    def send() -> None:
-        try:
-            task_send(TASK_TRAIN, args=[run_id], queue=conf.get("RUNS_TRAIN_QUEUE"))
-        except Exception as exc:
-            logger.warning("run %s: could not send runs.train again: %s", run_id, exc)
-
-    transaction.on_commit(send)
 
 
 # --- explanations -----------------------------------------------------------------------------
@@ -363,44 +439,152 @@ def explanation_create(
     user: AbstractBaseUser,
     index: int | None = None,
     input: Any = None,  # noqa: A002 - the API's field name
+    image: str | None = None,
     method: str,
     target: int | None = None,
     layer: str | None = None,
 ) -> Explanation:
-    """Check the request, store the explanation queued and compute it on the short queue."""
+    """Check the request, store the explanation queued and compute it on the short queue.
+
+    The sample is a test-split `index`, `input` numbers of the feature shape, `input` a row as in
+    the user's CSV ({column: raw value}), or `image` an uploaded image as a `data:` URL / base64.
+    A row or an image goes through the run's preprocessing pipeline (webapp/runs/predict.py) and
+    is stored as given (sample {"input": row | data URL}) so the page can show it back.
+    """
     from engine.explain import METHODS
 
     if run.status != RunStatus.SUCCEEDED:
-        raise ServiceError("run_not_trained", f"Run {run.pk} has not succeeded ({run.status}); nothing to explain yet.", status_code=409)
+        raise Conflict("run_not_trained", f"Run {run.pk} has not succeeded ({run.status}); nothing to explain yet.")
     names = [m["name"] if isinstance(m, dict) else str(m) for m in METHODS]
     if method not in names:
-        raise ServiceError("invalid_method", f"Unknown method {method!r}; one of {', '.join(names)}.", field="method")
-    if (index is None) == (input is None):
-        raise ApiError(400, "invalid", "Give exactly one of index (a test-split row) or input (an array).",
-                       fields={"index": ["Give index or input."], "input": ["Give index or input."]})
+        raise DomainError("invalid_method", f"Unknown method {method!r}; one of {', '.join(names)}.", field="method")
+    if image is not None:
+        if index is not None or input is not None:
+            raise DomainError("invalid", "Give exactly one of index, input or image.",
+                              fields={name: ["Give exactly one of index, input or image."]
+                                      for name, v in (("index", index), ("input", input), ("image", image))
+                                      if v is not None})
+        explanation_input_prepare(run=run, image=image)  # a 400 naming `image` if it cannot be read
+        input = image  # noqa: A001 - stored as the sample's input, shown back by the page
+    elif (index is None) == (input is None):
+        raise DomainError("invalid", "Give exactly one of index (a test-split row) or input (an array).",
+                          fields={"index": ["Give index or input."], "input": ["Give index or input."]})
     if index is not None and (not isinstance(index, int) or isinstance(index, bool) or index < 0):
-        raise ServiceError("invalid", "index must be a non-negative integer.", field="index")
-    if input is not None and not isinstance(input, list):
-        raise ServiceError("invalid", "input must be an array of numbers.", field="input")
+        raise DomainError("invalid", "index must be a non-negative integer.", field="index")
+    if isinstance(input, dict):
+        explanation_input_prepare(run=run, row=input)  # a 400 naming `input.<column>`
+    elif input is not None and image is None and not isinstance(input, list):
+        raise DomainError("invalid", "input must be an array of numbers.", field="input")
     if target is not None and (not isinstance(target, int) or isinstance(target, bool) or target < 0):
-        raise ServiceError("invalid", "target must be a non-negative integer (a class index).", field="target")
+        raise DomainError("invalid", "target must be a non-negative integer (a class index).", field="target")
     sample = {"index": index} if index is not None else {"input": input}
     with transaction.atomic():
         explanation = Explanation.objects.create(
-            run=run, method=method, sample=sample, target=target, layer=layer or "", created_by=user
+            run=run, method=method, sample=sample, target=target, layer=layer or "", created_by=user,
+            sent_at=timezone.now(),
         )
         event_emit(run_id=run.pk, event={
             "type": "explanation", "id": explanation.pk, "status": ExplanationStatus.QUEUED, "method": method,
         })
-        transaction.on_commit(lambda: task_send(TASK_EXPLAIN, args=[explanation.pk], queue=conf.get("RUNS_SHORT_QUEUE")))
+        _queue_explain(explanation.pk)
     return explanation
 
 
+def _image_data(image: str) -> bytes:
+    """The bytes of a `data:image/...;base64,` URL or of plain base64."""
+    import base64
+    import binascii
+
+    text = image.split(",", 1)[1] if image.startswith("data:") else image
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise DomainError("invalid_input", "image must be a data: URL or base64 of an image file.",
+                          field="image") from None
+
+
+def explanation_input_prepare(*, run: Run, row: dict[str, Any] | None = None, image: str | None = None) -> Any:
+    """The network's input (a float tensor (1, *feature_shape)) for a typed row or an uploaded image.
+
+    The run's own preprocessing pipeline (predict.run_pipeline, applied by the export's code) does
+    it, as for predictions; bad input is a DomainError("invalid_input") naming `input.<column>`,
+    `input` or `image`.
+    """
+    import torch
+
+    from engine.export.predict_template import InputError, prepare
+
+    from .predict import _require_trained, run_pipeline
+
+    _require_trained(run)
+    raw: Any = _image_data(image) if image is not None else row
+    try:
+        x = prepare(run_pipeline(run=run), raw)
+    except InputError as exc:
+        field = exc.field
+        if image is not None:
+            field = "image"
+        elif field not in ("input", "image"):
+            field = f"input.{field}"
+        else:
+            field = "input"
+        raise DomainError("invalid_input", exc.message, field=field) from None
+    if len(x) != 1:
+        raise DomainError("invalid_input", f"Give one sample; this input holds {len(x)}.", field="input")
+    return torch.from_numpy(x)
+
+
+_UNFINISHED_EXPLANATION = (ExplanationStatus.QUEUED, ExplanationStatus.RUNNING)
+
+
+def _queue_explain(explanation_id: int) -> None:
+    """Send runs.explain after the commit; when the broker is down, mark it owed (sent_at null)."""
+
+    def owed(error: str) -> None:
+        Explanation.objects.filter(pk=explanation_id, status__in=_UNFINISHED_EXPLANATION).update(sent_at=None)
+
+    _send_on_commit(RUNS_EXPLAIN, explanation_id, owed=owed)
+
+
+def explanation_resend(*, now: Any = None) -> list[int]:
+    """Send runs.explain again for unfinished explanations whose send is owed or looks lost; their ids.
+
+    Owed (sent_at null: the broker was down) ones are sent at every pass until it works. One
+    sent longer than RUNS_EXPLAIN_RESEND_SECONDS ago and still unfinished (a message lost with a
+    Redis restart, a worker killed mid-way) is sent again with the back-off of run_resend_queued.
+    A duplicate is harmless: the task returns at once for a finished explanation.
+    """
+    now = now or timezone.now()
+    interval = float(conf.get("RUNS_EXPLAIN_RESEND_SECONDS"))
+    unfinished = Explanation.objects.filter(status__in=_UNFINISHED_EXPLANATION, run__status=RunStatus.SUCCEEDED)
+    resent: list[int] = []
+    rows = unfinished.filter(Q(sent_at__isnull=True) | Q(sent_at__lt=now - timedelta(seconds=interval)))
+    for explanation_id, sent_at, created_at in list(rows.values_list("pk", "sent_at", "created_at")):
+        if sent_at is not None and _backed_off(now=now, last=sent_at, origin=created_at, interval=interval):
+            continue
+        with transaction.atomic():
+            if not unfinished.filter(pk=explanation_id, sent_at=sent_at).update(sent_at=now):
+                continue  # another reaper sent it, or it finished meanwhile
+            resent.append(explanation_id)
+            _queue_explain(explanation_id)
+    if resent:
+        logger.warning("re-sent runs.explain (owed or lost): %s", resent)
+    return resent
+
+
 def explanation_finish(
-    *, explanation_id: int, result: dict[str, Any] | None, png_path: str = "", error: str = ""
+    *, explanation_id: int, result: dict[str, Any] | None, png: bytes | None = None, error: str = ""
 ) -> None:
-    """Record an explanation's outcome and announce it on its run's stream."""
+    """Record an explanation's outcome (its PNG written atomically) and announce it on the stream."""
+    from engine.atomic import write_bytes_atomic
+
     status = ExplanationStatus.FAILED if error else ExplanationStatus.SUCCEEDED
+    png_path = ""
+    if png is not None and not error:
+        run_id = Explanation.objects.filter(pk=explanation_id).values_list("run_id", flat=True).get()
+        path = conf.run_dir(run_id) / "explanations" / f"{explanation_id}.png"
+        write_bytes_atomic(path, png)
+        png_path = str(path)
     with transaction.atomic():
         explanation = Explanation.objects.select_for_update().get(pk=explanation_id)
         explanation.status = status
@@ -428,18 +612,138 @@ def explanation_mark_running(*, explanation_id: int) -> bool:
 
 
 def _queue_export(run_id: int) -> None:
-    """Send runs.export after the commit; a broker error marks the export failed (asking again retries)."""
+    """Send runs.export after the commit; a broker error leaves the export pending and owed
+    (export_sent_at null), and the reaper sends it once the broker is back (run_export_resend)."""
 
-    def send() -> None:
-        try:
-            task_send(TASK_EXPORT, args=[run_id], queue=conf.get("RUNS_SHORT_QUEUE"))
-        except Exception as exc:
-            logger.warning("run %s: could not queue the export: %s", run_id, exc)
-            Run.objects.filter(pk=run_id, export_status=ExportStatus.PENDING).update(
-                export_status=ExportStatus.FAILED, export_error=f"the export could not be queued: {exc}"
-            )
+    def owed(error: str) -> None:
+        Run.objects.filter(pk=run_id, export_status=ExportStatus.PENDING).update(export_sent_at=None)
 
-    transaction.on_commit(send)
+    _send_on_commit(RUNS_EXPORT, run_id, owed=owed)
+
+
+def run_export_resend(*, now: Any = None) -> list[int]:
+    """Send runs.export again for pending exports whose send is owed or whose task looks lost; run ids.
+
+    Owed ones (export_sent_at null: the broker was down) are sent at every pass until it works.
+    A pending export sent longer than RUNS_EXPORT_STALE_SECONDS ago is taken for lost (its
+    worker was killed, or Redis lost the message) and sent again, with the back-off of
+    run_resend_queued. A duplicate is harmless: the task returns at once unless the export is
+    pending, and its files are written by atomic renames.
+    """
+    now = now or timezone.now()
+    interval = float(conf.get("RUNS_EXPORT_STALE_SECONDS"))
+    pending = Run.objects.filter(status=RunStatus.SUCCEEDED, export_status=ExportStatus.PENDING)
+    rows = pending.filter(Q(export_sent_at__isnull=True) | Q(export_sent_at__lt=now - timedelta(seconds=interval)))
+    resent: list[int] = []
+    for run_id, sent_at, requested_at in list(rows.values_list("pk", "export_sent_at", "export_requested_at")):
+        lost = sent_at is not None
+        if lost and _backed_off(now=now, last=sent_at, origin=requested_at or sent_at, interval=interval):
+            continue
+        with transaction.atomic():
+            if not pending.filter(pk=run_id, export_sent_at=sent_at).update(export_sent_at=now):
+                continue  # another reaper sent it, or it finished meanwhile
+            resent.append(run_id)
+            if lost:
+                waited = int((now - sent_at).total_seconds())
+                event_emit(run_id=run_id, event={
+                    "type": "log", "level": "warning",
+                    "message": f"the export is still pending {waited} s after it was last asked for; "
+                               "asked again (its worker may have been lost)",
+                })
+            _queue_export(run_id)
+    if resent:
+        logger.warning("re-sent runs.export (owed or lost): %s", resent)
+    return resent
+
+
+def run_export_write(
+    *, run: Run, model: Any, data_info: Any, metrics: dict[str, Any], onnx: bool
+) -> Path:
+    """Write the run's export folder (safetensors, model.py, JSON; ONNX when asked) in one rename.
+
+    A reader (a download, the export task) sees the old folder or the new one, never half.
+    """
+    from engine.atomic import atomic_dir
+    from engine.export import export_dir
+
+    final = run_export_dir(run)
+    with atomic_dir(final) as staging:
+        export_dir(model, run.graph_revision.spec, run.config, metrics_json(metrics), staging,
+                   data_info=data_info, onnx=onnx)
+    return final
+
+
+def run_export_complete(*, run: Run) -> dict[str, Any]:
+    """Add ONNX (where the graph allows it; tried once) and the zip to a succeeded run's export.
+
+    Returns the manifest's ONNX note (`exported`, `note`, `errors`).
+    """
+    from engine.export import read_export_manifest, zip_export
+
+    folder = run_export_dir(run)
+    onnx_note = read_export_manifest(folder).get("onnx", {})
+    if not (onnx_note.get("exported") or "errors" in onnx_note):  # ONNX not tried yet
+        run_export_write(run=run, model=run_trained_model(run=run), data_info=run_export_data_info(run=run),
+                         metrics=run.final_metrics or {}, onnx=True)
+    zip_export(folder, dest=run_export_zip(run))
+    return read_export_manifest(folder).get("onnx", {})
+
+
+EXPORT_FORMATS: dict[str, tuple[str, str, str]] = {
+    # format: (file in the export folder, suffix of the download, content type)
+    "safetensors": ("model.safetensors", ".safetensors", "application/octet-stream"),
+    "python": ("model.py", ".py", "text/x-python"),
+    "onnx": ("model.onnx", ".onnx", "application/octet-stream"),
+    "config": ("config.json", "-config.json", "application/json"),
+    "zip": ("", ".zip", "application/zip"),
+}
+
+
+@dataclass(frozen=True)
+class RunDownload:
+    """A file of a run's export to send: where it is, the name to send it under, its type."""
+
+    path: Path
+    filename: str
+    content_type: str
+
+
+def run_export_download(*, run: Run, fmt: str) -> RunDownload:
+    """The file for `GET /api/runs/<id>/export/?format=fmt`, made first when it can be.
+
+    The zip is built (atomically) on first download when the export task has not made it. A
+    missing ONNX file queues the export task (once while pending: run_export_request) and
+    raises Conflict "export_pending" carrying the run's `exports`; a graph without an ONNX form
+    raises Conflict "onnx_unavailable" with the exporter's `errors`.
+    """
+    from engine.export import read_export_manifest, zip_export
+
+    if fmt not in EXPORT_FORMATS:
+        raise DomainError("invalid", f"Unknown format {fmt!r}; one of {', '.join(EXPORT_FORMATS)}.",
+                          fields={"format": [f"One of {', '.join(EXPORT_FORMATS)}."]})
+    if run.status != RunStatus.SUCCEEDED:
+        raise Conflict("run_not_trained", f"Run {run.pk} has not succeeded ({run.status}); there is nothing to export.")
+    filename, suffix, content_type = EXPORT_FORMATS[fmt]
+    folder = run_export_dir(run)
+    complete = (folder / "export.json").is_file()
+    if fmt == "zip":
+        path = run_export_zip(run)
+        if not path.is_file() and complete:
+            zip_export(folder, dest=path)
+    else:
+        path = folder / filename
+    if not path.is_file():
+        if fmt == "onnx" and complete:
+            note = read_export_manifest(folder).get("onnx", {})
+            if "errors" in note:
+                raise Conflict("onnx_unavailable", f"This graph has no ONNX export: {note.get('note')}.",
+                               extra={"errors": note.get("errors", [])})
+            # Idempotent: queued once while pending; the stream's `export` event says when it is done.
+            run_export_request(run=run)
+            raise Conflict("export_pending", "The ONNX file is being made; try again in a few seconds.",
+                           extra={"exports": run_exports(run)})
+        raise Conflict("export_missing", "This run's export is missing; ask an administrator.")
+    return RunDownload(path=path, filename=run_download_name(run, suffix), content_type=content_type)
 
 
 def run_export_request(*, run: Run) -> bool:
@@ -458,7 +762,7 @@ def run_export_request(*, run: Run) -> bool:
             .filter(~Q(export_status=ExportStatus.PENDING) | Q(export_requested_at__isnull=True)
                     | Q(export_requested_at__lt=stale))
             .update(export_status=ExportStatus.PENDING, export_requested_at=now, export_error="",
-                    export_requests=F("export_requests") + 1)
+                    export_requests=F("export_requests") + 1, export_sent_at=now)
         )
         if queued:
             _queue_export(run.pk)
@@ -468,8 +772,6 @@ def run_export_request(*, run: Run) -> bool:
 
 def run_export_finish(*, run_id: int, error: str = "") -> None:
     """Record the export task's outcome (ready, or failed with `error`) and announce it on the stream."""
-    from .selectors import run_exports
-
     with transaction.atomic():
         Run.objects.filter(pk=run_id).update(
             export_status=ExportStatus.FAILED if error else ExportStatus.READY, export_error=error
@@ -479,6 +781,24 @@ def run_export_finish(*, run_id: int, error: str = "") -> None:
         event_emit(run_id=run_id, event={"type": "export", "status": run.export_status, "exports": exports})
 
 
+def metrics_json(metrics: dict[str, Any]) -> dict[str, Any]:
+    """Metrics as plain JSON for the database and metrics.json (NaN and infinities become None)."""
+    out: dict[str, Any] = {}
+    for key, value in metrics.items():
+        if isinstance(value, bool | str) or value is None:
+            out[key] = value
+        elif isinstance(value, int | float):
+            out[key] = value if isinstance(value, int) else finite_or_none(value)
+        elif isinstance(value, list | tuple):
+            out[key] = [finite_or_none(v) if isinstance(v, float) else v for v in value]
+        else:
+            try:
+                out[key] = finite_or_none(float(value))
+            except (TypeError, ValueError):
+                out[key] = str(value)
+    return out
+
+
 def run_log(*, run_id: int, message: str, level: str = "info") -> None:
     """Store and publish a log line on the run's stream."""
     with transaction.atomic():
@@ -486,21 +806,27 @@ def run_log(*, run_id: int, message: str, level: str = "info") -> None:
 
 
 __all__ = [
+    "EXPORT_FORMATS",
+    "RunDownload",
+    "metrics_json",
     "run_config_parse",
     "run_create",
     "run_cancel",
     "run_lease_take",
-    "run_control_read",
     "run_heartbeat",
     "run_finish",
     "run_reap",
     "run_resend_queued",
+    "run_export_resend",
+    "explanation_resend",
+    "leftovers_sweep",
     "run_log",
+    "run_export_write",
+    "run_export_complete",
+    "run_export_download",
     "run_export_request",
     "run_export_finish",
     "explanation_create",
     "explanation_finish",
     "explanation_mark_running",
-    "events_record",
-    "events_publish",
 ]

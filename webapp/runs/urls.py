@@ -3,7 +3,13 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from .api import ConfigSchemaView, ExplanationMethodsView, ExplanationViewSet, RunViewSet
+from .api import (
+    ConfigSchemaView,
+    ExplanationMethodsView,
+    ExplanationViewSet,
+    RunCompareView,
+    RunViewSet,
+)
 
 router = SimpleRouter()
 router.register("runs", RunViewSet, basename="run")
@@ -12,6 +18,7 @@ router.register("explanations", ExplanationViewSet, basename="explanation")
 # Before the router's: its detail routes would take "config-schema" and "methods" for ids.
 urlpatterns = [
     path("runs/config-schema/", ConfigSchemaView.as_view(), name="run-config-schema"),
+    path("runs/compare/", RunCompareView.as_view(), name="run-compare"),
     path("explanations/methods/", ExplanationMethodsView.as_view(), name="explanation-methods"),
     *router.urls,
 ]
@@ -23,10 +30,16 @@ API_ROUTES = [
     ("get", "/api/runs/{run}/"),
     ("post", "/api/runs/{run}/cancel/"),
     ("get", "/api/runs/{run}/metrics/"),
+    ("get", "/api/runs/compare/?ids={run}"),
     ("get", "/api/runs/{run}/checkpoints/"),
     ("get", "/api/runs/{run}/explanations/"),
     ("post", "/api/runs/{run}/explanations/"),
     ("get", "/api/runs/{run}/export/?format=safetensors"),
+    ("post", "/api/runs/{run}/predict/"),
+    ("get", "/api/runs/{run}/evaluation/"),
+    ("post", "/api/runs/{run}/evaluation/"),
+    ("get", "/api/runs/{run}/samples/{split}/"),
+    ("get", "/api/runs/{run}/samples/{split}/{index}/"),
     ("get", "/api/explanations/{explanation}/"),
     ("get", "/api/explanations/{explanation}/image/"),
     # Engine catalogs: any signed-in user, no team data (like /api/ops/).

@@ -16,12 +16,12 @@ from webapp.runs.models import Run, RunEvent, RunStatus
 def _short_queue_tasks() -> list[tuple[str, str]]:
     """(task name, args) of every message waiting on the in-memory broker's "short" queue (drained)."""
     from webapp.celery import app
-    from webapp.runs import conf
+    from webapp.queues import SHORT_QUEUE
 
     found: list[tuple[str, str]] = []
     with app.connection_for_read() as conn:
         channel = conn.default_channel
-        while (message := channel.basic_get(conf.get("RUNS_SHORT_QUEUE"), no_ack=True)) is not None:
+        while (message := channel.basic_get(SHORT_QUEUE, no_ack=True)) is not None:
             found.append((message.headers["task"], message.headers.get("argsrepr", "")))
     return found
 
@@ -163,7 +163,7 @@ def test_the_workers_live_metric_events_carry_progress(run_a: Any, settings: Any
 
     from webapp.runs.events import run_group
     from webapp.runs.services import run_lease_take
-    from webapp.runs.sink import RunRecorder
+    from workers.recorder import RunRecorder
 
     settings.RUNS_FLUSH_SECONDS = 0.01
     layer = get_channel_layer()

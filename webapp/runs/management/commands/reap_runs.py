@@ -1,4 +1,8 @@
-"""`manage.py reap_runs [--loop SECONDS]`: interrupt and requeue runs whose worker was lost."""
+"""`manage.py reap_runs [--loop SECONDS]`: interrupt and requeue runs whose worker was lost.
+
+Each pass also sends every owed or lost task again (runs.train, runs.export, runs.explain,
+datasets.process) and removes crash leftovers: webapp/runs/services.py::run_reap.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,10 @@ from webapp.runs.services import run_reap
 
 
 class Command(BaseCommand):
-    help = "Mark runs whose worker stopped heartbeating interrupted, then requeue (or fail) them."
+    help = (
+        "Mark runs whose worker stopped heartbeating interrupted, then requeue (or fail) them; "
+        "send owed or lost tasks again; remove crash leftovers."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--loop", type=float, default=0.0, help="repeat every N seconds")

@@ -1,4 +1,7 @@
-"""The training worker's metric sink: the trainer hands points over and never waits.
+"""The training worker's recorder: the trainer hands points over and never waits.
+
+Used only by the `runs.train` task (workers/runs.py), so it lives with the workers; it writes
+through the runs app's services and selectors like any other caller.
 
 `RunRecorder` is the engine's `MetricSink` and stop check. Its hot-path methods only put a
 dict on a bounded in-memory queue or read a bool. One background thread does everything that
@@ -29,9 +32,10 @@ from typing import Any
 
 from django.db import close_old_connections, connection
 
-from . import conf
-from .events import GROUP_MESSAGE_TYPE, LeaseLost, events_record, run_group
-from .services import run_control_read, run_heartbeat
+from webapp.runs import conf
+from webapp.runs.events import GROUP_MESSAGE_TYPE, LeaseLost, events_record, run_group
+from webapp.runs.selectors import run_control_read
+from webapp.runs.services import run_heartbeat
 
 logger = logging.getLogger(__name__)
 

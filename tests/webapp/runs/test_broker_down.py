@@ -1,0 +1,155 @@
+"""With the broker down, a committed write answers 2xx with its row, and the reaper sends its task later.
+
+"Down" is real: the Celery app points at a Redis port nobody listens on, so every send fails the
+way it does when Redis is stopped. "Back" is the in-memory broker, whose queues the tests read.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
+
+from tests.webapp.conftest import iris_like_csv
+from webapp.runs.events import events_since, flatten
+from webapp.runs.models import Explanation, ExplanationStatus, ExportStatus, Run, RunStatus
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def broker() -> Any:
+    """Switch the Celery app between a broker that is down and one that is up (in memory)."""
+    from webapp.celery import app
+
+    class Broker:
+        def down(self) -> None:
+            self._switch(f"redis://127.0.0.1:{_closed_port()}/0")
+
+        def up(self) -> None:
+            self._switch("memory://")
+            for queue in ("train", "short"):  # what earlier tests of this process left there
+                self.take(queue)
+
+        def _switch(self, url: str) -> None:
+            app.conf.broker_url = url
+            app._after_fork()  # Celery's own reset of its connection and producer pools
+
+        def take(self, queue: str) -> list[tuple[str, Any]]:
+            """Every message on `queue`: (task name, args or kwargs)."""
+            taken = []
+            with app.connection_for_read() as conn:
+                while (message := conn.default_channel.basic_get(queue, no_ack=True)) is not None:
+                    args, kwargs, _ = message.decode()
+                    taken.append((message.headers["task"], args or kwargs))
+            return taken
+
+    broker = Broker()
+    broker.down()
+    yield broker
+    broker.up()
+
+
+def test_a_run_created_while_the_broker_is_down_is_201_and_trained_once_it_is_back(
+    api_a: Any, run_body: dict[str, Any], broker: Any
+) -> None:
+    from webapp.runs.services import run_reap
+
+    answer = api_a.post("/api/runs/", run_body, format="json")
+    assert answer.status_code == 201, answer.content
+    body = answer.json()
+    assert body["status"] == "queued" and Run.objects.count() == 1, "one run, no 500 for a retry to duplicate"
+    logs = [e for e in flatten(events_since(run_id=body["id"])) if e["type"] == "log"]
+    assert len(logs) == 1 and "asked for again" in logs[0]["message"]
+
+    run_reap()  # still down: the send stays owed, no second warning
+    assert Run.objects.get(pk=body["id"]).queued_send_owed
+    broker.up()
+    run_reap()
+    assert broker.take("train") == [("runs.train", [body["id"]])]
+    assert not Run.objects.get(pk=body["id"]).queued_send_owed
+    run_reap()
+    assert broker.take("train") == [], "sent once; later passes only re-send a run queued too long"
+    assert len([e for e in flatten(events_since(run_id=body["id"])) if e["type"] == "log"]) == 1
+
+
+def test_an_explanation_asked_for_while_the_broker_is_down_is_201_and_sent_once_it_is_back(
+    api_a: Any, run_a: Any, broker: Any
+) -> None:
+    from webapp.runs.services import run_reap
+
+    Run.objects.filter(pk=run_a.pk).update(status=RunStatus.SUCCEEDED)
+    answer = api_a.post(f"/api/runs/{run_a.pk}/explanations/", {"index": 0, "method": "saliency"}, format="json")
+    assert answer.status_code in (201, 202), answer.content
+    explanation = Explanation.objects.get()
+    assert explanation.status == ExplanationStatus.QUEUED and explanation.sent_at is None  # owed
+    broker.up()
+    run_reap()
+    assert broker.take("short") == [("runs.explain", [explanation.pk])]
+    run_reap()
+    assert broker.take("short") == []
+
+
+def test_an_upload_made_while_the_broker_is_down_is_201_and_processed_once_it_is_back(
+    api_a: Any, team_a: Any, settings: Any, broker: Any
+) -> None:
+    from webapp.datasets.models import Dataset, DatasetStatus
+    from webapp.datasets.services import dataset_resend_processing
+
+    settings.NETLOOM_DATASET_PROCESSING = "celery"
+    settings.NETLOOM_DATASET_RESEND_SECONDS = 60.0
+    answer = api_a.post("/api/datasets/upload/", {
+        "team": team_a.id, "kind": "csv", "options": json.dumps({"target": "species"}),
+        "file": SimpleUploadedFile("flowers.csv", iris_like_csv(30)),
+    }, format="multipart")
+    assert answer.status_code in (201, 202), answer.content
+    dataset_id = answer.json()["id"]
+    assert answer.json()["status"] == "processing" and Dataset.objects.count() == 1
+    created = Dataset.objects.get(pk=dataset_id).created_at
+
+    later = created + timedelta(seconds=61)
+    assert dataset_resend_processing(now=later) == [], "still down: tried, not sent"
+    broker.up()
+    assert dataset_resend_processing(now=later) == [dataset_id], "the failed try left it due"
+    assert broker.take("short") == [("datasets.process", {"dataset_id": dataset_id})]
+    assert dataset_resend_processing(now=later + timedelta(seconds=30)) == [], "backing off"
+    from workers.datasets import process_dataset
+
+    assert process_dataset(dataset_id) == DatasetStatus.READY
+    assert dataset_resend_processing(now=later + timedelta(seconds=600)) == [], "a ready one is never sent again"
+
+
+def test_an_export_whose_send_failed_or_whose_worker_was_lost_is_sent_again(run_a: Any, broker: Any, settings: Any) -> None:
+    from webapp.runs.services import run_export_request, run_export_resend
+    from workers.runs import export_run
+
+    settings.RUNS_EXPORT_STALE_SECONDS = 120.0
+    Run.objects.filter(pk=run_a.pk).update(status=RunStatus.SUCCEEDED)
+    assert run_export_request(run=run_a)  # the broker is down: pending, owed, no error
+    run = Run.objects.get(pk=run_a.pk)
+    assert run.export_status == ExportStatus.PENDING and run.export_sent_at is None
+    broker.up()
+    now = timezone.now()
+    assert run_export_resend(now=now) == [run_a.pk]
+    assert broker.take("short") == [("runs.export", [run_a.pk])]
+    assert run_export_resend(now=now + timedelta(seconds=60)) == []
+    # Its worker was killed: still pending after the deadline, so it is sent again, with a log line.
+    assert run_export_resend(now=now + timedelta(seconds=121)) == [run_a.pk]
+    assert broker.take("short") == [("runs.export", [run_a.pk])]
+    logs = [e for e in flatten(events_since(run_id=run_a.pk)) if e["type"] == "log"]
+    assert logs and "still pending 121 s" in logs[-1]["message"]
+    # A re-send of an export that did finish returns at once.
+    Run.objects.filter(pk=run_a.pk).update(export_status=ExportStatus.READY)
+    assert export_run(run_a.pk) == "done"
+    assert run_export_resend(now=now + timedelta(seconds=3600)) == []

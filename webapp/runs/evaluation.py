@@ -1,0 +1,109 @@
+"""Evaluations of a run: computed by the engine on the test split, stored as JSON files.
+
+One file per model: `MEDIA_ROOT/runs/<id>/evaluation/final.json` (the trained model, written
+by runs.train when the run succeeds) and `checkpoint-<name>.json` for a kept checkpoint
+(computed on request, in the request: one pass of the model over the test split). A succeeded run
+from before evaluations existed gets its final one computed on the first read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from webapp.errors import Conflict, DomainError, NotFound
+
+from . import conf
+from .models import Checkpoint, Run, RunStatus
+from .selectors import run_data_recipe, run_export_dir, run_trained_model
+
+FINAL = "final"
+
+
+def evaluation_path(*, run: Run, checkpoint: str | None = None) -> Path:
+    """Where the evaluation of the run's final model (or of one checkpoint) is kept."""
+    name = FINAL if not checkpoint else f"checkpoint-{re.sub(r'[^A-Za-z0-9._-]+', '-', checkpoint)}"
+    return conf.run_dir(run.pk) / "evaluation" / f"{name}.json"
+
+
+def evaluation_record(
+    *, run: Run, model: Any, splits: Any, checkpoint: str | None = None
+) -> dict[str, Any]:
+    """Evaluate `model` on the test split of `splits` and store it (atomically); returns the JSON."""
+    from engine.atomic import write_bytes_atomic
+    from engine.evaluate import evaluate_model
+
+    report = evaluate_model(model, splits.test, splits.info)
+    report["run"] = run.pk
+    report["checkpoint"] = checkpoint
+    report["created_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    path = evaluation_path(run=run, checkpoint=checkpoint)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_bytes_atomic(path, json.dumps(report, allow_nan=False).encode("utf-8"))
+    return report
+
+
+def _checkpoint_model(run: Run, name: str) -> Any:
+    from engine.build import build
+    from engine.train.checkpoint import load_checkpoint
+
+    kept = [
+        c for c in Checkpoint.objects.filter(run=run).order_by("step") if Path(c.path).name == name
+    ]
+    if not kept:
+        raise NotFound("checkpoint_missing", f"Run {run.pk} has no checkpoint named {name!r}.")
+    path = Path(kept[-1].path)
+    if not (path / "state.json").is_file():
+        raise Conflict(
+            "checkpoint_pruned", f"Checkpoint {name!r} is no longer kept (training pruned it)."
+        )
+    model = build(run.graph_revision.spec, seed=0)
+    model.load_state_dict(load_checkpoint(path).model)
+    return model.eval()
+
+
+def run_evaluation_create(*, run: Run, checkpoint: str | None = None) -> dict[str, Any]:
+    """Evaluate the final model or a kept checkpoint of a run on its test split now, and store it."""
+    from engine.data import load_dataset
+
+    if checkpoint:
+        # Any run that has trained a while may have kept checkpoints (also failed or cancelled ones).
+        model = _checkpoint_model(run, checkpoint)
+    else:
+        if (
+            run.status != RunStatus.SUCCEEDED
+            or not (run_export_dir(run) / "model.safetensors").is_file()
+        ):
+            raise Conflict("run_not_trained", f"Run {run.pk} has no trained model ({run.status}).")
+        model = run_trained_model(run=run)
+    splits = load_dataset(run_data_recipe(run))
+    if len(splits.test) == 0:
+        raise DomainError("no_test_split", "This run's recipe has no test split to evaluate on.")
+    return evaluation_record(run=run, model=model, splits=splits, checkpoint=checkpoint or None)
+
+
+def run_evaluation(*, run: Run, checkpoint: str | None = None) -> dict[str, Any]:
+    """The stored evaluation (final, or of `checkpoint`); the final one is computed once if missing."""
+    path = evaluation_path(run=run, checkpoint=checkpoint)
+    if path.is_file():
+        return json.loads(path.read_text(encoding="utf-8"))
+    if checkpoint:
+        raise NotFound(
+            "evaluation_missing",
+            f'Checkpoint {checkpoint!r} has not been evaluated; POST {{"checkpoint": ...}} first.',
+        )
+    if run.status != RunStatus.SUCCEEDED:
+        raise Conflict(
+            "run_not_trained",
+            f"Run {run.pk} has not succeeded ({run.status}); nothing to evaluate.",
+        )
+    return run_evaluation_create(run=run)
+
+
+def run_evaluations_stored(*, run: Run) -> list[str]:
+    """Names of the stored evaluations ("final", "checkpoint-<name>")."""
+    folder = conf.run_dir(run.pk) / "evaluation"
+    return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []

@@ -1,0 +1,389 @@
+"""OpenAPI shapes of the runs API's hand-built answers, and the stream's frames as OpenAPI components.
+
+The views return dicts the serializers do not describe (metrics, the config schema, explanation
+methods, downloads); the models here say what those bodies are, so `/api/schema/` describes the
+real answers and the browser's types can be generated from it (`make gen-types`). The stream's
+frames (webapp/runs/event_types.py) are added as components by `stream_components_hook`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema_field,
+    inline_serializer,
+)
+from pydantic import BaseModel, Field, RootModel
+from rest_framework import serializers
+
+from webapp.api.schema import OPEN_WIRE_CONFIG, WIRE_CONFIG, components_add, pydantic_components
+
+from .event_types import stream_openapi_components
+
+# Fields of RunSerializer whose values are built by hand: refer to the frame models' components.
+PROGRESS_SCHEMA: dict[str, Any] = {"$ref": "#/components/schemas/Progress"}
+RUN_EXPORTS_SCHEMA: dict[str, Any] = {"$ref": "#/components/schemas/RunExports"}
+METRIC_VALUES_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": {"type": "number", "nullable": True},
+    "description": "Metric name -> its latest value (null for NaN or infinite).",
+}
+
+
+@extend_schema_field({"type": "object", "additionalProperties": {}})
+class JsonObjectField(serializers.JSONField):
+    """A JSON column that always holds an object (config, recipe, final metrics)."""
+
+
+@extend_schema_field(METRIC_VALUES_SCHEMA)
+class MetricValuesField(serializers.JSONField):
+    """A JSON column {metric name: number or null} (latest metrics)."""
+
+
+class ExplanationSample(BaseModel):
+    """Which sample an explanation is about: a dataset index or an input given by the user."""
+
+    model_config = WIRE_CONFIG
+
+    index: int | None = None
+    input: Any = None
+
+
+class ExplanationResult(BaseModel):
+    """An explanation's result (engine.explain): attributions, what the model predicted, the delta."""
+
+    model_config = OPEN_WIRE_CONFIG
+
+    method: str
+    target: int | None = None
+    prediction: int | None = None
+    probabilities: list[float] | None = None
+    output: list[float] | None = None
+    delta: float | None = None
+    layer: str | None = None
+    shape: list[int] | None = None
+    feature_names: list[str] | None = None
+
+
+@extend_schema_field({"$ref": "#/components/schemas/ExplanationSample"})
+class ExplanationSampleField(serializers.JSONField):
+    """Explanation.sample: {index} or {input}."""
+
+
+@extend_schema_field(
+    {"allOf": [{"$ref": "#/components/schemas/ExplanationResult"}], "nullable": True}
+)
+class ExplanationResultField(serializers.JSONField):
+    """Explanation.result once computed, else null."""
+
+
+class _Answer(BaseModel):
+    model_config = WIRE_CONFIG
+
+
+class MetricSeries(_Answer):
+    """One stored series as parallel arrays (downsampled: first, last and each bucket's min/max kept)."""
+
+    step: list[int]
+    epoch: list[float]
+    value: list[float | None]
+
+
+class MetricsAnswer(_Answer):
+    """GET /api/runs/<id>/metrics/."""
+
+    run: int
+    last_seq: int = Field(
+        description="The run's last event sequence number when the series were read."
+    )
+    series: dict[str, MetricSeries]
+
+
+class CompareRun(_Answer):
+    """One run's series in GET /api/runs/compare/."""
+
+    run: int
+    last_seq: int = Field(description="The run's last event sequence number when the series were read.")
+    series: dict[str, MetricSeries]
+
+
+class CompareAnswer(_Answer):
+    """GET /api/runs/compare/: the runs in the order of `ids`."""
+
+    runs: list[CompareRun]
+
+
+class CheckpointJson(_Answer):
+    """A checkpoint of a run (webapp.runs.api.CheckpointSerializer; its folder stays on the server)."""
+
+    step: int
+    epoch: float
+    name: str = Field(description="The folder's name (epoch-0003, step-0000120, best).")
+    available: bool = Field(description="False once training pruned it.")
+    created_at: datetime
+
+
+class CheckpointList(RootModel[list[CheckpointJson]]):
+    """GET /api/runs/<id>/checkpoints/: oldest first (not paginated)."""
+
+
+class ConfigSchemaAnswer(_Answer):
+    """GET /api/runs/config-schema/: the engine's TrainConfig JSON Schema and its defaults."""
+
+    schema_: dict[str, Any] = Field(alias="schema", description="TrainConfig.model_json_schema()")
+    defaults: dict[str, Any] = Field(description="TrainConfig() as JSON.")
+
+
+class ExplanationMethod(_Answer):
+    """One of the engine's explanation methods (engine.explain.METHODS)."""
+
+    name: str
+    label: str
+    has_delta: bool
+    needs_layer: bool
+    help: str
+
+
+class ExplanationMethodsAnswer(_Answer):
+    """GET /api/explanations/methods/."""
+
+    methods: list[ExplanationMethod]
+
+
+# --- predict, evaluation, samples (webapp/runs/predict.py, webapp/runs/evaluation.py) -----------
+
+
+class ClassProbability(_Answer):
+    """One class and the probability the model gives it."""
+
+    class_: str = Field(alias="class")
+    probability: float
+
+
+class PredictAnswer(_Answer):
+    """POST /api/runs/<id>/predict/: the model's answer for one raw input."""
+
+    run: int
+    input_kind: Literal["row", "values", "image", "index"] = Field(
+        description="row: a JSON object of column values; values: numbers; image: an upload; index: a test sample."
+    )
+    prediction: str | list[float] = Field(description="The class name (classification) or the predicted values.")
+    index: int | None = Field(default=None, description="The predicted class's position in the output.")
+    probability: float | None = Field(default=None, description="The predicted class's probability.")
+    probabilities: list[ClassProbability] | None = Field(default=None, description="Every class, in output order.")
+    input_shape: list[int] = Field(description="Shape of the preprocessed tensor the network saw (batch first).")
+    true: dict[str, Any] | list[float] | None = Field(
+        default=None, description="For a test index: the stored label ({class, index} or values)."
+    )
+
+
+class PerClassMetrics(_Answer):
+    """Precision, recall, F1 and support of one class on the test split."""
+
+    class_: str = Field(alias="class")
+    precision: float | None
+    recall: float | None
+    f1: float | None
+    support: int
+
+
+class Misclassified(_Answer):
+    """A misclassified test sample (`index` into the test split; see /samples/test/<index>/)."""
+
+    index: int
+    true: str
+    true_index: int
+    predicted: str
+    predicted_index: int
+    probability: float = Field(description="The predicted class's probability (the model's confidence).")
+    true_probability: float
+
+
+class ReliabilityBin(_Answer):
+    """One confidence bin of the reliability (calibration) curve; null when the bin is empty."""
+
+    lower: float
+    upper: float
+    count: int
+    confidence: float | None
+    accuracy: float | None
+
+
+class Reliability(_Answer):
+    bins: list[ReliabilityBin]
+    expected_calibration_error: float | None
+
+
+class RocCurve(_Answer):
+    positive_class: str
+    fpr: list[float]
+    tpr: list[float]
+    thresholds: list[float]
+    auc: float | None
+
+
+class PrecisionRecallCurve(_Answer):
+    positive_class: str
+    precision: list[float]
+    recall: list[float]
+    thresholds: list[float]
+    average_precision: float | None
+
+
+class PredictedPairs(_Answer):
+    """Predicted-vs-true of (at most 2,000, evenly spaced) test samples, first output."""
+
+    index: list[int]
+    true: list[float]
+    predicted: list[float]
+
+
+class ResidualHistogram(_Answer):
+    edges: list[float]
+    counts: list[int]
+
+
+class EvaluationAnswer(_Answer):
+    """GET/POST /api/runs/<id>/evaluation/: the engine's evaluation on the test split.
+
+    Classification fills accuracy..precision_recall (roc/precision_recall for two classes only);
+    regression fills mae..residuals.
+    """
+
+    version: int
+    run: int
+    checkpoint: str | None = Field(description="null: the trained (final) model; else the checkpoint's name.")
+    created_at: str
+    task: Literal["classification", "regression"]
+    split: str
+    rows: int
+    classes: list[str]
+    accuracy: float | None = None
+    per_class: list[PerClassMetrics] | None = None
+    macro: dict[str, float | None] | None = None
+    confusion_matrix: list[list[int]] | None = Field(default=None, description="[true][predicted] counts.")
+    misclassified: list[Misclassified] | None = Field(
+        default=None, description="Most confident first (at most 1,000)."
+    )
+    misclassified_total: int | None = None
+    reliability: Reliability | None = None
+    roc: RocCurve | None = None
+    precision_recall: PrecisionRecallCurve | None = None
+    mae: float | None = None
+    rmse: float | None = None
+    r2: float | None = None
+    pairs: PredictedPairs | None = None
+    pairs_total: int | None = None
+    residuals: ResidualHistogram | None = None
+
+
+class SampleRowsAnswer(_Answer):
+    """GET /api/runs/<id>/samples/<split>/: where each sample of the split is in the user's data."""
+
+    split: str
+    count: int
+    rows: list[int] = Field(description="Source position (0-based data row / archive entry) per sample.")
+    file_rows: list[int] | None = Field(
+        default=None, description="CSV: the spreadsheet row of each sample (the header is row 1)."
+    )
+    entries: list[str] | None = Field(default=None, description="Image archive: the entry of each sample.")
+
+
+class SampleAnswer(_Answer):
+    """GET /api/runs/<id>/samples/<split>/<index>/ for table data (images answer a PNG)."""
+
+    split: str
+    index: int
+    source_index: int
+    kind: Literal["table"]
+    values: dict[str, Any] = Field(description="Column -> the raw cell as uploaded (null: empty).")
+    file_row: int | None = None
+
+
+PREDICT_REQUEST = {
+    "application/json": {
+        "type": "object",
+        "properties": {
+            "input": {"description": "A row {column: raw value} (categories as strings) or numbers of the "
+                                     "feature shape.", "oneOf": [{"type": "object", "additionalProperties": {}},
+                                                                 {"type": "array", "items": {}}]},
+            "index": {"type": "integer", "minimum": 0, "description": "A test-split sample."},
+        },
+    },
+    "multipart/form-data": {
+        "type": "object",
+        "properties": {"image": {"type": "string", "format": "binary"}},
+        "required": ["image"],
+    },
+}
+EVALUATION_REQUEST = inline_serializer(
+    "EvaluationRequest",
+    {"checkpoint": serializers.CharField(required=False, allow_null=True, allow_blank=True,
+                                         help_text="A kept checkpoint's name; absent: the final model.")},
+)
+EVALUATION_PARAMETERS = [
+    OpenApiParameter("checkpoint", str, description="A checkpoint's name (its stored evaluation).")
+]
+
+
+FILE_DOWNLOAD = OpenApiResponse(OpenApiTypes.BINARY, description="The file, as an attachment.")
+PNG_IMAGE = OpenApiResponse(OpenApiTypes.BINARY, description="The rendering as PNG.")
+EXPORT_FORMAT_PARAMETER = OpenApiParameter(
+    "format",
+    str,
+    enum=["safetensors", "python", "onnx", "config", "zip"],
+    default="safetensors",
+    description="Which file of the export.",
+)
+METRICS_PARAMETERS = [
+    OpenApiParameter("keys", str, description="Comma-separated metric names (all when absent)."),
+    OpenApiParameter(
+        "max_points", int, description="Downsample each series to at most this many points (>= 2)."
+    ),
+    OpenApiParameter("from_step", int, description="First step of the window (the series' first when absent)."),
+    OpenApiParameter(
+        "to_step", int,
+        description="Last step of the window; a window of at most max_points points comes back point for point.",
+    ),
+]
+COMPARE_PARAMETERS = [
+    OpenApiParameter("ids", str, required=True, description="Comma-separated run ids (at most 50)."),
+    *METRICS_PARAMETERS,
+]
+RUN_LIST_PARAMETERS = [
+    OpenApiParameter("status", str, description="Comma-separated statuses."),
+    OpenApiParameter("graph", int),
+    OpenApiParameter("dataset", int),
+    OpenApiParameter("team", int),
+]
+
+
+def paginated(serializer: type[serializers.Serializer], name: str) -> serializers.Serializer:
+    """A page of `serializer` items as webapp.api.pagination answers it, for list actions on a detail."""
+    return inline_serializer(
+        name,
+        {
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": serializer(many=True),
+        },
+    )
+
+
+def stream_components_hook(
+    result: dict[str, Any], generator: Any, request: Any, public: bool
+) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook: add the stream's frame models to the components."""
+    return components_add(
+        result,
+        {
+            **stream_openapi_components(),
+            **pydantic_components(ExplanationSample, ExplanationResult),
+        },
+    )
