@@ -6,22 +6,40 @@ BIN := $(VENV)/bin
 PIP_FLAGS := -q --disable-pip-version-check
 export PYTHONWARNINGS ?= ignore::DeprecationWarning
 
-.PHONY: install frontend browser run test test-engine test-webapp test-e2e test-frontend lint bench gpu-check clean
+.PHONY: install frontend codegen-tools gen gen-types gen-client-types browser run test test-faults test-engine test-webapp test-e2e test-frontend lint bench gpu-check clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 
 # Re-installs only when pyproject.toml changed since the last install.
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+$(VENV)/.installed: pyproject.toml client/pyproject.toml | $(BIN)/python
 	$(BIN)/pip install $(PIP_FLAGS) -e '.[dev]' 2>&1 | grep -v "is ignored: it is neither" || true
-	$(BIN)/python -c "import torch, django, captum" && touch $@
+	$(BIN)/python -c "import torch, django, captum, netloom" && $(BIN)/netloom --help >/dev/null && touch $@
 
-install: $(VENV)/.installed frontend
+install: $(VENV)/.installed frontend codegen-tools
 
 frontend: frontend/dist/index.html
 
 frontend/node_modules/.package-lock.json: frontend/package-lock.json
 	cd frontend && npm ci --no-audit --no-fund --loglevel=error
+
+# openapi-typescript needs TypeScript 5's compiler API (the app builds with TypeScript 7): its own folder.
+codegen-tools: frontend/scripts/codegen/node_modules/.package-lock.json
+
+frontend/scripts/codegen/node_modules/.package-lock.json: frontend/scripts/codegen/package-lock.json
+	cd frontend/scripts/codegen && npm ci --no-audit --no-fund --loglevel=error
+
+# Regenerates every generated wire type: frontend/src/api/spec.gen.ts (the engine's graph spec schema)
+# and frontend/src/api/api.gen.ts (the OpenAPI schema: REST bodies and the run stream's frames).
+# No server needed; `make test` fails while one of them is stale.
+gen-types: $(VENV)/.installed frontend/node_modules/.package-lock.json codegen-tools
+	cd frontend && npm run gen:types --silent
+
+# The Python client's request/answer/stream types (client/netloom/api_types.py) from the same schema.
+gen-client-types: $(VENV)/.installed
+	$(BIN)/python client/tools/gen_types.py
+
+gen: gen-types gen-client-types
 
 frontend/dist/index.html: frontend/node_modules/.package-lock.json $(shell find frontend/src frontend/index.html frontend/vite.config.ts -type f 2>/dev/null)
 	cd frontend && npm run build --silent
@@ -31,7 +49,7 @@ browser:
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "install Debian's chromium (apt-get install chromium) for the e2e tests"; }
 
 lint: $(VENV)/.installed
-	$(BIN)/ruff check engine webapp workers tests bench
+	$(BIN)/ruff check engine webapp workers tests bench client
 	$(BIN)/lint-imports
 
 run: install
@@ -40,11 +58,26 @@ run: install
 test: install browser
 	bash scripts/test.sh
 
+# The long seeded fault campaign (tests/workers/test_fault_campaign.py): FAULT_TRIALS trials of
+# every fault (SIGKILL mid-epoch, mid-checkpoint-write, during runs.export; Redis restarted), a table
+# at the end. `make test` runs the short default (tests/workers/test_faults.py). docs/reliability.md.
+FAULT_TRIALS ?= 5
+test-faults: $(VENV)/.installed
+	FAULT_TRIALS=$(FAULT_TRIALS) $(BIN)/python -m pytest -q -s -p no:cacheprovider tests/workers/test_fault_campaign.py
+
 bench: $(VENV)/.installed
 	$(BIN)/python bench/validate_speed.py
+	# Metric store vs the old path and MLflow (bench/.venv-mlflow, made on first use): bench/results.json
+	# and the table in docs/benchmarks.md. METRIC_BENCH_ARGS="--points 100000" for a short run.
+	$(BIN)/python bench/metric_store.py --mlflow $(METRIC_BENCH_ARGS)
+	# Live-stream fan-out (100/500 watchers; per-event vs batch frames, 1 vs 2 server processes) and
+	# GET /api/runs/<id>/ under wrk with and without a run training: var/bench/*.json, docs/benchmarks.md.
+	$(BIN)/python bench/stream_fanout.py --json var/bench/stream_fanout.json $(STREAM_BENCH_ARGS)
+	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq wrk >/dev/null; } || echo "install wrk (apt-get install wrk) for bench/api_load.py"
+	$(BIN)/python bench/api_load.py --json var/bench/api_load.json $(API_BENCH_ARGS)
 
 gpu-check: $(VENV)/.installed
 	$(BIN)/python -m pytest -m gpu -q tests
 
 clean:
-	rm -rf $(VENV) frontend/node_modules frontend/dist
+	rm -rf $(VENV) frontend/node_modules frontend/scripts/codegen/node_modules frontend/dist

@@ -29,7 +29,7 @@ psycopg.connect(host=c["HOST"], port=c["PORT"] or 5432, user=c["USER"], dbname=c
 PY
 
 step "lint (ruff) and import boundaries (import-linter)"
-run ruff $BIN/ruff check engine webapp workers tests bench
+run ruff $BIN/ruff check engine webapp workers tests bench client
 run import-linter $BIN/lint-imports
 
 step "engine, workers and the rest (SQLite default database)"
@@ -41,6 +41,32 @@ if [ $pg_ok = 1 ]; then
 else
   echo "PostgreSQL is not reachable at $PG_URL: the webapp suite ran on SQLite only"
 fi
+
+step "generated wire types are current (frontend/src/api/*.gen.ts; \`make gen-types\` rewrites them)"
+# Regenerates into a temporary folder from the engine and `manage.py spectacular` (no server) and
+# compares: a model, serializer or op changed without regenerating fails here.
+check_generated() {
+  local tmp file stale=0
+  if [ ! -d frontend/scripts/codegen/node_modules ]; then
+    (cd frontend/scripts/codegen && npm ci --no-audit --no-fund --loglevel=error) || return 1
+  fi
+  tmp=$(mktemp -d)
+  if ! PYTHON=$BIN/python node frontend/scripts/gen-types.mjs --out "$tmp" >/dev/null; then rm -rf "$tmp"; return 1; fi
+  for file in spec.gen.ts api.gen.ts; do
+    if ! diff -u "frontend/src/api/$file" "$tmp/$file" >"$tmp/$file.diff"; then
+      echo "frontend/src/api/$file is stale: run \`make gen-types\` and commit the result"
+      head -n 40 "$tmp/$file.diff"
+      stale=1
+    fi
+  done
+  rm -rf "$tmp"
+  return $stale
+}
+run generated-types check_generated
+
+step "generated client types are current (client/netloom/api_types.py; \`make gen-client-types\` rewrites it)"
+# The Python client's TypedDicts, from `manage.py spectacular` (no server): stale -> the diff, fail.
+run client-types $BIN/python client/tools/gen_types.py --check
 
 step "frontend unit tests (vitest) and type check"
 run vitest bash -c "cd frontend && npx --no-install vitest run && npx --no-install tsc --noEmit"

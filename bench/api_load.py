@@ -1,0 +1,134 @@
+"""`GET /api/runs/<id>/` under load, alone and with a run training beside it (issue 12, target 6).
+
+Starts the real stack (tests/workers/stack.py with tests/workers/bench_settings.py: a SQLite file, the
+machine's Redis under a prefix of its own, the ASGI server through webapp/serve.py with
+`--web-workers` processes, a training worker and a short-job worker) and measures, one after the
+other in one invocation:
+
+1. load alone: wrk (Debian's; `apt-get install wrk`), `--connections` connections for `--seconds`
+   on loopback, a token in the Authorization header: requests/s and the latency distribution;
+2. training alone: a run of the iris MLP trains (no step delay) for `--seconds`; its speed is the
+   steps it advanced per second (its `progress.step`, read at the start and the end);
+3. both at once: the same wrk load while the same run goes on training.
+
+The ratios (3 vs 1 for requests/s, 3 vs 2 for training steps/s) say whether either starves the other.
+
+    .venv/bin/python bench/api_load.py [--seconds 30] [--connections 64] [--threads 2] [--web-workers 2]
+        [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+_UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+
+
+def wrk(url: str, token: str, *, seconds: float, connections: int, threads: int) -> dict[str, Any]:
+    """Run wrk once; requests/s, latency percentiles (ms), errors."""
+    out = subprocess.run(
+        ["wrk", f"-t{threads}", f"-c{connections}", f"-d{int(seconds)}s", "--latency", "--timeout", "10s",
+         "-H", f"Authorization: Bearer {token}", url],
+        capture_output=True, text=True, timeout=seconds + 60, check=True,
+    ).stdout
+    result: dict[str, Any] = {"requests_per_s": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))}
+    for pct, value, unit in re.findall(r"^\s+(50|75|90|99)%\s+([\d.]+)(us|ms|s)\s*$", out, re.M):
+        result[f"p{pct}_ms"] = round(float(value) * _UNITS[unit], 2)
+    total = re.search(r"(\d+) requests in", out)
+    result["requests"] = int(total.group(1)) if total else None
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    errors = re.search(r"Socket errors: (.*)", out)
+    result["non_2xx"] = int(bad.group(1)) if bad else 0
+    result["socket_errors"] = errors.group(1) if errors else ""
+    return result
+
+
+def training_speed(stack: Any, run_id: int, seconds: float, load: Any = None) -> tuple[float, Any]:
+    """Steps per second the run advances over `seconds` (while `load()` runs, when given)."""
+    def step() -> int:
+        return int(stack.api("a").get(f"/api/runs/{run_id}/").json()["progress"]["step"] or 0)
+
+    first, start = step(), time.monotonic()
+    loaded = load() if load is not None else time.sleep(seconds)
+    last, took = step(), time.monotonic() - start
+    return (last - first) / took, loaded
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--web-workers", type=int, default=2)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        raise SystemExit("needs wrk: apt-get install -y wrk")
+
+    from tests.workers.stack import RedisServer, ServiceStack
+    from tests.workers.test_run_e2e import wait_status
+
+    tmp = Path(tempfile.mkdtemp(prefix="netloom-api-load-"))
+    env = {"DJANGO_SETTINGS_MODULE": "tests.workers.bench_settings", "NETLOOM_WEB_LOG_LEVEL": "warning",
+           "NETLOOM_WEB_WORKERS": str(args.web_workers)}
+    with ServiceStack(tmp, RedisServer.shared(db=6), env=env, split_workers=True) as stack:
+        target = stack.create_run(epochs=1)
+        wait_status(stack, target["id"], {"succeeded", "failed"})
+        url = f"{stack.base}/api/runs/{target['id']}/"
+        token = stack.token("a")
+        probe = stack.api("a").get(f"/api/runs/{target['id']}/")
+        assert probe.status_code == 200, probe.text
+
+        def load() -> dict[str, Any]:
+            return wrk(url, token, seconds=args.seconds, connections=args.connections, threads=args.threads)
+
+        alone = load()
+        print(json.dumps({"phase": "load alone", **alone}), flush=True)
+        training = stack.create_run(epochs=100_000)
+        deadline = time.monotonic() + 120
+        while stack.api("a").get(f"/api/runs/{training['id']}/").json()["status"] != "running":
+            assert time.monotonic() < deadline, stack.logs()
+            time.sleep(0.2)
+        time.sleep(3.0)  # past the first epoch's setup
+        train_alone, _ = training_speed(stack, training["id"], args.seconds)
+        print(json.dumps({"phase": "training alone", "steps_per_s": train_alone}), flush=True)
+        train_loaded, both = training_speed(stack, training["id"], args.seconds, load)
+        print(json.dumps({"phase": "both", "steps_per_s": train_loaded, **both}), flush=True)
+        stack.api("a").post(f"/api/runs/{training['id']}/cancel/")
+
+    result = {
+        "bench": "api_load", "args": {**vars(args), "json": str(args.json)},
+        "load_alone": alone, "load_with_training": both,
+        "training_steps_per_s_alone": train_alone, "training_steps_per_s_with_load": train_loaded,
+        "requests_ratio": both["requests_per_s"] / alone["requests_per_s"],
+        "training_ratio": train_loaded / train_alone if train_alone else None,
+    }
+    print()
+    print("| phase | requests/s | p50 ms | p90 ms | p99 ms | training steps/s |")
+    print("|---|---:|---:|---:|---:|---:|")
+    print(f"| load alone | {alone['requests_per_s']:.0f} | {alone.get('p50_ms')} | {alone.get('p90_ms')} | "
+          f"{alone.get('p99_ms')} | - |")
+    print(f"| training alone | - | - | - | - | {train_alone:.1f} |")
+    print(f"| both | {both['requests_per_s']:.0f} | {both.get('p50_ms')} | {both.get('p90_ms')} | "
+          f"{both.get('p99_ms')} | {train_loaded:.1f} |")
+    print(f"requests/s with training / alone: {result['requests_ratio']:.2f}; "
+          f"training with load / alone: {result['training_ratio']:.2f}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
