@@ -67,3 +67,19 @@ def test_a_nul_character_in_a_json_body_is_a_400_not_a_500(api_a, graph_a):
         '{"layout": {"n\\u0000": {"x": 1, "y": 2}}}', content_type="application/json",
     )  # fmt: skip
     assert answer.status_code == 400 and "NUL" in answer.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "/api/runs/?graph=10954035702931482738688",
+        "/api/runs/?dataset=99999999999999999999",
+        "/api/graphs/?team=99999999999999999999",
+        "/api/runs/compare/?ids=99999999999999999999",
+    ],
+)
+def test_an_id_in_a_query_no_column_can_hold_is_a_400_not_a_500(api_a, query):
+    # Found by schemathesis (seed 3): the filter's lookup could not be bound.
+    answer = api_a.get(query)
+    assert answer.status_code == 400, answer.json()
+    assert answer.json()["error"]["fields"]

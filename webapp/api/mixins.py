@@ -25,6 +25,7 @@ from django.db.models import Model, QuerySet
 from rest_framework import exceptions, permissions
 
 from webapp.accounts.models import Membership, Role, Team, role_at_least
+from webapp.api.serializers import ID_MAX
 
 from .permissions import HasTeamRole
 
@@ -53,7 +54,7 @@ def parse_team_id(value: Any, field: str = "team") -> int:
         team_id = int(value)
     except (TypeError, ValueError):
         raise exceptions.ValidationError({field: ["A team id (integer) is required."]}) from None
-    if team_id <= 0:
+    if not 1 <= team_id <= ID_MAX:  # a larger number names no row (and SQLite cannot bind it)
         raise exceptions.ValidationError({field: ["A team id (integer) is required."]})
     return team_id
 

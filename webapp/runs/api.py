@@ -25,7 +25,7 @@ from webapp.accounts.models import Role
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
 from webapp.api.parsers import LimitedJSONParser
-from webapp.api.serializers import IdField
+from webapp.api.serializers import ID_MAX, IdField
 
 from . import services
 from .evaluation import run_evaluation, run_evaluation_create
@@ -37,7 +37,6 @@ from .schema import (
     EVALUATION_PARAMETERS,
     EVALUATION_REQUEST,
     EXPORT_FORMAT_PARAMETER,
-    FILE_DOWNLOAD,
     METRICS_PARAMETERS,
     PNG_IMAGE,
     PREDICT_REQUEST,
@@ -57,6 +56,7 @@ from .schema import (
     PredictAnswer,
     SampleAnswer,
     SampleRowsAnswer,
+    download_responses,
     paginated,
 )
 from .selectors import (
@@ -217,7 +217,9 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
             try:
                 ids[name] = int(params[name]) if params.get(name) else None
             except ValueError:
-                raise ApiError(400, "invalid", f"{name} must be an id.", fields={name: ["Must be an integer id."]}) from None
+                ids[name] = 0
+            if ids[name] is not None and not 1 <= ids[name] <= ID_MAX:  # type: ignore[operator]
+                raise ApiError(400, "invalid", f"{name} must be an id.", fields={name: ["Must be an integer id."]})
         statuses = params["status"].split(",") if params.get("status") else None
         return runs_filter(super().get_queryset(), statuses=statuses, graph_id=ids["graph"], dataset_id=ids["dataset"])
 
@@ -280,7 +282,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
     @extend_schema(
         parameters=[EXPORT_FORMAT_PARAMETER],
         # One 200 per content type the formats are served as (safetensors/onnx, python, config, zip).
-        responses={(200, media): FILE_DOWNLOAD for media in sorted({f[2] for f in services.EXPORT_FORMATS.values()})},
+        responses=download_responses({f[2] for f in services.EXPORT_FORMATS.values()}),
     )
     @action(detail=True, methods=["get"], content_negotiation_class=_AnyFormat)
     def export(self, request: Request, pk: str | None = None) -> Any:
@@ -367,7 +369,7 @@ def _query_int(request: Request, name: str, *, least: int | None = None) -> int 
         number = int(raw)
     except ValueError:
         number = None
-    if number is None or (least is not None and number < least):
+    if number is None or (least is not None and number < least) or abs(number) > ID_MAX:
         what = "an integer" if least is None else f"an integer of at least {least}"
         raise ApiError(400, "invalid", f"{name} must be {what}.", fields={name: [f"{what[0].upper()}{what[1:]}."]})
     return number
@@ -398,7 +400,7 @@ class RunCompareView(APIView):
             ids = list(dict.fromkeys(int(i) for i in request.query_params.get("ids", "").split(",") if i.strip()))
         except ValueError:
             ids = []
-        if not ids or len(ids) > COMPARE_MAX_RUNS:
+        if not ids or len(ids) > COMPARE_MAX_RUNS or not all(1 <= i <= ID_MAX for i in ids):
             raise ApiError(400, "invalid", f"ids must be 1 to {COMPARE_MAX_RUNS} comma-separated run ids.",
                            fields={"ids": [f"1 to {COMPARE_MAX_RUNS} comma-separated run ids."]})
         query = metric_query(request)

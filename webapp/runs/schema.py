@@ -332,6 +332,15 @@ EVALUATION_PARAMETERS = [
 
 
 FILE_DOWNLOAD = OpenApiResponse(OpenApiTypes.BINARY, description="The file, as an attachment.")
+JSON_DOWNLOAD = OpenApiResponse(OpenApiTypes.OBJECT, description="The JSON file, as an attachment.")
+
+
+def download_responses(media_types: set[str]) -> dict[tuple[int, str], OpenApiResponse]:
+    """One 200 per content type a download is served as; a JSON file is an object, not bytes."""
+    return {
+        (200, media): JSON_DOWNLOAD if media == "application/json" else FILE_DOWNLOAD
+        for media in sorted(media_types)
+    }
 PNG_IMAGE = OpenApiResponse(OpenApiTypes.BINARY, description="The rendering as PNG.")
 EXPORT_FORMAT_PARAMETER = OpenApiParameter(
     "format",

@@ -4495,13 +4495,15 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The file, as an attachment. */
+            /** @description The JSON file, as an attachment. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                     "application/octet-stream": string;
                     "application/zip": string;
                     "text/x-python": string;
