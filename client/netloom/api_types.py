@@ -157,6 +157,14 @@ class DatasetUploadRequest(TypedDict):
     file: str
 
 
+class EarlyStoppingConfig(TypedDict):
+    """Stop when a validation metric has not improved for `patience` epochs."""
+    metric: NotRequired[str]
+    mode: NotRequired[Literal["min", "max"]]
+    patience: NotRequired[int]
+    min_delta: NotRequired[float]
+
+
 class ErrorBody(TypedDict):
     """Every error answer of the API."""
     error: dict[str, Any]
@@ -414,6 +422,16 @@ class OpSchema(TypedDict):
     keywords: NotRequired[list[str]]
     multi_output: NotRequired[bool]
     params: list[Param]
+
+
+class OptimizerConfig(TypedDict):
+    """Optimizer choice and its hyper-parameters (unused ones are ignored by that optimizer)."""
+    name: NotRequired[Literal["sgd", "adam", "adamw", "rmsprop"]]
+    lr: NotRequired[float]
+    weight_decay: NotRequired[float]
+    momentum: NotRequired[float]
+    nesterov: NotRequired[bool]
+    betas: NotRequired[list[Any]]
 
 
 class PaginatedApiTokenList(TypedDict):
@@ -679,6 +697,20 @@ class SampleRowsAnswer(TypedDict):
     entries: NotRequired[list[str] | None]
 
 
+class SchedulerConfig(TypedDict):
+    """Learning-rate schedule. `step`/`plateau` act per epoch, `cosine`/`onecycle` per step."""
+    name: NotRequired[Literal["none", "step", "cosine", "onecycle", "plateau"]]
+    step_size: NotRequired[int]
+    gamma: NotRequired[float]
+    eta_min: NotRequired[float]
+    max_lr: NotRequired[float | None]
+    pct_start: NotRequired[float]
+    factor: NotRequired[float]
+    patience: NotRequired[int]
+    metric: NotRequired[str]
+    mode: NotRequired[Literal["min", "max"]]
+
+
 class SpecRequest(TypedDict):
     spec: dict[str, Any]
 
@@ -740,6 +772,27 @@ class TokenRequestRequest(TypedDict):
     password: str
     name: NotRequired[str]
     expires_in_days: NotRequired[int | None]
+
+
+class TrainConfig(TypedDict):
+    """Everything a run needs besides the graph and the data; `{"epochs": 5}` is a whole config."""
+    task: NotRequired[Literal["auto", "classification", "regression"]]
+    loss: NotRequired[Literal["cross_entropy", "mse", "l1", "huber", "bce_with_logits"] | None]
+    optimizer: NotRequired[OptimizerConfig]
+    scheduler: NotRequired[SchedulerConfig]
+    epochs: NotRequired[int]
+    batch_size: NotRequired[int]
+    eval_batch_size: NotRequired[int | None]
+    grad_clip: NotRequired[float | None]
+    seed: NotRequired[int]
+    precision: NotRequired[Literal["fp32", "bf16", "fp16"]]
+    compile: NotRequired[bool]
+    device: NotRequired[str]
+    early_stopping: NotRequired[EarlyStoppingConfig | None]
+    checkpoint_every: NotRequired[int]
+    keep_checkpoints: NotRequired[int]
+    log_every: NotRequired[int]
+    max_steps: NotRequired[int | None]
 
 
 class UserRef(TypedDict):
@@ -836,6 +889,7 @@ __all__ = [
     "DatasetSummary",
     "DatasetUploadKindEnum",
     "DatasetUploadRequest",
+    "EarlyStoppingConfig",
     "ErrorBody",
     "EvaluationAnswer",
     "EvaluationRequestRequest",
@@ -867,6 +921,7 @@ __all__ = [
     "NodeReport",
     "OpCatalog",
     "OpSchema",
+    "OptimizerConfig",
     "PaginatedApiTokenList",
     "PaginatedDatasetList",
     "PaginatedGraphList",
@@ -902,6 +957,7 @@ __all__ = [
     "RunStreamFrame",
     "SampleAnswer",
     "SampleRowsAnswer",
+    "SchedulerConfig",
     "SpecRequest",
     "StateFrame",
     "StatusEvent",
@@ -912,6 +968,7 @@ __all__ = [
     "TeamRequest",
     "TokenCreateRequest",
     "TokenRequestRequest",
+    "TrainConfig",
     "UserRef",
     "UserTeam",
     "ValidationProblem",

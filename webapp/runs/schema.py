@@ -21,6 +21,7 @@ from drf_spectacular.utils import (
 from pydantic import BaseModel, Field, RootModel
 from rest_framework import serializers
 
+from engine.train import TrainConfig
 from webapp.api.schema import OPEN_WIRE_CONFIG, WIRE_CONFIG, components_add, pydantic_components
 
 from .event_types import stream_openapi_components
@@ -332,7 +333,10 @@ EVALUATION_PARAMETERS = [
 
 
 FILE_DOWNLOAD = OpenApiResponse(OpenApiTypes.BINARY, description="The file, as an attachment.")
-JSON_DOWNLOAD = OpenApiResponse(OpenApiTypes.OBJECT, description="The JSON file, as an attachment.")
+# The only JSON download is config.json: the run's training config, as the engine defines it.
+JSON_DOWNLOAD = OpenApiResponse(
+    {"$ref": "#/components/schemas/TrainConfig"}, description="config.json, as an attachment."
+)
 
 
 def download_responses(media_types: set[str]) -> dict[tuple[int, str], OpenApiResponse]:
@@ -393,6 +397,6 @@ def stream_components_hook(
         result,
         {
             **stream_openapi_components(),
-            **pydantic_components(ExplanationSample, ExplanationResult),
+            **pydantic_components(ExplanationSample, ExplanationResult, TrainConfig),
         },
     )

@@ -932,6 +932,33 @@ export interface components {
             file: string;
         };
         /**
+         * EarlyStoppingConfig
+         * @description Stop when a validation metric has not improved for `patience` epochs.
+         */
+        EarlyStoppingConfig: {
+            /**
+             * Metric
+             * @default val/loss
+             */
+            metric?: string;
+            /**
+             * Mode
+             * @default min
+             * @enum {string}
+             */
+            mode?: "min" | "max";
+            /**
+             * Patience
+             * @default 5
+             */
+            patience?: number;
+            /**
+             * Min Delta
+             * @default 0
+             */
+            min_delta?: number;
+        };
+        /**
          * @description GET/POST /api/runs/<id>/evaluation/: the engine's evaluation on the test split.
          *
          *     Classification fills accuracy..precision_recall (roc/precision_recall for two classes only);
@@ -1279,6 +1306,49 @@ export interface components {
             /** @default false */
             multi_output?: boolean;
             params: components["schemas"]["Param"][];
+        };
+        /**
+         * OptimizerConfig
+         * @description Optimizer choice and its hyper-parameters (unused ones are ignored by that optimizer).
+         */
+        OptimizerConfig: {
+            /**
+             * Name
+             * @default adam
+             * @enum {string}
+             */
+            name?: "sgd" | "adam" | "adamw" | "rmsprop";
+            /**
+             * Lr
+             * @default 0.001
+             */
+            lr?: number;
+            /**
+             * Weight Decay
+             * @default 0
+             */
+            weight_decay?: number;
+            /**
+             * Momentum
+             * @default 0.9
+             */
+            momentum?: number;
+            /**
+             * Nesterov
+             * @default false
+             */
+            nesterov?: boolean;
+            /**
+             * Betas
+             * @default [
+             *       0.9,
+             *       0.999
+             *     ]
+             */
+            betas?: [
+                number,
+                number
+            ];
         };
         PaginatedApiTokenList: {
             /** @example 123 */
@@ -1742,6 +1812,64 @@ export interface components {
              */
             entries?: string[] | null;
         };
+        /**
+         * SchedulerConfig
+         * @description Learning-rate schedule. `step`/`plateau` act per epoch, `cosine`/`onecycle` per step.
+         */
+        SchedulerConfig: {
+            /**
+             * Name
+             * @default none
+             * @enum {string}
+             */
+            name?: "none" | "step" | "cosine" | "onecycle" | "plateau";
+            /**
+             * Step Size
+             * @default 10
+             */
+            step_size?: number;
+            /**
+             * Gamma
+             * @default 0.1
+             */
+            gamma?: number;
+            /**
+             * Eta Min
+             * @default 0
+             */
+            eta_min?: number;
+            /**
+             * Max Lr
+             * @default null
+             */
+            max_lr?: number | null;
+            /**
+             * Pct Start
+             * @default 0.3
+             */
+            pct_start?: number;
+            /**
+             * Factor
+             * @default 0.1
+             */
+            factor?: number;
+            /**
+             * Patience
+             * @default 5
+             */
+            patience?: number;
+            /**
+             * Metric
+             * @default val/loss
+             */
+            metric?: string;
+            /**
+             * Mode
+             * @default min
+             * @enum {string}
+             */
+            mode?: "min" | "max";
+        };
         SpecRequest: {
             /** @description A graph spec (version, inputs, nodes, outputs, layout); the engine checks it and names every problem by node (`python -m engine schema` prints its JSON Schema). */
             spec: {
@@ -1843,6 +1971,88 @@ export interface components {
             /** @default  */
             name?: string;
             expires_in_days?: number | null;
+        };
+        /**
+         * TrainConfig
+         * @description Everything a run needs besides the graph and the data; `{"epochs": 5}` is a whole config.
+         */
+        TrainConfig: {
+            /**
+             * Task
+             * @default auto
+             * @enum {string}
+             */
+            task?: "auto" | "classification" | "regression";
+            /**
+             * Loss
+             * @default null
+             */
+            loss?: ("cross_entropy" | "mse" | "l1" | "huber" | "bce_with_logits") | null;
+            optimizer?: components["schemas"]["OptimizerConfig"];
+            scheduler?: components["schemas"]["SchedulerConfig"];
+            /**
+             * Epochs
+             * @default 10
+             */
+            epochs?: number;
+            /**
+             * Batch Size
+             * @default 32
+             */
+            batch_size?: number;
+            /**
+             * Eval Batch Size
+             * @default null
+             */
+            eval_batch_size?: number | null;
+            /**
+             * Grad Clip
+             * @default null
+             */
+            grad_clip?: number | null;
+            /**
+             * Seed
+             * @default 0
+             */
+            seed?: number;
+            /**
+             * Precision
+             * @default fp32
+             * @enum {string}
+             */
+            precision?: "fp32" | "bf16" | "fp16";
+            /**
+             * Compile
+             * @default false
+             */
+            compile?: boolean;
+            /**
+             * Device
+             * @default auto
+             */
+            device?: string;
+            /** @default null */
+            early_stopping?: components["schemas"]["EarlyStoppingConfig"] | null;
+            /**
+             * Checkpoint Every
+             * @default 1
+             */
+            checkpoint_every?: number;
+            /**
+             * Keep Checkpoints
+             * @default 3
+             */
+            keep_checkpoints?: number;
+            /**
+             * Log Every
+             * @default 10
+             */
+            log_every?: number;
+            /**
+             * Max Steps
+             * @default null
+             */
+            max_steps?: number | null;
         };
         /** @description A user as other objects mention them: {"id", "username"}. */
         UserRef: {
@@ -4495,15 +4705,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The JSON file, as an attachment. */
+            /** @description config.json, as an attachment. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["TrainConfig"];
                     "application/octet-stream": string;
                     "application/zip": string;
                     "text/x-python": string;
