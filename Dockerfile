@@ -13,6 +13,7 @@ COPY pyproject.toml ./
 COPY engine/ engine/
 COPY webapp/ webapp/
 COPY workers/ workers/
+COPY client/ client/
 COPY manage.py ./
 COPY examples/ examples/
 RUN pip install --no-cache-dir .
