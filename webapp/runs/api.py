@@ -290,9 +290,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         download = services.run_export_download(
             run=self.get_object(), fmt=request.query_params.get("format", "safetensors")
         )
-        # The source keeps the name it is imported by (`from model import Net`), not "<graph>-run<id>.py".
-        filename = "model.py" if download.path.name == "model.py" else download.filename
-        return FileResponse(download.path.open("rb"), as_attachment=True, filename=filename,
+        return FileResponse(download.path.open("rb"), as_attachment=True, filename=download.filename,
                             content_type=download.content_type)
 
     @extend_schema(request=PREDICT_REQUEST, responses=PredictAnswer)

@@ -743,7 +743,9 @@ def run_export_download(*, run: Run, fmt: str) -> RunDownload:
             raise Conflict("export_pending", "The ONNX file is being made; try again in a few seconds.",
                            extra={"exports": run_exports(run)})
         raise Conflict("export_missing", "This run's export is missing; ask an administrator.")
-    return RunDownload(path=path, filename=run_download_name(run, suffix), content_type=content_type)
+    # The source keeps the name it is imported by (`from model import Net`), not "<graph>-run<id>.py".
+    name = path.name if fmt == "python" else run_download_name(run, suffix)
+    return RunDownload(path=path, filename=name, content_type=content_type)
 
 
 def run_export_request(*, run: Run) -> bool:
