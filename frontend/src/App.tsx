@@ -10,6 +10,10 @@ import { navigate, useRoute } from "./router";
 const EditorPage = lazy(() => import("./editor/EditorPage"));
 // The run page (uPlot charts) loads only when a run is opened.
 const RunPage = lazy(() => import("./runs/RunPage"));
+// The comparison and the sweep pages draw charts too (uPlot): loaded when opened.
+const ComparePage = lazy(() => import("./runs/ComparePage"));
+const SweepsPage = lazy(() => import("./sweeps/SweepsPage"));
+const SweepPage = lazy(() => import("./sweeps/SweepPage"));
 
 function Pages() {
   const route = useRoute();
@@ -38,6 +42,24 @@ function Pages() {
       return (
         <Suspense fallback={<p className="muted center">Loading the run…</p>}>
           <RunPage key={route.runId} runId={route.runId} />
+        </Suspense>
+      );
+    case "compare":
+      return (
+        <Suspense fallback={<p className="muted center">Loading the comparison…</p>}>
+          <ComparePage key={route.runIds.join(",")} runIds={route.runIds} />
+        </Suspense>
+      );
+    case "sweeps":
+      return (
+        <Suspense fallback={<p className="muted center">Loading sweeps…</p>}>
+          <SweepsPage />
+        </Suspense>
+      );
+    case "sweep":
+      return (
+        <Suspense fallback={<p className="muted center">Loading the sweep…</p>}>
+          <SweepPage key={route.sweepId} sweepId={route.sweepId} />
         </Suspense>
       );
     case "graphs":

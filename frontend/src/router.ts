@@ -10,6 +10,9 @@ export type Route =
   | { page: "datasets" }
   | { page: "runs"; graphId: number | null }
   | { page: "run"; runId: number }
+  | { page: "compare"; runIds: number[] }
+  | { page: "sweeps" }
+  | { page: "sweep"; sweepId: number }
   | { page: "missing" };
 
 export function parseRoute(pathname: string, search = ""): Route {
@@ -25,6 +28,16 @@ export function parseRoute(pathname: string, search = ""): Route {
   }
   const run = /^\/runs\/(\d+)\/?$/.exec(path);
   if (run) return { page: "run", runId: Number(run[1]) };
+  if (path === "/compare" || path === "/compare/") {
+    const ids = (new URLSearchParams(search).get("ids") ?? "")
+      .split(",")
+      .map((part) => Number(part))
+      .filter((id) => Number.isInteger(id) && id > 0);
+    return { page: "compare", runIds: [...new Set(ids)] };
+  }
+  if (path === "/sweeps" || path === "/sweeps/") return { page: "sweeps" };
+  const sweep = /^\/sweeps\/(\d+)\/?$/.exec(path);
+  if (sweep) return { page: "sweep", sweepId: Number(sweep[1]) };
   return { page: "missing" };
 }
 

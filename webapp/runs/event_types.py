@@ -131,6 +131,8 @@ class CheckpointEvent(_Event):
     step: int
     epoch: float = 0.0
     name: str
+    # The validation metrics the checkpoint's weights had (absent or {} without validation).
+    metrics: dict[str, float | None] = {}
 
 
 class ExplanationEvent(_Event):

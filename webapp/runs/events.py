@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -100,7 +101,7 @@ def events_record(
         stored: list[dict[str, Any]] = []
         points: dict[tuple[str, int], tuple[float, float | None, int]] = {}
         others: list[RunEvent] = []
-        checkpoints: dict[int, Checkpoint] = {}
+        checkpoints: dict[str, Checkpoint] = {}
         latest: dict[str, float | None] = {}
         for offset, event in enumerate(events):
             seq = first_seq + offset
@@ -124,11 +125,15 @@ def events_record(
                 data = {k: v for k, v in event.items() if k not in ("type", "run", "seq", "path")}
                 others.append(RunEvent(run_id=run_id, seq=seq, type=kind, data=data))
                 if kind == "checkpoint":
-                    checkpoints[int(event["step"])] = Checkpoint(
+                    path = str(event.get("path", ""))
+                    name = str(event.get("name") or Path(path).name or f"step-{int(event['step']):07d}")
+                    checkpoints[name] = Checkpoint(
                         run_id=run_id,
+                        name=name,
                         step=int(event["step"]),
                         epoch=float(event.get("epoch", 0.0)),
-                        path=str(event.get("path", "")),
+                        path=path,
+                        metrics=dict(event.get("metrics") or {}),
                     )
             stored.append({**{k: v for k, v in event.items() if k != "path"}, "run": run_id, "seq": seq})
         # Inside the transaction: a misshapen event (checks on) is not stored, and the caller fails.
@@ -143,8 +148,8 @@ def events_record(
             Checkpoint.objects.bulk_create(
                 list(checkpoints.values()),
                 update_conflicts=True,
-                unique_fields=["run", "step"],
-                update_fields=["epoch", "path"],
+                unique_fields=["run", "name"],
+                update_fields=["step", "epoch", "path", "metrics"],
             )
     return stored
 

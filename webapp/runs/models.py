@@ -15,9 +15,11 @@ class RunStatus(models.TextChoices):
     FAILED = "failed", "Failed"
     CANCELLED = "cancelled", "Cancelled"
     INTERRUPTED = "interrupted", "Interrupted"
+    # A sweep's trial stopped by its pruner (the reason is in `error`); ends like a cancel.
+    PRUNED = "pruned", "Pruned"
 
 
-TERMINAL_STATUSES = frozenset({RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED})
+TERMINAL_STATUSES = frozenset({RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.CANCELLED, RunStatus.PRUNED})
 
 
 class ExportStatus(models.TextChoices):
@@ -37,6 +39,16 @@ class Run(models.Model):
         "graphs.GraphRevision", on_delete=models.PROTECT, related_name="runs"
     )
     dataset = models.ForeignKey("datasets.Dataset", on_delete=models.PROTECT, related_name="runs")
+    # What people call it and note about it (editable; the runs table searches them).
+    name = models.CharField(max_length=200, blank=True, default="")
+    notes = models.TextField(blank=True, default="")
+    tags = models.JSONField(default=list, blank=True)  # distinct short strings
+    # Where the weights start: {} (from scratch), or {"run": id, "checkpoint": name,
+    # "mode": "finetune" | "resume", "plan": the init plan (loaded / mismatched / new / unused)}.
+    # The checkpoint is copied into the run's own folder (`init/`) when the run is created.
+    init = models.JSONField(default=dict, blank=True)
+    # Who made it besides its creator: {} or {"sweep": id, "trial": number} (a sweep's trial).
+    origin = models.JSONField(default=dict, blank=True)
     # The whole validated TrainConfig (engine defaults filled in), so a run can be repeated.
     config = models.JSONField()
     # The whole DataRecipe (source with its current path, transforms, split) the run trains on.
@@ -178,19 +190,26 @@ class RunEvent(models.Model):
 
 
 class Checkpoint(models.Model):
-    """A checkpoint directory the trainer completed on disk."""
+    """A checkpoint directory the trainer completed on disk, one row per folder name.
+
+    `name` is the folder: `epoch-0003` (at intervals), `step-0000120` (written when the run was
+    cancelled), `best` (rewritten whenever the monitored metric improves: its row moves with it).
+    """
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="checkpoints")
+    name = models.CharField(max_length=100)
     step = models.BigIntegerField()
     epoch = models.FloatField()
     path = models.CharField(max_length=500)
+    # The validation metrics the weights had when written ({} without a validation split).
+    metrics = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["run", "step"], name="checkpoint_unique_run_step")
+            models.UniqueConstraint(fields=["run", "name"], name="checkpoint_unique_run_name")
         ]
-        ordering = ["run_id", "step"]
+        ordering = ["run_id", "step", "name"]
 
     def __str__(self) -> str:
         return f"checkpoint of run {self.run_id} at step {self.step}"

@@ -27,6 +27,7 @@ from webapp.queues import RUNS_EXPLAIN, RUNS_EXPORT, RUNS_TRAIN
 from . import conf
 from .events import event_emit, finite_or_none
 from .models import Explanation, ExplanationStatus, ExportStatus, Run, RunStatus
+from .signals import run_finished_send
 from .selectors import (
     run_download_name,
     run_export_data_info,
@@ -174,6 +175,7 @@ def run_cancel(*, run: Run, user: AbstractBaseUser | None = None) -> Run:
             event_emit(run_id=run.pk, event={
                 "type": "status", "status": RunStatus.CANCELLED, "detail": "cancelled before training started",
             })
+            run_finished_send(run_id=run.pk, status=RunStatus.CANCELLED)
         else:
             flagged = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING, cancel_requested=False).update(
                 cancel_requested=True
@@ -287,6 +289,7 @@ def run_finish(
         event_emit(run_id=run_id, event=event)
         if succeeded:
             _queue_export(run_id)
+        run_finished_send(run_id=run_id, status=status)
     return True
 
 
@@ -336,6 +339,7 @@ def run_reap(*, now: Any = None) -> list[int]:
                 event_emit(run_id=run_id, event={
                     "type": "status", "status": RunStatus.FAILED, "detail": message, "error": message,
                 })
+                run_finished_send(run_id=run_id, status=RunStatus.FAILED)
     if reaped:
         logger.warning("reaped runs whose worker was lost: %s", reaped)
     run_resend_queued(now=now)
