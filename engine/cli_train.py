@@ -90,6 +90,8 @@ def _config(args: argparse.Namespace, resume: Path | None) -> Any:
             raw = json.loads((ck / "state.json").read_text())["config"]
     if args.epochs is not None:
         raw = {**raw, "epochs": args.epochs}
+    if getattr(args, "freeze", None):
+        raw = {**raw, "freeze": [node for node in args.freeze.split(",") if node.strip()]}
     try:
         return parse_config(raw)
     except ConfigError as exc:
@@ -134,6 +136,11 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     spec = _read_spec(args.spec)
     resume = Path(args.resume) if args.resume else None
+    init_from = Path(args.init_from) if args.init_from else None
+    if resume is not None and init_from is not None:
+        raise _UserError("--init-from starts a new run from a checkpoint, --resume continues one: give one")
+    if init_from is not None and not (init_from / "model.safetensors").is_file():
+        raise _UserError(f"--init-from {init_from} is not a checkpoint: it has no model.safetensors")
     config = _config(args, resume)
     recipe = recipe_from_arg(args.data, args.target)
     splits = _load_splits(recipe)
@@ -148,7 +155,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     try:
         with _CtrlC() as stop:
             result = train(spec, splits, config, out_dir=out, callbacks=progress,
-                           should_stop=stop, resume_from=resume)
+                           should_stop=stop, resume_from=resume, init_from=init_from)
     except TrainingError as exc:
         _err(str(exc))
         return EXIT_FAILED
@@ -158,8 +165,10 @@ def cmd_train(args: argparse.Namespace) -> int:
     assert result.model is not None
     export_dir(result.model, spec, config, result.metrics, out, data_info=splits.info,
                onnx=not args.no_onnx)
-    print(json.dumps({"status": result.status, "out": str(out), "metrics": _summary(result.metrics)},
-                     indent=2))
+    printed: dict[str, Any] = {"status": result.status, "out": str(out), "metrics": _summary(result.metrics)}
+    if result.init_plan is not None:
+        printed["init_plan"] = result.init_plan.to_json()
+    print(json.dumps(printed, indent=2))
     return EXIT_OK
 
 
@@ -291,6 +300,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--epochs", type=int, metavar="N", help="override the config's epochs")
     p.add_argument("--out", metavar="DIR", help="export + checkpoints directory (default runs/<spec>)")
     p.add_argument("--resume", metavar="DIR", help="resume from a run directory or a checkpoint")
+    p.add_argument("--init-from", dest="init_from", metavar="CKPT",
+                   help="fine-tune: start from a checkpoint's weights where names and shapes match")
+    p.add_argument("--freeze", metavar="NODE,NODE", help="node ids whose parameters do not train")
     p.add_argument("--no-onnx", action="store_true", help="skip the ONNX export")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_guard(cmd_train))

@@ -12,16 +12,25 @@ from engine.train.callbacks import (
     TqdmProgress,
     TrainState,
 )
-from engine.train.checkpoint import Checkpoint, latest_checkpoint, load_checkpoint, save_checkpoint
-from engine.train.config import ConfigError, TrainConfig, parse_config
+from engine.train.checkpoint import (
+    Checkpoint,
+    checkpoint_metrics,
+    latest_checkpoint,
+    load_checkpoint,
+    save_checkpoint,
+)
+from engine.train.config import BestConfig, ConfigError, TrainConfig, parse_config
 from engine.train.errors import TrainingError
+from engine.train.finetune import InitPlan, init_plan
 from engine.train.trainer import TrainResult, resolve_device, train
 
 __all__ = [
+    "BestConfig",
     "Callback",
     "CallbackBase",
     "Checkpoint",
     "ConfigError",
+    "InitPlan",
     "ListSink",
     "MetricSink",
     "StopCheck",
@@ -30,6 +39,8 @@ __all__ = [
     "TrainResult",
     "TrainState",
     "TrainingError",
+    "checkpoint_metrics",
+    "init_plan",
     "latest_checkpoint",
     "load_checkpoint",
     "parse_config",

@@ -23,6 +23,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from engine.atomic import atomic_dir
+from engine.train.metrics import float_metrics
 
 __all__ = [
     "FORMAT_VERSION",
@@ -34,6 +35,7 @@ __all__ = [
     "restore_rng",
     "atomic_dir",
     "state_dict_for_save",
+    "checkpoint_metrics",
 ]
 
 FORMAT_VERSION = 1
@@ -254,3 +256,21 @@ def latest_checkpoint(directory: Path) -> Path | None:
         if best is None or key > best:
             best, found = key, child
     return found
+
+
+def checkpoint_metrics(path: Path | str) -> dict[str, float]:
+    """The validation metrics the checkpoint's weights had (`val/loss`, ...); reads state.json only.
+
+    A checkpoint written at an epoch's end holds the validation pass of those weights
+    (`trainer.last_val`; for `best`, the pass that made it the best). One written within an
+    epoch (a cancelled run's `step-*`) has weights no validation has seen: {}. So has a run
+    without a validation split.
+    """
+    state_file = Path(path) / "state.json"
+    try:
+        state = json.loads(state_file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path} is not a checkpoint: state.json is missing") from None
+    if int(state.get("batch_in_epoch", 0)):
+        return {}
+    return float_metrics(state.get("trainer", {}).get("last_val") or {})

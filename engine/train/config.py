@@ -5,13 +5,22 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 __all__ = [
     "TrainConfig",
     "OptimizerConfig",
     "SchedulerConfig",
     "EarlyStoppingConfig",
+    "BestConfig",
     "ConfigError",
     "parse_config",
     "default_loss",
@@ -22,6 +31,8 @@ LossName = Literal["cross_entropy", "mse", "l1", "huber", "bce_with_logits"]
 Precision = Literal["fp32", "bf16", "fp16"]
 
 _CLASSIFICATION_LOSSES = {"cross_entropy", "bce_with_logits"}
+_UNION_MEMBER = re.compile(r"[\[\]']")
+ClassWeights = Literal["balanced"] | Annotated[list[Annotated[float, Field(ge=0)]], Field(min_length=2)]
 
 
 class _Strict(BaseModel):
@@ -65,6 +76,15 @@ class SchedulerConfig(_Strict):
     patience: Annotated[int, Field(ge=0)] = 5
     metric: str = "val/loss"
     mode: Literal["min", "max"] = "min"
+    # linear warm-up over the first optimizer steps, before (and composed with) the schedule
+    warmup_steps: Annotated[int, Field(ge=0, le=10_000_000)] = 0
+
+    @field_validator("warmup_steps")
+    @classmethod
+    def _onecycle_warms_up_itself(cls, value: int, info: ValidationInfo) -> int:
+        if value and info.data.get("name") == "onecycle":
+            raise ValueError("onecycle warms up by itself (pct_start); leave warmup_steps at 0")
+        return value
 
 
 class EarlyStoppingConfig(_Strict):
@@ -74,6 +94,20 @@ class EarlyStoppingConfig(_Strict):
     mode: Literal["min", "max"] = "min"
     patience: Annotated[int, Field(ge=1)] = 5
     min_delta: Annotated[float, Field(ge=0)] = 0.0
+
+
+class BestConfig(_Strict):
+    """Which epoch's weights are the run's `best` checkpoint (and so its default export)."""
+
+    metric: str = "val/loss"
+    mode: Literal["min", "max"] = "min"
+
+    @field_validator("metric")
+    @classmethod
+    def _validation_metric(cls, value: str) -> str:
+        if not value.startswith("val/"):
+            raise ValueError(f"the best checkpoint is chosen by a validation metric (val/...), not {value!r}")
+        return value
 
 
 class TrainConfig(_Strict):
@@ -96,6 +130,40 @@ class TrainConfig(_Strict):
     keep_checkpoints: Annotated[int, Field(ge=1)] = 3
     log_every: Annotated[int, Field(ge=1)] = 10
     max_steps: Annotated[int, Field(ge=1)] | None = None
+    # None: early_stopping's metric and mode when it is set, else val/loss (min)
+    best: BestConfig | None = None
+    grad_accumulation: Annotated[int, Field(ge=1, le=4096)] = 1
+    label_smoothing: Annotated[float, Field(ge=0, lt=1)] = 0.0
+    class_weights: ClassWeights | None = None
+    freeze: list[str] = Field(default_factory=list, max_length=10_000)
+
+    @property
+    def best_policy(self) -> BestConfig:
+        """The metric and mode that choose the best checkpoint (`best`, or its default)."""
+        if self.best is not None:
+            return self.best
+        if self.early_stopping is not None:
+            return BestConfig(metric=self.early_stopping.metric, mode=self.early_stopping.mode)
+        return BestConfig()
+
+    @field_validator("label_smoothing", "class_weights")
+    @classmethod
+    def _cross_entropy_only(cls, value: Any, info: ValidationInfo) -> Any:
+        if not value:
+            return value
+        loss, task = info.data.get("loss"), info.data.get("task")
+        if task == "regression" or (loss is not None and loss != "cross_entropy"):
+            raise ValueError(
+                f"{info.field_name} applies to classification with the cross_entropy loss, "
+                f"not to loss {loss or default_loss('regression')!r}"
+                + (" (task 'regression')" if task == "regression" else "")
+            )
+        return value
+
+    @field_validator("freeze")
+    @classmethod
+    def _node_ids(cls, value: list[str]) -> list[str]:
+        return list(dict.fromkeys(node.strip() for node in value if node.strip()))
 
     @field_validator("device")
     @classmethod
@@ -137,9 +205,16 @@ def parse_config(obj: Any) -> TrainConfig:
             return TrainConfig.model_validate_json(obj)
         return TrainConfig.model_validate(obj if obj is not None else {})
     except ValidationError as exc:
-        problems = [
-            {"field": ".".join(str(p) for p in err["loc"]) or "config", "message": err["msg"]}
-            for err in exc.errors()
-        ]
+        problems: list[dict[str, str]] = []
+        for err in exc.errors():
+            # Union members add their type to the location (`class_weights.literal['balanced']`):
+            # the field is what the user wrote; the members' messages are joined.
+            loc = [str(p) for p in err["loc"] if not _UNION_MEMBER.search(str(p))]
+            name = ".".join(loc) or "config"
+            same = next((p for p in problems if p["field"] == name), None)
+            if same is not None and name != "config":
+                same["message"] += f" or {err['msg'][0].lower()}{err['msg'][1:]}"
+            else:
+                problems.append({"field": name, "message": err["msg"]})
         text = "; ".join(f"{p['field']}: {p['message']}" for p in problems)
         raise ConfigError(f"invalid training config: {text}", problems) from None

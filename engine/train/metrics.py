@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -93,9 +94,17 @@ def adapt_target(task: TaskSpec, output: torch.Tensor, y: torch.Tensor) -> torch
     return y
 
 
-def make_loss(task: TaskSpec) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
-    """The mean-reduced loss function `(output, target) -> scalar`."""
+def make_loss(
+    task: TaskSpec, *, label_smoothing: float = 0.0, weight: torch.Tensor | None = None
+) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+    """The mean-reduced loss function `(output, target) -> scalar`.
+
+    `label_smoothing` and class `weight` (cross-entropy only) shape the training loss; the
+    evaluation passes use the plain loss, so val/loss compares across runs.
+    """
     if task.loss == "cross_entropy":
+        if label_smoothing or weight is not None:
+            return functools.partial(F.cross_entropy, weight=weight, label_smoothing=label_smoothing)
         return F.cross_entropy
     if task.loss == "bce_with_logits":
         return F.binary_cross_entropy_with_logits

@@ -1,4 +1,9 @@
-"""The monitored validation metric: its best value, the best checkpoint, early stopping."""
+"""A monitored validation metric: its best value, early stopping, the best checkpoint.
+
+A run has two monitors: early stopping's (its own metric, patience) and the best checkpoint's
+(`TrainConfig.best_policy`: `best`, or early stopping's metric, or val/loss). They are kept in
+state.json's `trainer` as `monitor` and `best`.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from engine.train.config import EarlyStoppingConfig
+from engine.train.config import BestConfig, EarlyStoppingConfig
 from engine.train.errors import TrainingError
 from engine.train.metrics import float_metrics
 
@@ -27,6 +32,7 @@ class Monitor:
 
     Without early stopping (`patience` None) it only decides when the best checkpoint is
     written. `to_json`/`load_json` carry the counters through a checkpoint's state.json.
+    `field` is the config field a missing metric is reported on.
     """
 
     metric: str = "val/loss"
@@ -36,6 +42,7 @@ class Monitor:
     best_value: float | None = None
     bad_epochs: int = 0
     best_checkpoint: str | None = None
+    field: str = "early_stopping.metric"
 
     @classmethod
     def for_config(cls, early_stopping: EarlyStoppingConfig | None) -> Monitor:
@@ -48,6 +55,11 @@ class Monitor:
             min_delta=early_stopping.min_delta,
             patience=early_stopping.patience,
         )
+
+    @classmethod
+    def for_best(cls, policy: BestConfig) -> Monitor:
+        """The monitor that decides the best checkpoint (never stops a run)."""
+        return cls(metric=policy.metric, mode=policy.mode, field="best.metric")
 
     @property
     def should_stop(self) -> bool:
@@ -68,9 +80,9 @@ class Monitor:
             return False
         if self.metric not in val_metrics:
             raise TrainingError(
-                f"early_stopping.metric {self.metric!r} is not a validation metric; "
+                f"{self.field} {self.metric!r} is not a validation metric; "
                 f"choose one of {', '.join(sorted(float_metrics(val_metrics)))}",
-                field="early_stopping.metric",
+                field=self.field,
             )
         value = float(val_metrics[self.metric])
         if improved(value, self.best_value, self.mode, self.min_delta):
@@ -83,6 +95,8 @@ class Monitor:
     def to_json(self) -> dict[str, Any]:
         """The counters, for state.json (the settings come from the run's config)."""
         return {
+            "metric": self.metric,
+            "mode": self.mode,
             "best_value": self.best_value,
             "bad_epochs": self.bad_epochs,
             "best_checkpoint": self.best_checkpoint,
@@ -94,3 +108,20 @@ class Monitor:
         self.best_value = saved.get("best_value", self.best_value)
         self.bad_epochs = int(saved.get("bad_epochs", self.bad_epochs))
         self.best_checkpoint = saved.get("best_checkpoint", self.best_checkpoint)
+
+    def load_best_json(self, trainer_state: Mapping[str, Any], *, legacy: bool) -> None:
+        """Restore the best checkpoint's monitor from state.json's `trainer.best`.
+
+        Checkpoints from before `best` existed kept it in `monitor` (`legacy`: the run's policy
+        is the default one, so that was the same metric). Saved counters of another metric or
+        mode are not this policy's: it starts afresh.
+        """
+        saved = trainer_state.get("best")
+        if saved is None and legacy:
+            saved = trainer_state.get("monitor", trainer_state.get("book"))
+        if not saved:
+            return
+        if saved.get("metric", self.metric) != self.metric or saved.get("mode", self.mode) != self.mode:
+            return
+        self.best_value = saved.get("best_value")
+        self.best_checkpoint = saved.get("best_checkpoint")

@@ -11,7 +11,7 @@ import torch
 
 from engine.train.errors import TrainingError
 
-__all__ = ["Precision", "autocast_factory", "backward_step"]
+__all__ = ["Precision", "accumulating_step", "autocast_factory", "backward_step"]
 
 AutocastFactory = Callable[[], contextlib.AbstractContextManager[Any]]
 
@@ -104,3 +104,40 @@ def backward_step(
         optimizer.step()
 
     return plain_step
+
+
+def accumulating_step(
+    optimizer: torch.optim.Optimizer,
+    params: Sequence[torch.Tensor],
+    *,
+    scaler: torch.amp.GradScaler,
+    grad_clip: float | None,
+) -> tuple[Callable[[], None], Callable[[torch.Tensor], None], Callable[[], None]]:
+    """`backward_step` in three parts for gradient accumulation: `(start, backward, finish)`.
+
+    `start()` zeroes the grads before the first micro-batch, `backward(loss)` adds one
+    micro-batch's gradients (scaled for fp16), `finish()` unscales, clips and steps once.
+    """
+    zero_grad = optimizer.zero_grad
+    clip = torch.nn.utils.clip_grad_norm_
+    scaled = scaler.is_enabled()
+
+    def start() -> None:
+        zero_grad(set_to_none=True)
+
+    def backward(loss: torch.Tensor) -> None:
+        (scaler.scale(loss) if scaled else loss).backward()
+
+    def finish() -> None:
+        if scaled:
+            if grad_clip is not None:
+                scaler.unscale_(optimizer)
+                clip(params, grad_clip)
+            scaler.step(optimizer)
+            scaler.update()
+            return
+        if grad_clip is not None:
+            clip(params, grad_clip)
+        optimizer.step()
+
+    return start, backward, finish

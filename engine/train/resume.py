@@ -59,13 +59,14 @@ class Checkpointer:
         scaler: torch.amp.GradScaler,
         state: TrainState,
         monitor: Monitor,
+        best: Monitor,
         last: LastMetrics,
         hooks: Hooks,
     ) -> None:
         self.directory = out_dir / "checkpoints" if out_dir is not None else None
         self._cfg, self._spec_json, self._task = cfg, spec_json, task
         self._model, self._optimizer, self._schedule, self._scaler = model, optimizer, schedule, scaler
-        self._state, self._monitor, self._last, self._hooks = state, monitor, last, hooks
+        self._state, self._monitor, self._best, self._last, self._hooks = state, monitor, best, last, hooks
 
     @property
     def enabled(self) -> bool:
@@ -81,18 +82,20 @@ class Checkpointer:
             self.directory / name,
             model=self._model,
             optimizer=self._optimizer,
-            scheduler=self._schedule.scheduler,
+            scheduler=self._schedule,  # its state_dict: the scheduler(s) it steps
             scaler=self._scaler,
             generator_state=generator_state,
             state={
                 "epoch": state.epoch,
                 "step": state.step,
                 "batch_in_epoch": state.batch_in_epoch,
+                "total_steps": state.total_steps,
                 "config": self._cfg.model_dump(mode="json"),
                 "spec": self._spec_json,
                 "task": self._task,
                 "trainer": {
                     "monitor": self._monitor.to_json(),
+                    "best": self._best.to_json(),
                     "last_val": self._last.val,
                     "last_train": self._last.train,
                 },
@@ -100,6 +103,13 @@ class Checkpointer:
         )
         self._hooks("on_checkpoint", state, path)
         return path
+
+    def save_best(self, generator_state: torch.Tensor) -> Path | None:
+        """Write `best`: this epoch's weights beat every earlier epoch's on the best policy."""
+        if self.directory is None:
+            return None
+        self._best.best_checkpoint = str(self.directory / "best")
+        return self.save("best", generator_state)
 
     def save_epoch(self, generator_state: torch.Tensor) -> Path | None:
         """Write `epoch-NNNN` and keep only the newest `keep_checkpoints` of them."""
@@ -113,6 +123,12 @@ class Checkpointer:
     def restore(self, ck: Checkpoint, generator: torch.Generator) -> Path:
         """Put the run back where `ck` left it (weights, optimizer, schedule, counters, RNGs).
 
+        Resumed with another length (more epochs, another max_steps), the run goes on from the
+        checkpoint's step with its optimizer state; a schedule laid out over the total steps
+        (cosine, one-cycle) is laid out again over the new total (`Schedule.continue_at`), a
+        per-epoch one (step, plateau) simply goes on. The best checkpoint is chosen among this
+        run's own epochs when `ck` comes from another run's folder (its `best` is not here).
+
         Returns the checkpoint's path: the run's last checkpoint until it writes another.
         """
         try:
@@ -123,7 +139,10 @@ class Checkpointer:
             ) from None
         if ck.optimizer is not None:
             self._optimizer.load_state_dict(ck.optimizer)
-        self._schedule.load_state_dict(ck.scheduler)
+        if self._schedule.depends_on_total and not self._schedule.same_horizon(ck.scheduler):
+            self._schedule.continue_at(ck.step)
+        else:
+            self._schedule.load_state_dict(ck.scheduler)
         if ck.scaler is not None and self._scaler.is_enabled():
             self._scaler.load_state_dict(ck.scaler)
         state = self._state
@@ -131,6 +150,9 @@ class Checkpointer:
         state.batch_in_epoch = int(ck.state.get("batch_in_epoch", 0))
         trainer_state = ck.state.get("trainer", {})
         self._monitor.load_json(trainer_state)
+        own = self.directory is not None and ck.path.resolve().parent == self.directory.resolve()
+        if own:
+            self._best.load_best_json(trainer_state, legacy=self._cfg.best is None)
         self._last.val = trainer_state.get("last_val", {})
         self._last.train = trainer_state.get("last_train", {})
         restore_rng(ck.rng["tensors"], ck.rng["extra"], generator)

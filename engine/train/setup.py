@@ -16,7 +16,16 @@ from engine.train.errors import TrainingError
 from engine.train.metrics import TaskSpec, dataset_len, iter_batches, resolve_task
 from engine.train.precision import Precision
 
-__all__ = ["RunSize", "check_single_output", "prepare_model", "probe_task", "seed_everything", "spec_to_json"]
+__all__ = [
+    "RunSize",
+    "check_single_output",
+    "class_weights",
+    "freeze_nodes",
+    "prepare_model",
+    "probe_task",
+    "seed_everything",
+    "spec_to_json",
+]
 
 
 def seed_everything(seed: int) -> None:
@@ -113,15 +122,86 @@ def probe_task(
     return task, first_y
 
 
+def check_loss_options(cfg: TrainConfig, task: TaskSpec) -> None:
+    """label_smoothing and class_weights need cross-entropy over classes (the task as resolved)."""
+    for name, value in (("label_smoothing", cfg.label_smoothing), ("class_weights", cfg.class_weights)):
+        if value and task.kind != "multiclass":
+            raise TrainingError(
+                f"{name} applies to classification with the cross_entropy loss; this run is "
+                f"{task.task} with loss {task.loss!r}",
+                field=name,
+            )
+
+
+def class_weights(cfg: TrainConfig, task: TaskSpec, train_set: Any, device: torch.device) -> torch.Tensor | None:
+    """The per-class weights of the training loss: None, the config's list, or "balanced".
+
+    "balanced" gives class c the weight n / (k * count_c) over the training split's labels (as
+    scikit-learn's compute_class_weight); a class absent from the split gets 0 (it never
+    weighs a training sample). A list must have one weight per class.
+    """
+    check_loss_options(cfg, task)
+    if cfg.class_weights is None:
+        return None
+    k = int(task.num_classes or task.num_outputs)
+    if cfg.class_weights == "balanced":
+        labels = torch.as_tensor(train_set.y).reshape(-1).long()
+        counts = torch.bincount(labels, minlength=k)[:k].double()
+        weights = torch.where(counts > 0, labels.numel() / (k * counts.clamp(min=1)), 0.0)
+        return weights.float().to(device)
+    if len(cfg.class_weights) != k:
+        raise TrainingError(
+            f"class_weights has {len(cfg.class_weights)} weights but there are {k} classes",
+            field="class_weights",
+        )
+    if not any(cfg.class_weights):
+        raise TrainingError("class_weights are all 0: no sample would count", field="class_weights")
+    return torch.tensor(cfg.class_weights, dtype=torch.float32, device=device)
+
+
+def freeze_nodes(model: torch.nn.Module, spec: Any, nodes: list[str]) -> list[str]:
+    """Stop the parameters of `nodes` from training (requires_grad False); their names.
+
+    A parameter belongs to the node named by the part of its name before the first ".". A
+    node that is not in the graph is a TrainingError (field "freeze") naming it.
+    """
+    if not nodes:
+        return []
+    names = [name for name, _ in model.named_parameters()]
+    known = {n.id for n in spec.nodes} if spec is not None else {n.split(".")[0] for n in names}
+    unknown = [node for node in nodes if node not in known]
+    if unknown:
+        raise TrainingError(
+            f"freeze names {', '.join(map(repr, unknown))}, which {'is' if len(unknown) == 1 else 'are'} "
+            f"not a node of this graph; nodes: {', '.join(sorted(known))}",
+            field="freeze",
+        )
+    chosen = set(nodes)
+    frozen = []
+    for name, param in model.named_parameters():
+        if name.split(".")[0] in chosen:
+            param.requires_grad_(False)
+            frozen.append(name)
+    if len(frozen) == len(names):
+        raise TrainingError("freeze leaves no parameter to train", field="freeze")
+    return frozen
+
+
 @dataclass(frozen=True)
 class RunSize:
-    """How long a run is: rows, steps per epoch, total steps, and the batch sizes."""
+    """How long a run is: rows, steps per epoch, total steps, and the batch sizes.
+
+    Steps are optimizer steps: with `grad_accumulation` k, a step takes k micro-batches of
+    `batch_size` rows (the epoch's last step takes what is left).
+    """
 
     train_rows: int
     batch_size: int
     eval_batch_size: int
     steps_per_epoch: int
     total_steps: int
+    micro_batches_per_epoch: int = 0
+    grad_accumulation: int = 1
 
     @classmethod
     def of(cls, splits: Any, cfg: TrainConfig) -> RunSize:
@@ -129,7 +209,8 @@ class RunSize:
         rows = dataset_len(splits.train)
         if rows == 0:
             raise TrainingError("the training split is empty")
-        steps_per_epoch = math.ceil(rows / cfg.batch_size)
+        micro = math.ceil(rows / cfg.batch_size)
+        steps_per_epoch = math.ceil(micro / cfg.grad_accumulation)
         total = cfg.epochs * steps_per_epoch
         if cfg.max_steps is not None:
             total = min(total, cfg.max_steps)
@@ -139,4 +220,6 @@ class RunSize:
             eval_batch_size=cfg.eval_batch_size or max(cfg.batch_size, 256),
             steps_per_epoch=steps_per_epoch,
             total_steps=total,
+            micro_batches_per_epoch=micro,
+            grad_accumulation=cfg.grad_accumulation,
         )

@@ -1,4 +1,8 @@
-"""A run's state as the hooks see it (TrainState), its latest metrics, and its TrainResult."""
+"""A run's state as the hooks see it (TrainState), its latest metrics, and its TrainResult.
+
+InitPlan (what `engine.train.finetune` loads from a checkpoint) lives here because TrainResult
+carries it.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ if TYPE_CHECKING:
 
     from engine.train.config import TrainConfig
 
-__all__ = ["LastMetrics", "TrainResult", "TrainState"]
+__all__ = ["InitPlan", "LastMetrics", "TrainResult", "TrainState"]
 
 
 @dataclass
@@ -46,6 +50,32 @@ class LastMetrics:
 
 
 @dataclass
+class InitPlan:
+    """Which tensors of a checkpoint a graph takes (same name and shape), and which not.
+
+    `loaded`: names of the state-dict tensors copied from the checkpoint; `mismatched`: same
+    name, other shape (`{node, parameter, checkpoint_shape, graph_shape}`); `new`: in the graph
+    only (`{node, parameter, shape}`, freshly initialised); `unused`: in the checkpoint only.
+    `parameter` is the full tensor name (`fc1.weight`), `node` its part before the first ".".
+    Buffers (BatchNorm's running statistics) count as tensors like the parameters.
+    """
+
+    loaded: list[str] = field(default_factory=list)
+    mismatched: list[dict[str, Any]] = field(default_factory=list)
+    new: list[dict[str, Any]] = field(default_factory=list)
+    unused: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The plan as JSON (the REST API serves it as is)."""
+        return {
+            "loaded": list(self.loaded),
+            "mismatched": [dict(m) for m in self.mismatched],
+            "new": [dict(n) for n in self.new],
+            "unused": [dict(u) for u in self.unused],
+        }
+
+
+@dataclass
 class TrainResult:
     """What a finished (or cancelled, or early-stopped) run gives back."""
 
@@ -58,6 +88,7 @@ class TrainResult:
     last_checkpoint: Path | None = None
     out_dir: Path | None = None
     model: torch.nn.Module | None = field(default=None, repr=False)
+    init_plan: InitPlan | None = None  # train(init_from=...): what was loaded, what is new
 
     def to_json(self) -> dict[str, Any]:
         """JSON-able summary (no model)."""
@@ -70,4 +101,5 @@ class TrainResult:
             "best_checkpoint": str(self.best_checkpoint) if self.best_checkpoint else None,
             "last_checkpoint": str(self.last_checkpoint) if self.last_checkpoint else None,
             "out_dir": str(self.out_dir) if self.out_dir else None,
+            "init_plan": self.init_plan.to_json() if self.init_plan is not None else None,
         }

@@ -9,8 +9,9 @@
     steps.py       the steps of one epoch (the hot loop) and the order of its batches
     window.py      train loss, accuracy and samples/s per `log_every` steps; the NaN check
     evaluation.py  the validation pass per epoch and the test pass at the end
-    monitor.py     the best value of the monitored metric, early stopping
+    monitor.py     the best value of a monitored metric: early stopping, the best checkpoint
     resume.py      what a run's checkpoints hold, and resuming from one
+    finetune.py    starting from another checkpoint's weights (init_from)
 """
 
 from __future__ import annotations
@@ -24,13 +25,22 @@ import torch
 from engine.train.callbacks import Callback, Hooks, MetricSink, StopCheck
 from engine.train.config import TrainConfig, parse_config
 from engine.train.device import OutOfMemory, out_of_memory, resolve_device
+from engine.train.errors import TrainingError
 from engine.train.evaluation import Evaluator
+from engine.train.finetune import apply_init
 from engine.train.monitor import Monitor
 from engine.train.optim import make_optimizer
 from engine.train.precision import Precision
 from engine.train.resume import Checkpointer, find_checkpoint, saved_with_one_group
 from engine.train.schedule import Schedule
-from engine.train.setup import RunSize, prepare_model, probe_task, spec_to_json
+from engine.train.setup import (
+    RunSize,
+    class_weights,
+    freeze_nodes,
+    prepare_model,
+    probe_task,
+    spec_to_json,
+)
 from engine.train.state import LastMetrics, TrainResult, TrainState
 from engine.train.steps import StepLoop, epoch_batches
 from engine.train.window import MetricWindow
@@ -49,6 +59,7 @@ def train(
     should_stop: StopCheck | None = None,
     resume_from: Path | str | None = None,
     model: torch.nn.Module | None = None,
+    init_from: Path | str | None = None,
 ) -> TrainResult:
     """Train `build(spec)` (or `model`) on `splits` and return metrics and checkpoint paths.
 
@@ -61,16 +72,31 @@ def train(
         sink: receives metric points (`train/loss` every `log_every` steps, `val/*` per epoch).
         should_stop: consulted before every step; True cancels within one step.
         resume_from: a checkpoint directory, or a run directory / `checkpoints/` (latest wins).
+            With a config of more epochs (or another max_steps) the run goes on from the
+            checkpoint's step with its optimizer and schedule state; cosine and one-cycle, laid
+            out over the total steps, are laid out again over the new total and continue at
+            the rate that schedule has at the checkpoint's step (see `Checkpointer.restore`).
         model: an already built module to train instead of building `spec`.
+        init_from: a checkpoint (or export) directory to fine-tune from: after the seeded
+            build, every tensor whose name and shape match is copied; `result.init_plan`
+            lists what was and was not. Not together with `resume_from`.
     """
     cfg = parse_config(config)
+    if init_from is not None and resume_from is not None:
+        raise TrainingError(
+            "init_from starts a new run from a checkpoint's weights and resume_from continues "
+            "one; give one of them", field="init_from",
+        )
     device = resolve_device(cfg.device)
     precision = Precision.for_device(cfg.precision, device)
     out_path = Path(out_dir) if out_dir is not None else None
     hooks = Hooks(callbacks)
     spec, model = prepare_model(spec, model, cfg.seed, device)
+    plan = apply_init(model, init_from) if init_from is not None else None
+    freeze_nodes(model, spec, cfg.freeze)
     size = RunSize.of(splits, cfg)
     task, first_y = probe_task(spec, model, splits, cfg, precision, device)
+    weight = class_weights(cfg, task, splits.train, device)
     resumed = find_checkpoint(resume_from) if resume_from is not None else None
     optimizer = make_optimizer(model, cfg, decay_every_parameter=saved_with_one_group(resumed))
     schedule = Schedule(optimizer, cfg, size.total_steps)
@@ -80,10 +106,11 @@ def train(
                        steps_per_epoch=size.steps_per_epoch, total_steps=size.total_steps,
                        device=str(device))
     monitor, last = Monitor.for_config(cfg.early_stopping), LastMetrics()
+    best_monitor = Monitor.for_best(cfg.best_policy)
     checkpoints = Checkpointer(out_path, cfg=cfg, spec_json=spec_to_json(spec), task=task.task,
                                model=model, optimizer=optimizer, schedule=schedule,
-                               scaler=precision.scaler, state=state, monitor=monitor, last=last,
-                               hooks=hooks)
+                               scaler=precision.scaler, state=state, monitor=monitor,
+                               best=best_monitor, last=last, hooks=hooks)
     last_checkpoint = checkpoints.restore(resumed, generator) if resumed is not None else None
     epoch_start_generator = generator.get_state()
     evaluator = Evaluator(forward_model, task, batch_size=size.eval_batch_size, device=device,
@@ -93,6 +120,7 @@ def train(
         optimizer=optimizer, schedule=schedule, last=last, sink=sink, hooks=hooks,
         window=MetricWindow(device=device, count_correct=task.kind == "multiclass", first_step=state.step),
         should_stop=should_stop, device=device, total_steps=size.total_steps,
+        class_weight=weight, micro_batches_per_epoch=size.micro_batches_per_epoch,
     )
     status = "succeeded"
     try:
@@ -102,7 +130,8 @@ def train(
         while state.epoch < cfg.epochs and state.step < size.total_steps:
             if state.batch_in_epoch == 0:
                 epoch_start_generator = generator.get_state()
-            batches = epoch_batches(splits.train, size.batch_size, generator, state.batch_in_epoch)
+            skip = state.batch_in_epoch * size.grad_accumulation  # micro-batches already done
+            batches = epoch_batches(splits.train, size.batch_size, generator, skip)
             ended = steps.run(batches, state)
             steps.flush(state)
             if ended == "cancelled":  # a mid-epoch checkpoint redraws this epoch's order on resume
@@ -114,8 +143,10 @@ def train(
             state.batch_in_epoch = 0
             last.val = evaluator.validate(splits.val, state) or last.val
             schedule.after_epoch(last.val)
-            if monitor.update(last.val) and checkpoints.enabled:
-                monitor.best_checkpoint = str(checkpoints.save("best", generator.get_state()))
+            if cfg.early_stopping is not None:
+                monitor.update(last.val)
+            if best_monitor.update(last.val):
+                checkpoints.save_best(generator.get_state())
             last_epoch = state.epoch >= cfg.epochs or ended == "max_steps" or monitor.should_stop
             if state.epoch % cfg.checkpoint_every == 0 or last_epoch:
                 last_checkpoint = checkpoints.save_epoch(generator.get_state()) or last_checkpoint
@@ -128,10 +159,11 @@ def train(
             metrics.update(evaluator.test(splits.test, state))
         metrics["epochs"], metrics["steps"] = state.epoch, state.step
         state.metrics, state.status = metrics, status
-        best = Path(monitor.best_checkpoint) if monitor.best_checkpoint else None
+        best = Path(best_monitor.best_checkpoint) if best_monitor.best_checkpoint else None
         result = TrainResult(status=status, metrics=metrics, steps=state.step, epochs=state.epoch,
                              task=task.task, best_checkpoint=best if best and best.exists() else None,
-                             last_checkpoint=last_checkpoint, out_dir=out_path, model=model)
+                             last_checkpoint=last_checkpoint, out_dir=out_path, model=model,
+                             init_plan=plan)
         hooks("on_train_end", state, result)
         return result
     except OutOfMemory:

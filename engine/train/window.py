@@ -54,6 +54,20 @@ class MetricWindow:
                 self._fold()
         self._samples += samples
 
+    def add_outputs(self, out: torch.Tensor, target: torch.Tensor, samples: int) -> None:
+        """Keep one micro-batch's logits and target (gradient accumulation; its loss comes by step)."""
+        if self.count_correct:
+            self._logits.append(out.detach())
+            self._targets.append(target)
+            self._buffered += out.numel()
+            if self._buffered > _FOLD_AT:
+                self._fold()
+        self._samples += samples
+
+    def add_loss(self, loss: torch.Tensor) -> None:
+        """Keep one optimizer step's loss (the mean of its micro-batches' losses)."""
+        self._losses.append(loss.detach())
+
     def _hits(self) -> torch.Tensor:
         logits = self._logits[0] if len(self._logits) == 1 else torch.cat(self._logits)
         targets = self._targets[0] if len(self._targets) == 1 else torch.cat(self._targets)

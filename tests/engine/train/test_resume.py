@@ -25,8 +25,11 @@ def test_state_json_holds_the_monitor_and_the_last_metrics(digits, tmp_path):
     result = train(mlp_spec([1, 8, 8], 10), digits, CONFIG, out_dir=tmp_path)
     state = json.loads((result.last_checkpoint / "state.json").read_text())
     trainer = state["trainer"]
-    assert set(trainer) == {"monitor", "last_val", "last_train"}
-    assert trainer["monitor"]["best_checkpoint"] == str(tmp_path / "checkpoints" / "best")
+    assert set(trainer) == {"monitor", "best", "last_val", "last_train"}
+    # The best checkpoint follows early stopping's metric when `best` is not set.
+    assert trainer["best"]["best_checkpoint"] == str(tmp_path / "checkpoints" / "best")
+    assert trainer["best"]["metric"] == "val/accuracy" and trainer["best"]["mode"] == "max"
+    assert trainer["best"]["best_value"] == trainer["monitor"]["best_value"]
     assert trainer["monitor"]["best_value"] == max(
         json.loads((tmp_path / "checkpoints" / f"epoch-000{e}" / "state.json").read_text())
         ["trainer"]["last_val"]["val/accuracy"] for e in (1, 2, 3)
