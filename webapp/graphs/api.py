@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Max
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
@@ -20,6 +19,7 @@ from webapp.api.serializers import IdField, UserRefSerializer
 from . import services
 from .models import Graph, GraphRevision
 from .schema import OpCatalog, SpecField, ValidationReport
+from .selectors import graphs_with_latest_number, revision_latest
 
 
 class RevisionSummarySerializer(serializers.ModelSerializer):
@@ -35,6 +35,7 @@ class RevisionSummarySerializer(serializers.ModelSerializer):
             "created_by",
             "created_at",
             "layout_updated_at",
+            "origin",
         ]
         read_only_fields = fields
 
@@ -59,7 +60,8 @@ class GraphSerializer(serializers.ModelSerializer):
     def get_latest_revision(self, graph: Graph) -> int | None:
         value = getattr(graph, "latest_number", None)
         if value is None and not hasattr(graph, "latest_number"):
-            value = graph.revisions.aggregate(n=Max("number"))["n"]
+            latest = revision_latest(graph=graph)
+            value = latest.number if latest is not None else None
         return value
 
 
@@ -73,7 +75,7 @@ class GraphDetailSerializer(GraphSerializer):
 
     @extend_schema_field(RevisionSerializer(allow_null=True))
     def get_latest(self, graph: Graph) -> dict[str, Any] | None:
-        revision = graph.revisions.select_related("created_by").order_by("-number").first()
+        revision = revision_latest(graph=graph)
         return RevisionSerializer(revision).data if revision else None
 
 
@@ -142,11 +144,7 @@ class GraphViewSet(
 ):
     """Graphs of the user's teams."""
 
-    queryset = (
-        Graph.objects.select_related("created_by")
-        .annotate(latest_number=Max("revisions__number"))
-        .order_by("-updated_at", "-id")
-    )
+    queryset = graphs_with_latest_number(Graph.objects.select_related("created_by")).order_by("-updated_at", "-id")
 
     def get_serializer_class(self):
         return GraphDetailSerializer if self.action == "retrieve" else GraphSerializer

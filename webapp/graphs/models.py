@@ -50,6 +50,10 @@ class GraphRevision(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     layout_updated_at = models.DateTimeField(null=True, blank=True)
+    # "" for a revision someone saved; else what made it (a sweep's architecture variant:
+    # "sweep 3 trial 5"). Such revisions are numbered like the others but never the graph's
+    # latest: the editor opens, and new saves follow, the latest revision a person saved.
+    origin = models.CharField(max_length=100, blank=True, default="")
 
     class Meta:
         ordering = ["graph_id", "-number"]

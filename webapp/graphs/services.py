@@ -14,6 +14,7 @@ from webapp.accounts.models import Team
 from webapp.errors import Conflict, DomainError
 
 from .models import Graph, GraphRevision
+from .selectors import revision_latest
 
 CANVAS_KEYS = ("layout", "ui")  # canvas-only parts of a spec; they never change the hash
 SAVE_ATTEMPTS = 3
@@ -85,9 +86,12 @@ def graph_delete(*, graph: Graph) -> None:
 
 
 def revision_save(
-    *, graph: Graph, spec: Any, created_by: AbstractBaseUser | None
+    *, graph: Graph, spec: Any, created_by: AbstractBaseUser | None, origin: str = ""
 ) -> tuple[GraphRevision, bool]:
     """Save a spec: a new revision n+1, or the latest one's layout when only the canvas changed.
+
+    `origin` names what made a revision nobody saved by hand (a sweep's variant): it gets the next
+    number but never becomes the latest (`revision_latest`), and it is always a new revision.
 
     Returns (revision, created). Drafts with errors are saved (valid=False, error_count=N); a
     document that is not a spec at all is refused. Concurrent saves are serialised on the
@@ -99,13 +103,15 @@ def revision_save(
         try:
             with transaction.atomic():
                 locked = Graph.objects.select_for_update().get(pk=graph.pk)
-                latest = locked.revisions.order_by("-number").first()
-                if latest is not None and latest.spec_hash == digest:
+                latest = revision_latest(graph=locked)
+                if not origin and latest is not None and latest.spec_hash == digest:
                     _apply_canvas(latest, normalised)
                     return latest, False
+                last_number = locked.revisions.order_by("-number").values_list("number", flat=True).first()
                 revision = GraphRevision.objects.create(
                     graph=locked,
-                    number=(latest.number + 1) if latest else 1,
+                    origin=origin,
+                    number=(last_number or 0) + 1,
                     spec=normalised,
                     spec_hash=digest,
                     valid=report.valid,
@@ -142,12 +148,8 @@ def revision_update_layout(
 ) -> GraphRevision:
     """Change only the canvas part (layout, ui) of the graph's latest revision."""
     locked = GraphRevision.objects.select_for_update().get(pk=revision.pk)
-    latest_number = (
-        GraphRevision.objects.filter(graph_id=locked.graph_id)
-        .order_by("-number")
-        .values_list("number", flat=True)
-        .first()
-    )
+    latest = revision_latest(graph=locked.graph)
+    latest_number = latest.number if latest is not None else None
     if locked.number != latest_number:
         raise Conflict(
             "not_latest",

@@ -33,6 +33,7 @@ export function RevisionsPanel({ graphId, refreshKey, current, onRestore }: { gr
             <div>
               <strong>Revision {r.number}</strong>
               {r.number === current && <span className="muted"> (latest)</span>}
+              {r.origin && <span className="muted"> ({r.origin}: a variant, never the latest)</span>}
               <div className="muted small">
                 {new Date(r.created_at).toLocaleString()} {author(r) && `· ${author(r)}`}
               </div>
