@@ -292,10 +292,10 @@ class RunCallbacks:
         """Nothing: the trainer logs validation metrics through the sink."""
 
     def on_checkpoint(self, state: Any, path: Path) -> None:
-        """Record the finished checkpoint directory."""
+        """Record the finished checkpoint directory with the validation metrics of its weights."""
         self.checkpoints.append((int(state.step), Path(path)))
         self.recorder.emit({"type": "checkpoint", "step": int(state.step), "epoch": float(state.epoch_progress),
-                            "name": Path(path).name, "path": str(path)})
+                            "name": Path(path).name, "path": str(path), "metrics": _checkpoint_metrics(Path(path))})
 
     def on_train_end(self, state: Any, result: Any) -> None:
         """Final progress."""
@@ -303,3 +303,28 @@ class RunCallbacks:
 
     def on_exception(self, state: Any, exc: BaseException) -> None:
         """Nothing: the task records the failure."""
+
+
+def _checkpoint_metrics(path: Path) -> dict[str, float | None]:
+    """The validation metrics stored with a checkpoint (numbers only; {} when it has none)."""
+    import math
+
+    try:
+        from engine.train.checkpoint import checkpoint_metrics
+    except ImportError:  # an engine without it: the state.json the trainer wrote holds them
+        import json
+
+        def checkpoint_metrics(folder: Path) -> dict[str, Any]:
+            state = json.loads((Path(folder) / "state.json").read_text(encoding="utf-8"))
+            return dict((state.get("trainer") or {}).get("last_val") or {})
+
+    try:
+        metrics = checkpoint_metrics(path)
+    except (OSError, ValueError, KeyError) as exc:
+        logger.warning("checkpoint %s: could not read its metrics: %s", path, exc)
+        return {}
+    out: dict[str, float | None] = {}
+    for key, value in metrics.items():
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            out[str(key)] = float(value) if math.isfinite(value) else None
+    return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 from celery import signals
@@ -27,7 +28,12 @@ from webapp.runs.models import (
     Run,
     RunStatus,
 )
-from webapp.runs.selectors import run_data_recipe, run_resume_checkpoint, run_trained_model
+from webapp.runs.selectors import (
+    run_checkpoint_model,
+    run_data_recipe,
+    run_resume_checkpoint,
+    run_trained_model,
+)
 from webapp.runs.services import (
     explanation_finish,
     explanation_input_prepare,
@@ -44,6 +50,7 @@ from webapp.runs.services import (
     run_reap,
     run_recipe_record,
 )
+from webapp.sweeps.services import TrialMonitor, trial_monitor
 from workers.recorder import RunCallbacks, RunRecorder
 
 logger = logging.getLogger(__name__)
@@ -85,10 +92,12 @@ def train_run(self: Any, run_id: int) -> str:
         splits = load_dataset(recipe)
         if splits.info.recipe and splits.info.recipe != recipe:
             run_recipe_record(run_id=run_id, lease_token=token, recipe=splits.info.recipe)
+        # A sweep's trial reports each epoch's objective; its pruner may stop it (webapp.sweeps).
+        monitor = trial_monitor(run_id)
         result = train(
             run.graph_revision.spec, splits, run.config,
-            out_dir=conf.run_dir(run_id), callbacks=[RunCallbacks(recorder)], sink=recorder,
-            should_stop=recorder.should_stop, resume_from=run_resume_checkpoint(run=run),
+            out_dir=conf.run_dir(run_id), callbacks=[RunCallbacks(recorder), *([monitor] if monitor else [])],
+            sink=recorder, should_stop=_stop_check(recorder, monitor), **run_start_from(run=run),
         )
     except Exception as exc:
         logger.exception("run %s failed", run_id)
@@ -100,6 +109,12 @@ def train_run(self: Any, run_id: int) -> str:
     recorder.close()
     if recorder.lease_lost:
         return "lease lost"  # another delivery owns the run now; it records the outcome
+    if result.status == "cancelled" and monitor is not None and monitor.pruned_reason and not recorder.should_stop():
+        run_finish(
+            run_id=run_id, lease_token=token, status=RunStatus.PRUNED, detail=monitor.pruned_reason,
+            error=monitor.pruned_reason, final_metrics=metrics_json(result.metrics), extra={"step": result.steps},
+        )
+        return "pruned"
     if result.status == "cancelled":
         run_finish(
             run_id=run_id, lease_token=token, status=RunStatus.CANCELLED,
@@ -107,9 +122,12 @@ def train_run(self: Any, run_id: int) -> str:
             extra={"step": result.steps, "cancel_observed_step": recorder.cancel_observed_step},
         )
         return "cancelled"
+    # The default export holds the best checkpoint's weights when there is one (config.best).
+    held = best_weights_load(run=run, result=result)
     try:
         # safetensors, model.py and JSON now; ONNX and the zip come from runs.export.
-        run_export_write(run=run, model=result.model, data_info=splits.info, metrics=result.metrics, onnx=False)
+        run_export_write(run=run, model=result.model, data_info=splits.info, metrics=result.metrics, onnx=False,
+                         checkpoint=held)
     except Exception as exc:
         logger.exception("run %s: export failed", run_id)
         run_log(run_id=run_id, level="warning", message=f"export failed: {exc}")
@@ -125,6 +143,51 @@ def train_run(self: Any, run_id: int) -> str:
     run_finish(run_id=run_id, lease_token=token, status=RunStatus.SUCCEEDED, detail=detail,
                final_metrics=metrics_json(result.metrics), extra={"step": result.steps})
     return "succeeded"
+
+
+def _stop_check(recorder: RunRecorder, monitor: TrialMonitor | None) -> Any:
+    """The trainer's stop check: the recorder's (cancel, lease lost), and a sweep trial's pruner."""
+    if monitor is None:
+        return recorder.should_stop
+    return lambda: recorder.should_stop() or monitor.should_stop()
+
+
+def run_start_from(*, run: Run) -> dict[str, Any]:
+    """Where train() starts: the run's own recorded checkpoint first (a requeued run resumes
+    itself), else its `init/` copy: `resume_from` (mode resume) or `init_from` (finetune)."""
+    own = run_resume_checkpoint(run=run)
+    if own is not None:
+        return {"resume_from": own}
+    if not run.init:
+        return {"resume_from": None}
+    init_dir = conf.run_dir(run.pk) / "init"
+    if not (init_dir / "state.json").is_file():
+        raise ValueError(f"the copy of checkpoint {run.init.get('checkpoint')!r} of run {run.init.get('run')} "
+                         "this run starts from is missing; start a new run from that checkpoint")
+    if run.init.get("mode") == "resume":
+        return {"resume_from": init_dir}
+    return {"init_from": init_dir}
+
+
+def best_weights_load(*, run: Run, result: Any) -> dict[str, Any] | None:
+    """Load the best checkpoint's weights into `result.model`; {name, step, epoch} of it, or None."""
+    import json
+
+    from safetensors.torch import load_file
+
+    best = result.best_checkpoint
+    if best is None or not (best / "model.safetensors").is_file() or result.model is None:
+        return None
+    if Path(best).parent != conf.run_dir(run.pk) / "checkpoints":
+        # A run resumed from another run's checkpoint (init/) that never beat it: the monitor still
+        # names the source's folder; this run's export keeps its own final weights.
+        return None
+    state = json.loads((best / "state.json").read_text(encoding="utf-8"))
+    weights = load_file(best / "model.safetensors", device="cpu")
+    device = next(iter(result.model.parameters()), None)
+    result.model.load_state_dict({k: v.to(device.device) if device is not None else v for k, v in weights.items()})
+    result.model.eval()
+    return {"name": best.name, "step": int(state["step"]), "epoch": float(state["epoch"])}
 
 
 @app.task(name=RUNS_EXPORT, acks_late=True, reject_on_worker_lost=True)
@@ -174,8 +237,11 @@ def explain_run(explanation_id: int) -> str:
                 image=given if isinstance(given, str) else None,
             )
             sample, test_x = {"index": 0}, prepared
+        checkpoint = explanation.sample.get("checkpoint") if isinstance(explanation.sample, dict) else None
+        model = run_checkpoint_model(run=run, name=checkpoint) if checkpoint else run_trained_model(run=run)
+        sample = {k: v for k, v in sample.items() if k != "checkpoint"}
         result = explain_sample(
-            run_trained_model(run=run), sample, info=splits.info, test_x=test_x,
+            model, sample, info=splits.info, test_x=test_x,
             method=explanation.method, target=explanation.target, layer=explanation.layer or None,
         )
         explanation_finish(explanation_id=explanation_id, result=result.to_json(include_png=False), png=result.png)

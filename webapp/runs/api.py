@@ -28,11 +28,13 @@ from webapp.api.parsers import LimitedJSONParser
 from webapp.api.serializers import ID_MAX, IdField
 
 from . import services
+from .checks import init_plan_read
 from .evaluation import run_evaluation, run_evaluation_create
 from .events import run_progress
-from .models import Checkpoint, Explanation, ExplanationStatus, Run
+from .models import Checkpoint, Explanation, ExplanationStatus, Run, RunStatus
 from .predict import run_predict, run_sample, run_sample_rows
 from .schema import (
+    BEST_CHECKPOINT_SCHEMA,
     COMPARE_PARAMETERS,
     EVALUATION_PARAMETERS,
     EVALUATION_REQUEST,
@@ -43,6 +45,7 @@ from .schema import (
     PROGRESS_SCHEMA,
     RUN_EXPORTS_SCHEMA,
     RUN_LIST_PARAMETERS,
+    RUN_SUMMARY_SCHEMA,
     CheckpointList,
     CompareAnswer,
     ConfigSchemaAnswer,
@@ -50,25 +53,38 @@ from .schema import (
     ExplanationMethodsAnswer,
     ExplanationResultField,
     ExplanationSampleField,
+    InitPlanAnswer,
     JsonObjectField,
     MetricsAnswer,
     MetricValuesField,
     PredictAnswer,
+    RunInitField,
+    RunInitRequestField,
+    RunOriginField,
     SampleAnswer,
     SampleRowsAnswer,
     download_responses,
     paginated,
 )
 from .selectors import (
+    checkpoint_kind,
     explanation_image,
     run_checkpoints,
     run_config_schema,
     run_create_refs,
+    run_duration_s,
     run_explanations,
+    run_export_checkpoint,
     run_exports,
+    run_graph_revision_ref,
     run_metric_series,
+    runs_best_checkpoints,
+    runs_compare_rows,
+    runs_config_diff,
     runs_filter,
+    runs_graph_diff,
     runs_metric_series,
+    runs_summaries,
     runs_visible_to,
 )
 
@@ -90,17 +106,46 @@ class RunSerializer(serializers.ModelSerializer):
     recipe = JsonObjectField(read_only=True)
     latest_metrics = MetricValuesField(read_only=True)
     final_metrics = JsonObjectField(read_only=True)
+    tags = serializers.ListField(child=serializers.CharField(), read_only=True)
+    init = RunInitField(read_only=True)
+    origin = RunOriginField(read_only=True)
+    duration_s = serializers.SerializerMethodField()
+    best_checkpoint = serializers.SerializerMethodField()
+    summary = serializers.SerializerMethodField()
 
     class Meta:
         model = Run
         fields = [
-            "id", "team", "graph", "graph_name", "graph_revision", "revision", "dataset",
-            "dataset_name", "config", "recipe", "status", "progress", "latest_metrics",
-            "final_metrics", "error", "cancel_requested", "attempts", "max_attempts", "worker",
-            "heartbeat_at", "created_by", "created_at", "started_at", "finished_at", "last_seq",
-            "stream", "exports",
+            "id", "team", "name", "notes", "tags", "graph", "graph_name", "graph_revision", "revision",
+            "dataset", "dataset_name", "config", "recipe", "init", "origin", "status", "progress",
+            "latest_metrics", "final_metrics", "summary", "best_checkpoint", "duration_s", "error",
+            "cancel_requested", "attempts", "max_attempts", "worker", "heartbeat_at", "created_by",
+            "created_at", "started_at", "finished_at", "last_seq", "stream", "exports",
         ]
         read_only_fields = fields
+
+    def _page(self, name: str, run: Run) -> Any:
+        """The per-page read `name` (summaries, best checkpoints): given by the list view in one
+        query for the page, or read for this one run."""
+        found = self.context.get(name)
+        if found is None or run.pk not in found:
+            reader = runs_summaries if name == "summaries" else runs_best_checkpoints
+            found = reader(run_ids=[run.pk])
+        return found.get(run.pk)
+
+    def get_duration_s(self, run: Run) -> float | None:
+        """Seconds of training (to now while running); null before it started."""
+        return run_duration_s(run)
+
+    @extend_schema_field(BEST_CHECKPOINT_SCHEMA)
+    def get_best_checkpoint(self, run: Run) -> dict[str, Any] | None:
+        """The `best` checkpoint {name, step, epoch, metrics}: the weights of the default export."""
+        return self._page("best_checkpoints", run)
+
+    @extend_schema_field(RUN_SUMMARY_SCHEMA)
+    def get_summary(self, run: Run) -> dict[str, Any]:
+        """{"final": {key: value}, "best": {key: {value, step, epoch, mode}}} over the stored series."""
+        return self._page("summaries", run) or {"final": {}, "best": {}}
 
     @extend_schema_field(PROGRESS_SCHEMA)
     def get_progress(self, run: Run) -> dict[str, Any]:
@@ -128,6 +173,13 @@ class RunCreateSerializer(serializers.Serializer):
     config = serializers.JSONField(required=False, default=dict)
     transforms = serializers.JSONField(required=False, default=None)
     split = serializers.JSONField(required=False, default=None)
+    name = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    notes = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=False)
+    tags = serializers.JSONField(required=False, default=None, help_text="At most 20 distinct tags of 1..40 characters.")
+    init = RunInitRequestField(
+        required=False, default=None,
+        help_text='Start from a checkpoint: {"run": id, "checkpoint": name, "mode": "finetune" | "resume"}.',
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """A run needs `graph_revision`, or `graph` (with `revision`, the latest by default)."""
@@ -136,23 +188,55 @@ class RunCreateSerializer(serializers.Serializer):
         return attrs
 
 
+class RunUpdateSerializer(serializers.Serializer):
+    """What PATCH /api/runs/<id>/ takes (each optional)."""
+
+    name = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    notes = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    tags = serializers.JSONField(required=False, help_text="At most 20 distinct tags of 1..40 characters.")
+
+
 class CheckpointSerializer(serializers.ModelSerializer):
     """A checkpoint of a run (its folder stays on the server)."""
 
-    name = serializers.SerializerMethodField()
     available = serializers.SerializerMethodField()
+    kind = serializers.SerializerMethodField()
+    default = serializers.SerializerMethodField()
+    metrics = MetricValuesField(read_only=True)
 
     class Meta:
         model = Checkpoint
-        fields = ["step", "epoch", "name", "available", "created_at"]
-
-    def get_name(self, checkpoint: Checkpoint) -> str:
-        """The checkpoint folder's name (`epoch-0003`, `step-0000120`, `best`)."""
-        return Path(checkpoint.path).name
+        fields = ["name", "kind", "step", "epoch", "metrics", "available", "default", "created_at"]
 
     def get_available(self, checkpoint: Checkpoint) -> bool:
         """False once training pruned it (only the last few are kept)."""
-        return Path(checkpoint.path).is_dir()
+        return (Path(checkpoint.path) / "state.json").is_file()
+
+    def get_kind(self, checkpoint: Checkpoint) -> str:
+        """"best", "epoch" or "cancelled" (written when the run was cancelled)."""
+        return checkpoint_kind(checkpoint.name)
+
+    def get_default(self, checkpoint: Checkpoint) -> bool:
+        """True for the checkpoint whose weights the run's default export holds."""
+        return checkpoint.name == self.context.get("default")
+
+
+class InitPlanRequestSerializer(serializers.Serializer):
+    """What POST /api/runs/init-plan/ takes: the graph to start and the checkpoint to start it from."""
+
+    graph = IdField(required=False)
+    revision = IdField(required=False)
+    graph_revision = IdField(required=False)
+    from_run = IdField()
+    checkpoint = serializers.CharField()
+    mode = serializers.ChoiceField(choices=["finetune", "resume"], default="finetune")
+    epochs = serializers.IntegerField(required=False, min_value=1, help_text="The new run's epochs (resume checks them).")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """`graph_revision`, or `graph` (with `revision`, the latest by default)."""
+        if not attrs.get("graph_revision") and not attrs.get("graph"):
+            raise serializers.ValidationError({"graph": ["Give graph (and revision) or graph_revision."]})
+        return attrs
 
 
 class ExplanationSerializer(serializers.ModelSerializer):
@@ -190,6 +274,10 @@ class ExplanationCreateSerializer(serializers.Serializer):
     method = serializers.CharField(default="integrated_gradients")
     target = serializers.IntegerField(required=False, min_value=0, allow_null=True, default=None)
     layer = serializers.CharField(required=False, allow_blank=True, allow_null=True, default=None)
+    checkpoint = serializers.CharField(
+        required=False, allow_null=True, default=None,
+        help_text="Explain a kept checkpoint's weights (its name) instead of the trained model.",
+    )
 
 
 class _AnyFormat(DefaultContentNegotiation):
@@ -202,7 +290,7 @@ class _AnyFormat(DefaultContentNegotiation):
 
 @extend_schema_view(list=extend_schema(parameters=RUN_LIST_PARAMETERS))
 class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Runs of the user's teams. Viewers read; editors create, cancel and explain."""
+    """Runs of the user's teams. Viewers read; editors create, rename, cancel and explain."""
 
     queryset = Run.objects.select_related("graph_revision__graph", "dataset", "created_by")
     serializer_class = RunSerializer
@@ -221,7 +309,26 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
             if ids[name] is not None and not 1 <= ids[name] <= ID_MAX:  # type: ignore[operator]
                 raise ApiError(400, "invalid", f"{name} must be an id.", fields={name: ["Must be an integer id."]})
         statuses = params["status"].split(",") if params.get("status") else None
-        return runs_filter(super().get_queryset(), statuses=statuses, graph_id=ids["graph"], dataset_id=ids["dataset"])
+        sweep = _query_int(self.request, "sweep", least=1)
+        return runs_filter(super().get_queryset(), statuses=statuses, graph_id=ids["graph"], dataset_id=ids["dataset"],
+                           tag=params.get("tag") or None, text=params.get("q") or None, sweep_id=sweep,
+                           ordering=params.get("ordering") or None)
+
+    def list(self, request: Request) -> Response:
+        """A page of runs; summaries and best checkpoints read once for the whole page."""
+        page = self.paginate_queryset(self.get_queryset())
+        ids = [run.pk for run in page]
+        context = {**self.get_serializer_context(), "summaries": runs_summaries(run_ids=ids),
+                   "best_checkpoints": runs_best_checkpoints(run_ids=ids)}
+        return self.get_paginated_response(RunSerializer(page, many=True, context=context).data)
+
+    @extend_schema(request=RunUpdateSerializer, responses=RunSerializer)
+    def partial_update(self, request: Request, pk: str | None = None) -> Response:
+        """Rename a run, change its notes or tags (editors)."""
+        body = RunUpdateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        run = services.run_update(run=self.get_object(), **body.validated_data)
+        return Response(RunSerializer(self.get_queryset().get(pk=run.pk)).data)
 
     @extend_schema(request=RunCreateSerializer, responses={201: RunSerializer})
     def create(self, request: Request) -> Response:
@@ -237,6 +344,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         run = services.run_create(
             user=request.user, team=refs.team, graph_revision=refs.graph_revision, dataset=refs.dataset,
             config=data.get("config"), transforms=data.get("transforms"), split=data.get("split"),
+            name=data.get("name") or "", notes=data.get("notes") or "", tags=data.get("tags"), init=data.get("init"),
         )
         run = self.get_queryset().get(pk=run.pk)
         return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)
@@ -261,9 +369,30 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
     @extend_schema(responses=CheckpointList)
     @action(detail=True, methods=["get"])
     def checkpoints(self, request: Request, pk: str | None = None) -> Response:
-        """The run's checkpoints, oldest first."""
+        """The run's checkpoints, oldest first, with their kind, metrics and which one the export holds."""
         run = self.get_object()
-        return Response(CheckpointSerializer(run_checkpoints(run=run), many=True).data)
+        rows = list(run_checkpoints(run=run))
+        default = None
+        if run.status == RunStatus.SUCCEEDED:
+            # The export names its checkpoint; an export of the final weights is the last epoch's.
+            default = run_export_checkpoint(run=run) or next(
+                (c.name for c in reversed(rows) if checkpoint_kind(c.name) == "epoch" and c.step == run.step), None
+            )
+        return Response(CheckpointSerializer(rows, many=True, context={"default": default}).data)
+
+    @extend_schema(
+        parameters=[EXPORT_FORMAT_PARAMETER],
+        responses=download_responses({f[2] for f in services.EXPORT_FORMATS.values()}),
+    )
+    @action(detail=True, methods=["get"], url_path=r"checkpoints/(?P<name>[A-Za-z0-9._-]+)/export",
+            content_negotiation_class=_AnyFormat)
+    def checkpoint_export(self, request: Request, pk: str | None = None, name: str = "") -> Any:
+        """Download one kept checkpoint's weights as an export (`?format=` as for the run's export)."""
+        download = services.run_checkpoint_export(
+            run=self.get_object(), name=name, fmt=request.query_params.get("format", "safetensors")
+        )
+        return FileResponse(download.path.open("rb"), as_attachment=True, filename=download.filename,
+                            content_type=download.content_type)
 
     @extend_schema(methods=["GET"], responses=paginated(ExplanationSerializer, "PaginatedRunExplanationList"))
     @extend_schema(methods=["POST"], request=ExplanationCreateSerializer, responses={202: ExplanationSerializer})
@@ -384,8 +513,9 @@ def metric_query(request: Request) -> dict[str, Any]:
     }
 
 
-# More runs than a comparison chart can tell apart is a mistake, not a request.
-COMPARE_MAX_RUNS = 50
+# A comparison is of 2 to 20 runs: more than a chart can tell apart is a mistake, not a request.
+COMPARE_MIN_RUNS = 2
+COMPARE_MAX_RUNS = 20
 
 
 class RunCompareView(APIView):
@@ -393,20 +523,52 @@ class RunCompareView(APIView):
 
     @extend_schema(parameters=COMPARE_PARAMETERS, responses=CompareAnswer)
     def get(self, request: Request) -> Response:
-        """{"runs": [{"run", "last_seq", "series"}]} in the order of `ids`; 404 if one is not yours."""
+        """Series, who each run is, the config fields that differ and the graph changes, in the
+        order of `ids`; 404 if one is not yours, 400 naming `ids` unless there are 2 to 20."""
         try:
             ids = list(dict.fromkeys(int(i) for i in request.query_params.get("ids", "").split(",") if i.strip()))
         except ValueError:
             ids = []
+        wanted = f"{COMPARE_MIN_RUNS} to {COMPARE_MAX_RUNS} comma-separated run ids"
         if not ids or len(ids) > COMPARE_MAX_RUNS or not all(1 <= i <= ID_MAX for i in ids):
-            raise ApiError(400, "invalid", f"ids must be 1 to {COMPARE_MAX_RUNS} comma-separated run ids.",
-                           fields={"ids": [f"1 to {COMPARE_MAX_RUNS} comma-separated run ids."]})
+            raise ApiError(400, "invalid", f"ids must be {wanted}.", fields={"ids": [f"{wanted[0].upper()}{wanted[1:]}."]})
         query = metric_query(request)
-        found = {run.pk: run for run in runs_visible_to(user=request.user).filter(pk__in=ids)}
+        runs_of_user = runs_visible_to(user=request.user).select_related(
+            "graph_revision__graph", "dataset", "created_by"
+        )
+        found = {run.pk: run for run in runs_of_user.filter(pk__in=ids)}
         missing = [i for i in ids if i not in found]
         if missing:
             raise ApiError(404, "not_found", f"No run {missing[0]} among your teams' runs.")
-        return Response({"runs": runs_metric_series(runs=[found[i] for i in ids], **query)})
+        if len(ids) < COMPARE_MIN_RUNS:
+            raise ApiError(400, "invalid", f"ids must be {wanted}; a comparison needs at least two runs.",
+                           fields={"ids": [f"{wanted[0].upper()}{wanted[1:]}."]})
+        runs = [found[i] for i in ids]
+        series = runs_metric_series(runs=runs, **query)
+        return Response({
+            # Each entry keeps the series answer of before ({run, last_seq, series}) beside who the run is.
+            "runs": [{**row, **one} for row, one in zip(runs_compare_rows(runs=runs), series, strict=True)],
+            "config_diff": runs_config_diff(runs=runs),
+            "graph_diff": runs_graph_diff(runs=runs),
+        })
+
+
+class InitPlanView(APIView):
+    """POST /api/runs/init-plan/: what starting a graph from a checkpoint would load (no side effects)."""
+
+    @extend_schema(request=InitPlanRequestSerializer, responses=InitPlanAnswer)
+    def post(self, request: Request) -> Response:
+        """The engine's InitPlan (loaded, mismatched, new, unused) and the `problems` a create would refuse."""
+        body = InitPlanRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        revision = run_graph_revision_ref(
+            user=request.user, graph_revision_id=data.get("graph_revision"), graph_id=data.get("graph"),
+            revision=data.get("revision"),
+        )
+        init = {"run": data["from_run"], "checkpoint": data["checkpoint"], "mode": data["mode"]}
+        return Response(init_plan_read(user=request.user, graph_revision=revision, init=init,
+                                       epochs=data.get("epochs")))
 
 
 class ConfigSchemaView(APIView):

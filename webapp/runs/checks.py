@@ -5,11 +5,13 @@ Part of the service layer (run_create calls them); they raise webapp.errors.Doma
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 
-from webapp.errors import DomainError
+from webapp.errors import DomainError, NotFound
 
 
 def graph_limits() -> Any:
@@ -210,3 +212,110 @@ def check_config_fits(
     if fields:
         first_field, (first, *_) = next(iter(fields.items()))
         raise DomainError("invalid_config", f"{first_field}: {first}", fields=fields)
+
+
+# --- where a run's weights start: freeze list, fine-tune / resume from a checkpoint ------------
+
+
+def check_freeze(*, config: dict[str, Any], spec: Any) -> None:
+    """Refuse (400 on `config.freeze`) a freeze list naming a node the graph does not have."""
+    freeze = config.get("freeze") or []
+    if not freeze:
+        return
+    nodes = {str(node.get("id")) for node in (spec or {}).get("nodes") or [] if isinstance(node, dict)}
+    unknown = [str(name) for name in freeze if str(name) not in nodes]
+    if unknown:
+        message = f"freeze names nodes this graph does not have: {', '.join(unknown)}"
+        raise DomainError("invalid_config", f"config.freeze: {message}", fields={"config.freeze": [message]})
+
+
+INIT_MODES = ("finetune", "resume")
+
+
+@dataclass(frozen=True)
+class InitSource:
+    """A checked start for a new run: the checkpoint folder to copy and `run.init` to store."""
+
+    path: Path
+    init: dict[str, Any]
+    problems: list[dict[str, str]]
+
+
+def init_source(
+    *, user: Any, graph_revision: Any, init: Any, epochs: int | None = None,
+) -> InitSource:
+    """Resolve `init` {run, checkpoint, mode} to a kept checkpoint of a run the user can see, with its plan.
+
+    Raises NotFound for a run the user cannot see (another team's and a missing one look alike),
+    DomainError naming `init.<field>` for a malformed request, an unknown checkpoint or one whose
+    folder was pruned. What would stop the run but not the plan (resume across revisions, epochs
+    not above the checkpoint's) is listed in `problems` ({field, message}); run_init_check raises them.
+    """
+    from engine.train.finetune import init_plan
+
+    from .models import Checkpoint
+    from .selectors import run_for_user
+
+    if not isinstance(init, dict):
+        raise DomainError("invalid", "init must be an object {run, checkpoint, mode}.", field="init")
+    run_id, name, mode = init.get("run"), init.get("checkpoint"), init.get("mode", "finetune")
+    if isinstance(run_id, bool) or not isinstance(run_id, int) or not 1 <= run_id < 2**63:
+        raise DomainError("invalid", "init.run must be a run id.", field="init.run")
+    if not isinstance(name, str) or not name:
+        raise DomainError("invalid", "init.checkpoint must be a checkpoint's name.", field="init.checkpoint")
+    if mode not in INIT_MODES:
+        raise DomainError("invalid", f"init.mode must be one of {', '.join(INIT_MODES)}.", field="init.mode")
+    source = run_for_user(user=user, run_id=run_id)
+    if source is None:
+        raise NotFound("not_found", f"No run {run_id} among your teams' runs.")
+    checkpoint = Checkpoint.objects.filter(run=source, name=name).first()
+    if checkpoint is None:
+        raise DomainError("checkpoint_missing", f"Run {run_id} has no checkpoint named {name!r}.",
+                          field="init.checkpoint")
+    path = Path(checkpoint.path)
+    if not (path / "state.json").is_file():
+        raise DomainError("checkpoint_pruned",
+                          f"Checkpoint {name!r} of run {run_id} is no longer kept (training pruned it).",
+                          field="init.checkpoint")
+    problems: list[dict[str, str]] = []
+    if mode == "resume":
+        if source.graph_revision_id != graph_revision.pk:
+            problems.append({"field": "graph_revision", "message":
+                             f"resume needs the checkpoint's graph revision ({source.graph_revision_id}); "
+                             "use mode 'finetune' to start a changed graph from these weights"})
+        if epochs is not None and not epochs > checkpoint.epoch:
+            problems.append({"field": "config.epochs", "message":
+                             f"resume needs more epochs than the checkpoint has done ({checkpoint.epoch:g})"})
+    try:
+        plan = init_plan(graph_revision.spec, path)
+    except (ValueError, RuntimeError) as exc:  # a draft that does not build, weights that cannot be read
+        raise DomainError("invalid_graph", f"This graph cannot take a checkpoint's weights: {exc}",
+                          field="graph") from None
+    plan_json = plan.to_json() if hasattr(plan, "to_json") else dict(plan)
+    return InitSource(path=path, problems=problems, init={
+        "run": source.pk, "checkpoint": name, "mode": mode, "plan": plan_json,
+        "step": int(checkpoint.step), "epoch": float(checkpoint.epoch),
+    })
+
+
+def run_init_check(*, user: Any, graph_revision: Any, config: dict[str, Any], init: Any) -> InitSource:
+    """init_source, refusing (400 naming each field) what `problems` lists."""
+    source = init_source(user=user, graph_revision=graph_revision, init=init, epochs=config.get("epochs"))
+    if source.problems:
+        fields: dict[str, list[str]] = {}
+        for problem in source.problems:
+            fields.setdefault(problem["field"], []).append(problem["message"])
+        first = source.problems[0]
+        raise DomainError("invalid_init", f"{first['field']}: {first['message']}", fields=fields)
+    return source
+
+
+def init_plan_read(
+    *, user: Any, graph_revision: Any, init: Any, epochs: int | None = None
+) -> dict[str, Any]:
+    """POST /api/runs/init-plan/: the engine's InitPlan for starting `graph_revision` from a checkpoint,
+    with the `problems` ({field, message}) that would refuse the run. Nothing is written."""
+    source = init_source(user=user, graph_revision=graph_revision, init=init, epochs=epochs)
+    return {**source.init["plan"], "run": source.init["run"], "checkpoint": source.init["checkpoint"],
+            "mode": source.init["mode"], "step": source.init["step"], "epoch": source.init["epoch"],
+            "problems": source.problems}

@@ -17,7 +17,7 @@ from typing import Any
 from webapp.errors import Conflict, DomainError, NotFound
 
 from . import conf
-from .models import Checkpoint, Run, RunStatus
+from .models import Run, RunStatus
 from .selectors import run_data_recipe, run_export_dir, run_trained_model
 
 FINAL = "final"
@@ -47,22 +47,9 @@ def evaluation_record(
 
 
 def _checkpoint_model(run: Run, name: str) -> Any:
-    from engine.build import build
-    from engine.train.checkpoint import load_checkpoint
+    from .selectors import run_checkpoint_model
 
-    kept = [
-        c for c in Checkpoint.objects.filter(run=run).order_by("step") if Path(c.path).name == name
-    ]
-    if not kept:
-        raise NotFound("checkpoint_missing", f"Run {run.pk} has no checkpoint named {name!r}.")
-    path = Path(kept[-1].path)
-    if not (path / "state.json").is_file():
-        raise Conflict(
-            "checkpoint_pruned", f"Checkpoint {name!r} is no longer kept (training pruned it)."
-        )
-    model = build(run.graph_revision.spec, seed=0)
-    model.load_state_dict(load_checkpoint(path).model)
-    return model.eval()
+    return run_checkpoint_model(run=run, name=name)
 
 
 def run_evaluation_create(*, run: Run, checkpoint: str | None = None) -> dict[str, Any]:

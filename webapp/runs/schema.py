@@ -53,6 +53,114 @@ class ExplanationSample(BaseModel):
 
     index: int | None = None
     input: Any = None
+    checkpoint: str | None = Field(None, description="The kept checkpoint whose weights are explained (absent: the trained model).")
+
+
+class RunSummaryBest(BaseModel):
+    """The best point of one stored series."""
+
+    model_config = WIRE_CONFIG
+
+    value: float
+    step: int
+    epoch: float
+    mode: Literal["min", "max"] = Field(description="min for loss-like keys, max otherwise.")
+
+
+class RunSummary(BaseModel):
+    """A run's series in two numbers each: the last point and the best one (webapp.runs.selectors.runs_summaries)."""
+
+    model_config = WIRE_CONFIG
+
+    final: dict[str, float | None]
+    best: dict[str, RunSummaryBest]
+
+
+class BestCheckpoint(BaseModel):
+    """The run's `best` checkpoint: the weights the default export holds."""
+
+    model_config = WIRE_CONFIG
+
+    name: str
+    step: int
+    epoch: float
+    metrics: dict[str, float | None]
+
+
+class RunInitRequest(BaseModel):
+    """`init` of POST /api/runs/: start from a checkpoint of a run you can see."""
+
+    model_config = WIRE_CONFIG
+
+    run: int
+    checkpoint: str = Field(description="The checkpoint's name (best, epoch-0003, step-0000120).")
+    mode: Literal["finetune", "resume"] = "finetune"
+
+
+class PlanParameter(BaseModel):
+    """A parameter of the plan: its node, name and shape(s)."""
+
+    model_config = OPEN_WIRE_CONFIG
+
+    node: str
+    parameter: str
+    shape: list[int] | None = None
+    checkpoint_shape: list[int] | None = None
+    graph_shape: list[int] | None = None
+
+
+class InitPlanJson(BaseModel):
+    """engine.train.finetune.InitPlan: which parameters a checkpoint gives the graph."""
+
+    model_config = OPEN_WIRE_CONFIG
+
+    loaded: list[str] = Field(description="Parameter names loaded as they are (same name and shape).")
+    mismatched: list[PlanParameter] = Field(description="Same name, another shape: initialised afresh.")
+    new: list[PlanParameter] = Field(description="Only in the graph: initialised afresh.")
+    unused: list[PlanParameter] = Field(description="Only in the checkpoint: left out.")
+
+
+class RunInit(BaseModel):
+    """Where a run's weights started: {} (from scratch) or the checkpoint, the mode and the plan."""
+
+    model_config = OPEN_WIRE_CONFIG
+
+    run: int | None = None
+    checkpoint: str | None = None
+    mode: Literal["finetune", "resume"] | None = None
+    step: int | None = None
+    epoch: float | None = None
+    plan: InitPlanJson | None = None
+
+
+class RunOrigin(BaseModel):
+    """Who made a run besides its creator: {} or a sweep's trial."""
+
+    model_config = OPEN_WIRE_CONFIG
+
+    sweep: int | None = None
+    trial: int | None = None
+
+
+@extend_schema_field({"$ref": "#/components/schemas/RunInit"})
+class RunInitField(serializers.JSONField):
+    """Run.init."""
+
+
+@extend_schema_field({"$ref": "#/components/schemas/RunOrigin"})
+class RunOriginField(serializers.JSONField):
+    """Run.origin."""
+
+
+@extend_schema_field({"allOf": [{"$ref": "#/components/schemas/RunInitRequest"}], "nullable": True})
+class RunInitRequestField(serializers.JSONField):
+    """`init` of a create: {run, checkpoint, mode}."""
+
+
+RUN_SUMMARY_SCHEMA: dict[str, Any] = {"$ref": "#/components/schemas/RunSummary"}
+BEST_CHECKPOINT_SCHEMA: dict[str, Any] = {
+    "allOf": [{"$ref": "#/components/schemas/BestCheckpoint"}], "nullable": True,
+}
 
 
 class ExplanationResult(BaseModel):
@@ -106,26 +214,78 @@ class MetricsAnswer(_Answer):
 
 
 class CompareRun(_Answer):
-    """One run's series in GET /api/runs/compare/."""
+    """One run in GET /api/runs/compare/: who it is, its config and metrics, and its series."""
 
     run: int
     last_seq: int = Field(description="The run's last event sequence number when the series were read.")
     series: dict[str, MetricSeries]
+    id: int
+    name: str
+    status: str
+    graph: int
+    graph_name: str
+    revision: int
+    graph_revision: int
+    dataset: int
+    dataset_name: str
+    config: dict[str, Any]
+    final_metrics: dict[str, Any]
+    summary: RunSummary
+    created_by: str | None
+
+
+class ConfigDiffField(_Answer):
+    """A config field (dotted path) whose value differs between the compared runs."""
+
+    field: str = Field(description='Dotted path, e.g. "optimizer.lr".')
+    values: dict[str, Any] = Field(description="Run id -> its value (null where the run's config lacks it).")
+
+
+class GraphDiff(_Answer):
+    """The runs of one other graph revision and what changed from the first run's."""
+
+    runs: list[int]
+    graph: int
+    revision: int
+    changes: list[str] = Field(description='e.g. "fc1.out_features: 64 -> 128", "node drop added".')
 
 
 class CompareAnswer(_Answer):
-    """GET /api/runs/compare/: the runs in the order of `ids`."""
+    """GET /api/runs/compare/: the runs in the order of `ids`, the config fields that differ, graph changes."""
 
     runs: list[CompareRun]
+    config_diff: list[ConfigDiffField]
+    graph_diff: list[GraphDiff] | None = Field(description="Null when every run trained the same revision.")
+
+
+class InitProblem(_Answer):
+    """What would refuse the run (the field a create would name)."""
+
+    field: str
+    message: str
+
+
+class InitPlanAnswer(InitPlanJson):
+    """POST /api/runs/init-plan/: the engine's plan, the checkpoint it is of, and what a create would refuse."""
+
+    run: int
+    checkpoint: str
+    mode: Literal["finetune", "resume"]
+    step: int
+    epoch: float
+    problems: list[InitProblem]
 
 
 class CheckpointJson(_Answer):
     """A checkpoint of a run (webapp.runs.api.CheckpointSerializer; its folder stays on the server)."""
 
+    name: str = Field(description="The folder's name (epoch-0003, step-0000120, best).")
+    kind: Literal["best", "epoch", "cancelled"]
     step: int
     epoch: float
-    name: str = Field(description="The folder's name (epoch-0003, step-0000120, best).")
+    metrics: dict[str, float | None] = Field(description="Validation metrics of these weights ({} without validation).")
     available: bool = Field(description="False once training pruned it.")
+    default: bool = Field(description="True for the checkpoint whose weights the run's default export holds.")
     created_at: datetime
 
 
@@ -365,7 +525,7 @@ METRICS_PARAMETERS = [
     ),
 ]
 COMPARE_PARAMETERS = [
-    OpenApiParameter("ids", str, required=True, description="Comma-separated run ids (at most 50)."),
+    OpenApiParameter("ids", str, required=True, description="Comma-separated run ids (2 to 20)."),
     *METRICS_PARAMETERS,
 ]
 RUN_LIST_PARAMETERS = [
@@ -373,6 +533,15 @@ RUN_LIST_PARAMETERS = [
     OpenApiParameter("graph", int),
     OpenApiParameter("dataset", int),
     OpenApiParameter("team", int),
+    OpenApiParameter("tag", str, description="Runs carrying this tag."),
+    OpenApiParameter("q", str, description="Text in the run's name or notes, its graph's or dataset's name."),
+    OpenApiParameter("sweep", int, description="Trials of this sweep (origin.sweep)."),
+    OpenApiParameter(
+        "ordering", str,
+        enum=[f"{sign}{name}" for name in ("created_at", "finished_at", "name", "status", "duration")
+              for sign in ("", "-")],
+        description="Sort order (default -created_at).",
+    ),
 ]
 
 
@@ -397,6 +566,7 @@ def stream_components_hook(
         result,
         {
             **stream_openapi_components(),
-            **pydantic_components(ExplanationSample, ExplanationResult, TrainConfig),
+            **pydantic_components(ExplanationSample, ExplanationResult, TrainConfig, RunSummary, BestCheckpoint,
+                                  RunInit, RunOrigin, RunInitRequest),
         },
     )

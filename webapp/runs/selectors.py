@@ -40,18 +40,108 @@ def run_for_user(*, user: AbstractBaseUser | AnonymousUser, run_id: int) -> Run 
     return runs_visible_to(user=user).filter(pk=run_id).first()
 
 
+# ?ordering= of GET /api/runs/ (each also with "-"): the API's name -> the ORM's.
+RUN_ORDERINGS = {
+    "created_at": "created_at", "finished_at": "finished_at", "name": "name", "status": "status",
+    "duration": "duration",
+}
+
+
 def runs_filter(
     runs: QuerySet[Run], *, statuses: list[str] | None = None, graph_id: int | None = None,
-    dataset_id: int | None = None,
+    dataset_id: int | None = None, tag: str | None = None, text: str | None = None,
+    sweep_id: int | None = None, ordering: str | None = None,
 ) -> QuerySet[Run]:
-    """The list filters of GET /api/runs/ (`?status=a,b&graph=&dataset=`) on already scoped runs."""
+    """The list filters of GET /api/runs/ on already scoped runs.
+
+    `?status=a,b&graph=&dataset=&tag=&q=&sweep=&ordering=`: `q` searches name, notes, graph name
+    and dataset name; `sweep` is origin.sweep; an unknown ordering is a DomainError naming `ordering`.
+    """
+    from django.db import connection
+    from django.db.models import DurationField, ExpressionWrapper, F, Q
+
     if statuses:
         runs = runs.filter(status__in=statuses)
     if graph_id is not None:
         runs = runs.filter(graph_revision__graph_id=graph_id)
     if dataset_id is not None:
         runs = runs.filter(dataset_id=dataset_id)
+    if tag:
+        tag = tag.strip()
+        if connection.features.supports_json_field_contains:
+            runs = runs.filter(tags__contains=[tag])
+        else:  # SQLite: no JSON containment; look the tag up in the array itself
+            table = connection.ops.quote_name(Run._meta.db_table)
+            runs = runs.extra(where=[f"EXISTS (SELECT 1 FROM json_each({table}.tags) WHERE json_each.value = %s)"],
+                              params=[tag])
+    if text and text.strip():
+        words = text.strip()
+        runs = runs.filter(Q(name__icontains=words) | Q(notes__icontains=words)
+                           | Q(graph_revision__graph__name__icontains=words) | Q(dataset__name__icontains=words))
+    if sweep_id is not None:
+        runs = runs.filter(origin__sweep=sweep_id)
+    if ordering:
+        field = ordering.lstrip("-")
+        if field not in RUN_ORDERINGS or ordering.count("-") > 1:
+            choices = ", ".join(RUN_ORDERINGS)
+            raise DomainError("invalid", f"Unknown ordering {ordering!r}; one of {choices} (or with '-').",
+                              fields={"ordering": [f"One of {choices}, each also with '-'."]})
+        descending = ordering.startswith("-")
+        if field == "duration":
+            runs = runs.annotate(duration=ExpressionWrapper(F("finished_at") - F("started_at"),
+                                                             output_field=DurationField()))
+        key = F(RUN_ORDERINGS[field])
+        runs = runs.order_by(key.desc(nulls_last=True) if descending else key.asc(nulls_last=True), "-id")
     return runs
+
+
+# Keys whose best value is the lowest (losses and errors); every other metric's best is its highest.
+_LOWER_IS_BETTER = ("loss", "mae", "mse", "rmse", "ece", "error")
+
+
+def metric_mode(key: str) -> str:
+    """"min" for loss-like metric keys, else "max" (the `summary.best` of runs)."""
+    name = key.rsplit("/", 1)[-1].lower()
+    return "min" if any(word in name for word in _LOWER_IS_BETTER) else "max"
+
+
+def runs_summaries(*, run_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """{run id: {"final": {key: value}, "best": {key: {value, step, epoch, mode}}}} over stored series.
+
+    One query for the whole page of runs: the top-level block summaries (one row per run and key
+    up to 32,768 steps; webapp/runs/metric_store.py), whose first/last/min/max are the series'.
+    """
+    from .metric_store import LEVELS
+
+    answer: dict[int, dict[str, Any]] = {pk: {"final": {}, "best": {}} for pk in run_ids}
+    if not run_ids:
+        return answer
+    rows = MetricRollup.objects.filter(run_id__in=run_ids, level=len(LEVELS) - 1).order_by(
+        "run_id", "key", "block"
+    ).values_list("run_id", "key", "last_value", "min_step", "min_epoch", "min_value",
+                  "max_step", "max_epoch", "max_value")
+    for run_id, key, last, min_step, min_epoch, min_value, max_step, max_epoch, max_value in rows:
+        summary = answer[run_id]
+        summary["final"][key] = last  # blocks come in step order: the last one's last point wins
+        mode = metric_mode(key)
+        step, epoch, value = (min_step, min_epoch, min_value) if mode == "min" else (max_step, max_epoch, max_value)
+        if value is None:
+            continue
+        best = summary["best"].get(key)
+        if best is None or (value < best["value"] if mode == "min" else value > best["value"]):
+            summary["best"][key] = {"value": value, "step": step, "epoch": epoch, "mode": mode}
+    return answer
+
+
+def runs_best_checkpoints(*, run_ids: list[int]) -> dict[int, dict[str, Any] | None]:
+    """{run id: {name, step, epoch, metrics} | None} of each run's `best` checkpoint (one query)."""
+    rows = Checkpoint.objects.filter(run_id__in=run_ids, name="best").values_list(
+        "run_id", "name", "step", "epoch", "metrics"
+    )
+    found: dict[int, dict[str, Any] | None] = dict.fromkeys(run_ids)
+    for run_id, name, step, epoch, metrics in rows:
+        found[run_id] = {"name": name, "step": step, "epoch": epoch, "metrics": metrics or {}}
+    return found
 
 
 @dataclass(frozen=True)
@@ -85,24 +175,9 @@ def run_create_refs(
     one (DomainError "invalid" on its field).
     """
     from webapp.datasets.models import Dataset
-    from webapp.graphs.models import GraphRevision
 
-    revisions = _of_users_teams(GraphRevision.objects.select_related("graph"), user=user,
-                                team_lookup="graph__team")
-    if graph_revision_id:
-        found = revisions.filter(pk=graph_revision_id).first()
-        if found is None:
-            raise DomainError("invalid", f"No graph revision {graph_revision_id} among your teams' graphs.",
-                              fields={"graph_revision": ["Not found among your teams' graphs."]})
-    else:
-        candidates = revisions.filter(graph_id=graph_id)
-        if revision:
-            candidates = candidates.filter(number=revision)
-        found = candidates.order_by("-number").first()
-        if found is None:
-            field = "revision" if revision and revisions.filter(graph_id=graph_id).exists() else "graph"
-            raise DomainError("invalid", f"No such {field} among your teams' graphs.",
-                              fields={field: ["Not found among your teams' graphs."]})
+    found = run_graph_revision_ref(user=user, graph_revision_id=graph_revision_id, graph_id=graph_id,
+                                   revision=revision)
     dataset = _of_users_teams(Dataset.objects.all(), user=user, team_lookup="team").filter(pk=dataset_id).first()
     if dataset is None:
         raise DomainError("invalid", f"No dataset {dataset_id} among your teams' datasets.",
@@ -113,6 +188,35 @@ def run_create_refs(
             raise DomainError("invalid", f"The {name} belongs to another team than the run.",
                               fields={name: [f"Belongs to another team than team {team.pk}."]})
     return RunRefs(team=team, graph_revision=found, dataset=dataset)
+
+
+def run_graph_revision_ref(
+    *, user: AbstractBaseUser, graph_revision_id: int | None = None, graph_id: int | None = None,
+    revision: int | None = None,
+) -> Any:
+    """The graph revision `graph_revision_id`, or number `revision` of `graph_id` (the latest by
+    default), among the user's teams' graphs; else a DomainError naming the field."""
+    from webapp.graphs.models import GraphRevision
+
+    revisions = _of_users_teams(GraphRevision.objects.select_related("graph"), user=user,
+                                team_lookup="graph__team")
+    if graph_revision_id:
+        found = revisions.filter(pk=graph_revision_id).first()
+        if found is None:
+            raise DomainError("invalid", f"No graph revision {graph_revision_id} among your teams' graphs.",
+                              fields={"graph_revision": ["Not found among your teams' graphs."]})
+        return found
+    candidates = revisions.filter(graph_id=graph_id)
+    if revision:
+        candidates = candidates.filter(number=revision)
+    else:  # the latest someone saved, not a sweep's variant
+        candidates = candidates.filter(origin="")
+    found = candidates.order_by("-number").first()
+    if found is None:
+        field = "revision" if revision and revisions.filter(graph_id=graph_id).exists() else "graph"
+        raise DomainError("invalid", f"No such {field} among your teams' graphs.",
+                          fields={field: ["Not found among your teams' graphs."]})
+    return found
 
 
 def _team_for_write(*, user: AbstractBaseUser, team_id: int, role: str) -> Team:
@@ -139,6 +243,49 @@ def run_control_read(*, run_id: int, lease_token: str) -> tuple[bool, bool]:
 def run_checkpoints(*, run: Run) -> QuerySet[Checkpoint]:
     """The run's checkpoints, oldest first (pruned ones included: their folder is gone)."""
     return run.checkpoints.order_by("step")
+
+
+def run_checkpoint_row(*, run: Run, name: str) -> Checkpoint:
+    """The run's kept checkpoint `name`: NotFound when there is none, Conflict once its folder was pruned."""
+    from webapp.errors import NotFound
+
+    row = Checkpoint.objects.filter(run=run, name=name).first()
+    if row is None:
+        raise NotFound("checkpoint_missing", f"Run {run.pk} has no checkpoint named {name!r}.")
+    if not (Path(row.path) / "state.json").is_file():
+        raise Conflict("checkpoint_pruned", f"Checkpoint {name!r} is no longer kept (training pruned it).")
+    return row
+
+
+def run_checkpoint_model(*, run: Run, name: str) -> Any:
+    """The run's graph built with checkpoint `name`'s weights (eval mode)."""
+    from safetensors.torch import load_file
+
+    from engine.build import build
+
+    row = run_checkpoint_row(run=run, name=name)
+    model = build(run.graph_revision.spec, seed=0)
+    model.load_state_dict(load_file(Path(row.path) / "model.safetensors", device="cpu"))
+    return model.eval()
+
+
+def run_export_checkpoint(*, run: Run) -> str | None:
+    """Name of the checkpoint whose weights the run's export holds (export.json), None if not known."""
+    import json
+
+    try:
+        manifest = json.loads((run_export_dir(run) / "export.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    note = manifest.get("checkpoint")
+    return note.get("name") if isinstance(note, dict) else None
+
+
+def checkpoint_kind(name: str) -> str:
+    """"best", "cancelled" (the `step-…` folder a cancel writes) or "epoch"."""
+    if name == "best":
+        return "best"
+    return "cancelled" if name.startswith("step-") else "epoch"
 
 
 def run_explanations(*, run: Run) -> QuerySet[Explanation]:
@@ -357,3 +504,82 @@ def run_metric_keys(*, run: Run) -> list[str]:
     if summarised.exists():
         return list(summarised.order_by("key").values_list("key", flat=True).distinct())
     return list(MetricPoint.objects.filter(run=run).order_by("key").values_list("key", flat=True).distinct())
+
+
+def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
+    if isinstance(value, dict) and value:
+        for key, item in value.items():
+            _flatten(item, f"{prefix}.{key}" if prefix else str(key), out)
+    else:
+        out[prefix] = value
+
+
+def config_flatten(config: dict[str, Any]) -> dict[str, Any]:
+    """A config as {dotted path: value} ("optimizer.lr": 0.001); lists and empty objects are values."""
+    out: dict[str, Any] = {}
+    _flatten(config or {}, "", out)
+    return out
+
+
+def runs_config_diff(*, runs: list[Run]) -> list[dict[str, Any]]:
+    """[{field, values: {run id: value}}] of the config fields that differ between the runs (dotted paths).
+
+    A field some runs lack is null for them.
+    """
+    flat = {run.pk: config_flatten(run.config) for run in runs}
+    fields: list[str] = []
+    for values in flat.values():
+        fields.extend(key for key in values if key not in fields)
+    diff = []
+    for field in sorted(fields):
+        values = {str(pk): flat[pk].get(field) for pk in flat}
+        if len({repr(v) for v in values.values()}) > 1:
+            diff.append({"field": field, "values": values})
+    return diff
+
+
+def runs_graph_diff(*, runs: list[Run]) -> list[dict[str, Any]] | None:
+    """None when every run trained the same graph revision; else each other revision's changes
+    against the first run's: [{runs: [ids], graph, revision, changes: ["fc1.out_features: 64 -> 128"]}]."""
+    from webapp.graphs.selectors import revision_diff
+
+    first = runs[0].graph_revision
+    if all(run.graph_revision_id == first.pk for run in runs):
+        return None
+    groups: dict[int, list[Run]] = {}
+    for run in runs:
+        if run.graph_revision_id != first.pk:
+            groups.setdefault(run.graph_revision_id, []).append(run)
+    return [
+        {"runs": [run.pk for run in members], "graph": members[0].graph_revision.graph_id,
+         "revision": members[0].graph_revision.number,
+         "changes": revision_diff(first, members[0].graph_revision)}
+        for members in groups.values()
+    ]
+
+
+def runs_compare_rows(*, runs: list[Run]) -> list[dict[str, Any]]:
+    """The `runs` of GET /api/runs/compare/: who each run is, its config, final metrics and summary."""
+    summaries = runs_summaries(run_ids=[run.pk for run in runs])
+    return [
+        {
+            "id": run.pk, "name": run.name, "status": run.status,
+            "graph": run.graph_revision.graph_id, "graph_name": run.graph_revision.graph.name,
+            "revision": run.graph_revision.number, "graph_revision": run.graph_revision_id,
+            "dataset": run.dataset_id, "dataset_name": run.dataset.name, "config": run.config,
+            "final_metrics": run.final_metrics or {}, "summary": summaries[run.pk],
+            "created_by": getattr(run.created_by, "username", None),
+        }
+        for run in runs
+    ]
+
+
+def run_duration_s(run: Run) -> float | None:
+    """Seconds from the start of training to its end (to now while running); None before it started."""
+    from django.utils import timezone
+
+    if run.started_at is None:
+        return None
+    end = run.finished_at or (timezone.now() if run.status == RunStatus.RUNNING else None)
+    return None if end is None else max(0.0, (end - run.started_at).total_seconds())
+

@@ -27,7 +27,6 @@ from webapp.queues import RUNS_EXPLAIN, RUNS_EXPORT, RUNS_TRAIN
 from . import conf
 from .events import event_emit, finite_or_none
 from .models import Explanation, ExplanationStatus, ExportStatus, Run, RunStatus
-from .signals import run_finished_send
 from .selectors import (
     run_download_name,
     run_export_data_info,
@@ -36,6 +35,7 @@ from .selectors import (
     run_exports,
     run_trained_model,
 )
+from .signals import run_finished_send
 
 logger = logging.getLogger(__name__)
 
@@ -122,6 +122,73 @@ def run_recipe_build(
         raise DomainError("invalid_recipe", f"{first[0]}: {first[1][0]}", fields=fields) from None
 
 
+TAGS_MAX = 20
+TAG_LENGTH = 40
+NAME_LENGTH = 200
+NOTES_LENGTH = 20_000
+
+
+def run_tags_clean(tags: Any) -> list[str]:
+    """Tags stripped, each 1..40 characters, distinct, at most 20; else a DomainError naming `tags`."""
+    if tags is None:
+        return []
+    if not isinstance(tags, list | tuple) or not all(isinstance(tag, str) for tag in tags):
+        raise DomainError("invalid", "tags must be a list of strings.", field="tags")
+    cleaned = [tag.strip() for tag in tags]
+    if any(not 1 <= len(tag) <= TAG_LENGTH for tag in cleaned):
+        raise DomainError("invalid", f"Each tag has 1 to {TAG_LENGTH} characters.", field="tags")
+    if len(set(cleaned)) != len(cleaned):
+        raise DomainError("invalid", "Tags must be distinct.", field="tags")
+    if len(cleaned) > TAGS_MAX:
+        raise DomainError("invalid", f"A run has at most {TAGS_MAX} tags.", field="tags")
+    return cleaned
+
+
+def run_name_clean(name: Any) -> str:
+    """The name stripped, at most 200 characters; else a DomainError naming `name`."""
+    if name is None:
+        return ""
+    if not isinstance(name, str) or len(name.strip()) > NAME_LENGTH:
+        raise DomainError("invalid", f"name must be a text of at most {NAME_LENGTH} characters.", field="name")
+    return name.strip()
+
+
+def run_notes_clean(notes: Any) -> str:
+    """The notes as given (at most 20,000 characters); else a DomainError naming `notes`."""
+    if notes is None:
+        return ""
+    if not isinstance(notes, str) or len(notes) > NOTES_LENGTH:
+        raise DomainError("invalid", f"notes must be a text of at most {NOTES_LENGTH} characters.", field="notes")
+    return notes
+
+
+def run_update(*, run: Run, name: Any = None, notes: Any = None, tags: Any = None) -> Run:
+    """Change a run's name, notes or tags (what is None stays)."""
+    fields: dict[str, Any] = {}
+    if name is not None:
+        fields["name"] = run_name_clean(name)
+    if notes is not None:
+        fields["notes"] = run_notes_clean(notes)
+    if tags is not None:
+        fields["tags"] = run_tags_clean(tags)
+    if fields:
+        Run.objects.filter(pk=run.pk).update(**fields)
+        run.refresh_from_db()
+    return run
+
+
+def _init_copy(*, source: Path, run_id: int) -> Path:
+    """Copy a checkpoint folder into the run's own `init/` (atomically): the run no longer needs the source."""
+    import shutil
+
+    from engine.atomic import atomic_dir
+
+    final = conf.run_dir(run_id) / "init"
+    with atomic_dir(final) as staging:
+        shutil.copytree(source, staging, dirs_exist_ok=True)
+    return final
+
+
 def run_create(
     *,
     user: AbstractBaseUser,
@@ -131,12 +198,35 @@ def run_create(
     config: dict[str, Any] | None,
     transforms: dict[str, Any] | None = None,
     split: dict[str, Any] | None = None,
+    name: str = "",
+    notes: str = "",
+    tags: list[str] | None = None,
+    init: dict[str, Any] | None = None,
+    origin: dict[str, Any] | None = None,
 ) -> Run:
-    """Validate config, data recipe and graph against the dataset; store the run queued; queue training."""
-    from .checks import check_config_fits, check_dataset_trainable, check_graph_fits_dataset
+    """Validate config, data recipe and graph against the dataset; store the run queued; queue training.
 
+    `init` {run, checkpoint, mode: "finetune" | "resume"} starts the weights from a checkpoint of
+    a run the user can see: checked here (run_init_check), its plan stored in `run.init`, and the
+    checkpoint folder copied into the new run's folder (`init/`), so the source may be pruned later.
+    `origin` says who made the run besides its creator ({"sweep": id, "trial": n}).
+    """
+    from .checks import (
+        check_config_fits,
+        check_dataset_trainable,
+        check_freeze,
+        check_graph_fits_dataset,
+        run_init_check,
+    )
+
+    name, notes = run_name_clean(name), run_notes_clean(notes)
+    tags = run_tags_clean(tags)
     check_dataset_trainable(dataset=dataset)
     config_json = run_config_parse(config)
+    check_freeze(config=config_json, spec=graph_revision.spec)
+    source = None
+    if init is not None:
+        source = run_init_check(user=user, graph_revision=graph_revision, config=config_json, init=init)
     recipe = run_recipe_build(dataset=dataset, transforms=transforms, split=split)
     report = check_graph_fits_dataset(graph_revision=graph_revision, dataset=dataset, config=config_json)
     # What else the trainer would refuse only at its start: device, precision, metric names.
@@ -148,12 +238,19 @@ def run_create(
             team=team,
             graph_revision=graph_revision,
             dataset=dataset,
+            name=name,
+            notes=notes,
+            tags=tags,
+            init=source.init if source is not None else {},
+            origin=dict(origin or {}),
             config=config_json,
             recipe=recipe,
             created_by=user,
             max_attempts=int(conf.get("RUNS_MAX_ATTEMPTS")),
             queued_sent_at=timezone.now(),
         )
+        if source is not None:
+            _init_copy(source=source.path, run_id=run.pk)  # a failed copy rolls the row back
         event_emit(run_id=run.pk, event={"type": "status", "status": RunStatus.QUEUED, "detail": "queued"})
         _queue_train(run.pk)
     run.refresh_from_db()
@@ -447,6 +544,7 @@ def explanation_create(
     method: str,
     target: int | None = None,
     layer: str | None = None,
+    checkpoint: str | None = None,
 ) -> Explanation:
     """Check the request, store the explanation queued and compute it on the short queue.
 
@@ -457,7 +555,17 @@ def explanation_create(
     """
     from engine.explain import METHODS
 
-    if run.status != RunStatus.SUCCEEDED:
+    from .selectors import run_checkpoint_row
+
+    if checkpoint is not None:
+        # A kept checkpoint's weights (any run that wrote one: a cancelled run's `step-…` too).
+        if not isinstance(checkpoint, str) or not checkpoint:
+            raise DomainError("invalid", "checkpoint must be a checkpoint's name.", field="checkpoint")
+        try:
+            run_checkpoint_row(run=run, name=checkpoint)
+        except DomainError as exc:
+            raise DomainError(exc.code, exc.message, field="checkpoint") from None
+    elif run.status != RunStatus.SUCCEEDED:
         raise Conflict("run_not_trained", f"Run {run.pk} has not succeeded ({run.status}); nothing to explain yet.")
     names = [m["name"] if isinstance(m, dict) else str(m) for m in METHODS]
     if method not in names:
@@ -481,7 +589,9 @@ def explanation_create(
         raise DomainError("invalid", "input must be an array of numbers.", field="input")
     if target is not None and (not isinstance(target, int) or isinstance(target, bool) or target < 0):
         raise DomainError("invalid", "target must be a non-negative integer (a class index).", field="target")
-    sample = {"index": index} if index is not None else {"input": input}
+    sample: dict[str, Any] = {"index": index} if index is not None else {"input": input}
+    if checkpoint is not None:
+        sample["checkpoint"] = checkpoint  # the weights explained (workers/runs.py explain_run)
     with transaction.atomic():
         explanation = Explanation.objects.create(
             run=run, method=method, sample=sample, target=target, layer=layer or "", created_by=user,
@@ -661,20 +771,79 @@ def run_export_resend(*, now: Any = None) -> list[int]:
 
 
 def run_export_write(
-    *, run: Run, model: Any, data_info: Any, metrics: dict[str, Any], onnx: bool
+    *, run: Run, model: Any, data_info: Any, metrics: dict[str, Any], onnx: bool,
+    checkpoint: dict[str, Any] | None = None, folder: Path | None = None,
 ) -> Path:
     """Write the run's export folder (safetensors, model.py, JSON; ONNX when asked) in one rename.
 
     A reader (a download, the export task) sees the old folder or the new one, never half.
+    `checkpoint` ({name, step, epoch}) says which checkpoint's weights `model` holds; export.json
+    keeps it (null: the weights at the end of training). `folder` is another place than the
+    run's export (a checkpoint's own export, run_checkpoint_export).
     """
+    import json
+
     from engine.atomic import atomic_dir
     from engine.export import export_dir
 
-    final = run_export_dir(run)
+    final = folder or run_export_dir(run)
     with atomic_dir(final) as staging:
         export_dir(model, run.graph_revision.spec, run.config, metrics_json(metrics), staging,
                    data_info=data_info, onnx=onnx)
+        manifest = json.loads((staging / "export.json").read_text(encoding="utf-8"))
+        manifest["checkpoint"] = checkpoint
+        (staging / "export.json").write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
     return final
+
+
+def run_checkpoint_export(*, run: Run, name: str, fmt: str) -> RunDownload:
+    """The file for `GET /api/runs/<id>/checkpoints/<name>/export/?format=`, built on first ask.
+
+    The checkpoint's weights are loaded into the run's built graph and written with
+    run_export_write into `runs/<id>/checkpoints-export/<name>/` (ONNX too when asked for;
+    the zip beside it). A folder older than the checkpoint (a `best` written again) is rebuilt.
+    """
+    from engine.export import read_export_manifest, zip_export
+
+    from .selectors import run_checkpoint_model, run_checkpoint_row
+
+    if fmt not in EXPORT_FORMATS:
+        raise DomainError("invalid", f"Unknown format {fmt!r}; one of {', '.join(EXPORT_FORMATS)}.",
+                          fields={"format": [f"One of {', '.join(EXPORT_FORMATS)}."]})
+    row = run_checkpoint_row(run=run, name=name)
+    folder = conf.run_dir(run.pk) / "checkpoints-export" / row.name
+    filename, suffix, content_type = EXPORT_FORMATS[fmt]
+    manifest_path = folder / "export.json"
+    note = {"name": row.name, "step": int(row.step), "epoch": float(row.epoch)}
+    fresh = manifest_path.is_file() and _manifest_checkpoint(folder) == note
+    if not fresh or (fmt == "onnx" and not (folder / "model.onnx").is_file()
+                     and "errors" not in read_export_manifest(folder).get("onnx", {})):
+        model = run_checkpoint_model(run=run, name=row.name)
+        run_export_write(run=run, model=model, data_info=run_export_data_info(run=run), metrics=row.metrics or {},
+                         onnx=fmt == "onnx" or (fresh and (folder / "model.onnx").is_file()),
+                         checkpoint=note, folder=folder)
+        (folder.parent / f"{row.name}.zip").unlink(missing_ok=True)
+    if fmt == "zip":
+        path = folder.parent / f"{row.name}.zip"
+        if not path.is_file():
+            zip_export(folder, dest=path)
+    else:
+        path = folder / filename
+    if not path.is_file():
+        onnx_note = read_export_manifest(folder).get("onnx", {})
+        raise Conflict("onnx_unavailable", f"This graph has no ONNX export: {onnx_note.get('note')}.",
+                       extra={"errors": onnx_note.get("errors", [])})
+    download = path.name if fmt == "python" else run_download_name(run, f"-{row.name}{suffix}")
+    return RunDownload(path=path, filename=download, content_type=content_type)
+
+
+def _manifest_checkpoint(folder: Path) -> Any:
+    import json
+
+    try:
+        return json.loads((folder / "export.json").read_text(encoding="utf-8")).get("checkpoint")
+    except (OSError, ValueError):
+        return None
 
 
 def run_export_complete(*, run: Run) -> dict[str, Any]:
@@ -685,10 +854,12 @@ def run_export_complete(*, run: Run) -> dict[str, Any]:
     from engine.export import read_export_manifest, zip_export
 
     folder = run_export_dir(run)
-    onnx_note = read_export_manifest(folder).get("onnx", {})
+    manifest = read_export_manifest(folder)
+    onnx_note = manifest.get("onnx", {})
     if not (onnx_note.get("exported") or "errors" in onnx_note):  # ONNX not tried yet
+        # The same weights again (the best checkpoint's, when the export holds them): say so again.
         run_export_write(run=run, model=run_trained_model(run=run), data_info=run_export_data_info(run=run),
-                         metrics=run.final_metrics or {}, onnx=True)
+                         metrics=run.final_metrics or {}, onnx=True, checkpoint=manifest.get("checkpoint"))
     zip_export(folder, dest=run_export_zip(run))
     return read_export_manifest(folder).get("onnx", {})
 
@@ -817,6 +988,8 @@ __all__ = [
     "metrics_json",
     "run_config_parse",
     "run_create",
+    "run_update",
+    "run_tags_clean",
     "run_cancel",
     "run_lease_take",
     "run_heartbeat",

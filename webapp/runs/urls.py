@@ -7,6 +7,7 @@ from .api import (
     ConfigSchemaView,
     ExplanationMethodsView,
     ExplanationViewSet,
+    InitPlanView,
     RunCompareView,
     RunViewSet,
 )
@@ -19,6 +20,7 @@ router.register("explanations", ExplanationViewSet, basename="explanation")
 urlpatterns = [
     path("runs/config-schema/", ConfigSchemaView.as_view(), name="run-config-schema"),
     path("runs/compare/", RunCompareView.as_view(), name="run-compare"),
+    path("runs/init-plan/", InitPlanView.as_view(), name="run-init-plan"),
     path("explanations/methods/", ExplanationMethodsView.as_view(), name="explanation-methods"),
     *router.urls,
 ]
@@ -28,10 +30,12 @@ API_ROUTES = [
     ("get", "/api/runs/"),
     ("post", "/api/runs/"),
     ("get", "/api/runs/{run}/"),
+    ("patch", "/api/runs/{run}/"),
     ("post", "/api/runs/{run}/cancel/"),
     ("get", "/api/runs/{run}/metrics/"),
     ("get", "/api/runs/compare/?ids={run}"),
     ("get", "/api/runs/{run}/checkpoints/"),
+    ("get", "/api/runs/{run}/checkpoints/{checkpoint}/export/?format=safetensors"),
     ("get", "/api/runs/{run}/explanations/"),
     ("post", "/api/runs/{run}/explanations/"),
     ("get", "/api/runs/{run}/export/?format=safetensors"),
@@ -44,5 +48,7 @@ API_ROUTES = [
     ("get", "/api/explanations/{explanation}/image/"),
     # Engine catalogs: any signed-in user, no team data (like /api/ops/).
     ("get", "/api/runs/config-schema/"),
+    # Any signed-in user; a source run of another team is a 404 inside (tests/webapp/runs/test_experiments_*).
+    ("post", "/api/runs/init-plan/"),
     ("get", "/api/explanations/methods/"),
 ]

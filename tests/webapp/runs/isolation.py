@@ -1,4 +1,4 @@
-"""Team-A objects for tests/webapp/test_isolation.py's {run}, {explanation}, {split}, {index} placeholders."""
+"""Team-A objects for tests/webapp/test_isolation.py's {run}, {explanation}, {split}, {index}, {checkpoint} placeholders."""
 
 from __future__ import annotations
 
@@ -16,4 +16,4 @@ def objects(*, team: Any, user: Any, dataset: Any, revision: Any) -> dict[str, A
     explanation = Explanation.objects.create(
         run=run, method="saliency", sample={"index": 0}, status="succeeded", result={"prediction": 0}, created_by=user
     )
-    return {"run": run.pk, "explanation": explanation.pk, "split": "test", "index": 0}
+    return {"run": run.pk, "explanation": explanation.pk, "split": "test", "index": 0, "checkpoint": "best"}

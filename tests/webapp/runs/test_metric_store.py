@@ -175,10 +175,10 @@ def test_compare_answers_many_runs_in_one_request(
     assert all(len(r["series"]["train/loss"]["step"]) <= 50 for r in runs)
     assert runs[1]["series"]["train/loss"]["step"][-1] == 3000 and runs[1]["last_seq"] >= 3000
     zoomed = api_a.get(
-        f"/api/runs/compare/?ids={run_a.pk}&max_points=50&from_step=10&to_step=40"
+        f"/api/runs/compare/?ids={run_a.pk},{other.pk}&max_points=50&from_step=10&to_step=40"
     ).json()
     assert zoomed["runs"][0]["series"]["train/loss"]["step"] == list(range(10, 41))
-    assert api_b.get(f"/api/runs/compare/?ids={run_a.pk}").status_code == 404
+    assert api_b.get(f"/api/runs/compare/?ids={run_a.pk},{other.pk}").status_code == 404
     assert api_a.get(f"/api/runs/compare/?ids={run_a.pk},999999").status_code == 404
     assert api_a.get("/api/runs/compare/?ids=x").status_code == 400
     assert api_a.get("/api/runs/compare/").status_code == 400
