@@ -110,6 +110,7 @@ INSTALLED_APPS = [
     "webapp.datasets",
     "webapp.graphs",
     "webapp.runs",
+    "webapp.sweeps",
 ]
 
 MIDDLEWARE = [
@@ -267,7 +268,14 @@ SPECTACULAR_SETTINGS = {
         # Last: every operation's error statuses, with the one error body.
         "webapp.api.schema_errors.error_responses_hook",
     ],
-    "ENUM_NAME_OVERRIDES": {"ParamKindEnum": "webapp.graphs.schema.PARAM_KINDS"},
+    "ENUM_NAME_OVERRIDES": {
+        "ParamKindEnum": "webapp.graphs.schema.PARAM_KINDS",
+        # Sweeps: their status and the min/max of an objective share field names with runs'.
+        "SweepStatusEnum": "webapp.sweeps.models.SweepStatus",
+        "MetricModeEnum": ["min", "max"],
+        # How a run starts from another run's checkpoint.
+        "InitModeEnum": ["finetune", "resume"],
+    },
 }
 
 # --- Channels and Celery ------------------------------------------------------------------

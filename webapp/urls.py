@@ -19,6 +19,7 @@ urlpatterns = [
     path("", pages.index, name="index"),
     path("api/", include(api_patterns)),
     path("api/", include("webapp.runs.urls")),
+    path("api/", include("webapp.sweeps.urls")),
     path("admin/", admin.site.urls),
     re_path(r"^app(?:/(?P<path>.*))?$", pages.app_shell, name="app"),
 ]
