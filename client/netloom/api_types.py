@@ -25,6 +25,20 @@ class Arity(TypedDict):
     max: int | None
 
 
+class BestCheckpoint(TypedDict):
+    """The run's `best` checkpoint: the weights the default export holds."""
+    name: str
+    step: int
+    epoch: float
+    metrics: dict[str, float | None]
+
+
+class BestConfig(TypedDict):
+    """Which epoch's weights are the run's `best` checkpoint (and so its default export)."""
+    metric: NotRequired[str]
+    mode: NotRequired[Literal["min", "max"]]
+
+
 class BuiltinDataset(TypedDict):
     """One built-in dataset (engine.data.BUILTIN_DATASETS)."""
     name: str
@@ -49,14 +63,18 @@ class CheckpointEvent(TypedDict):
     step: int
     epoch: NotRequired[float]
     name: str
+    metrics: NotRequired[dict[str, float | None]]
 
 
 class CheckpointJson(TypedDict):
     """A checkpoint of a run (webapp.runs.api.CheckpointSerializer; its folder stays on the server)."""
+    name: str
+    kind: CheckpointJsonKindEnum
     step: int
     epoch: float
-    name: str
+    metrics: dict[str, float | None]
     available: bool
+    default: bool
     created_at: str
 
 
@@ -72,15 +90,36 @@ class ColumnSummary(TypedDict):
 
 
 class CompareAnswer(TypedDict):
-    """GET /api/runs/compare/: the runs in the order of `ids`."""
+    """GET /api/runs/compare/: the runs in the order of `ids`, the config fields that differ, graph changes."""
     runs: list[CompareRun]
+    config_diff: list[ConfigDiffField]
+    graph_diff: list[GraphDiff] | None
 
 
 class CompareRun(TypedDict):
-    """One run's series in GET /api/runs/compare/."""
+    """One run in GET /api/runs/compare/: who it is, its config and metrics, and its series."""
     run: int
     last_seq: int
     series: dict[str, MetricSeries]
+    id: int
+    name: str
+    status: str
+    graph: int
+    graph_name: str
+    revision: int
+    graph_revision: int
+    dataset: int
+    dataset_name: str
+    config: dict[str, Any]
+    final_metrics: dict[str, Any]
+    summary: RunSummary
+    created_by: str | None
+
+
+class ConfigDiffField(TypedDict):
+    """A config field (dotted path) whose value differs between the compared runs."""
+    field: str
+    values: dict[str, Any]
 
 
 class ConfigSchemaAnswer(TypedDict):
@@ -225,6 +264,7 @@ class ExplanationCreateRequest(TypedDict):
     method: NotRequired[str]
     target: NotRequired[int | None]
     layer: NotRequired[str | None]
+    checkpoint: NotRequired[str | None]
 
 
 class ExplanationEvent(TypedDict):
@@ -269,6 +309,7 @@ class ExplanationSample(TypedDict):
     """Which sample an explanation is about: a dataset index or an input given by the user."""
     index: NotRequired[int | None]
     input: NotRequired[Any]
+    checkpoint: NotRequired[str | None]
 
 
 class ExportEvent(TypedDict):
@@ -309,6 +350,14 @@ class GraphDetail(TypedDict):
     latest: Revision | None
 
 
+class GraphDiff(TypedDict):
+    """The runs of one other graph revision and what changed from the first run's."""
+    runs: list[int]
+    graph: int
+    revision: int
+    changes: list[str]
+
+
 class ImageSample(TypedDict):
     label: str
     png: str
@@ -317,6 +366,45 @@ class ImageSample(TypedDict):
 class ImagesPreview(TypedDict):
     kind: Literal["images"]
     samples: list[ImageSample]
+
+
+class InitPlanAnswer(TypedDict):
+    """POST /api/runs/init-plan/: the engine's plan, the checkpoint it is of, and what a create would refuse."""
+    loaded: list[str]
+    mismatched: list[PlanParameter]
+    new: list[PlanParameter]
+    unused: list[PlanParameter]
+    run: int
+    checkpoint: str
+    mode: InitModeEnum
+    step: int
+    epoch: float
+    problems: list[InitProblem]
+
+
+class InitPlanJson(TypedDict):
+    """engine.train.finetune.InitPlan: which parameters a checkpoint gives the graph."""
+    loaded: list[str]
+    mismatched: list[PlanParameter]
+    new: list[PlanParameter]
+    unused: list[PlanParameter]
+
+
+class InitPlanRequestRequest(TypedDict):
+    """What POST /api/runs/init-plan/ takes: the graph to start and the checkpoint to start it from."""
+    graph: NotRequired[int]
+    revision: NotRequired[int]
+    graph_revision: NotRequired[int]
+    from_run: int
+    checkpoint: str
+    mode: NotRequired[InitModeEnum]
+    epochs: NotRequired[int]
+
+
+class InitProblem(TypedDict):
+    """What would refuse the run (the field a create would name)."""
+    field: str
+    message: str
 
 
 class LogEvent(TypedDict):
@@ -401,6 +489,12 @@ class NodeReport(TypedDict):
     ports: NotRequired[list[list[int]] | None]
 
 
+class Objective(TypedDict):
+    """Which validation metric the sweep optimises, and in which direction."""
+    metric: NotRequired[str]
+    mode: NotRequired[MetricModeEnum]
+
+
 class OpCatalog(TypedDict):
     """GET /api/ops/: engine.ops.catalog_json()."""
     version: int
@@ -476,6 +570,13 @@ class PaginatedRunList(TypedDict):
     results: list[Run]
 
 
+class PaginatedSweepList(TypedDict):
+    count: int
+    next: NotRequired[str | None]
+    previous: NotRequired[str | None]
+    results: list[Sweep]
+
+
 class PaginatedTeamList(TypedDict):
     count: int
     next: NotRequired[str | None]
@@ -516,7 +617,23 @@ class PatchedLayoutRequest(TypedDict):
     spec: NotRequired[dict[str, Any]]
 
 
+class PatchedRunUpdateRequest(TypedDict):
+    """What PATCH /api/runs/<id>/ takes (each optional)."""
+    name: NotRequired[str]
+    notes: NotRequired[str]
+    tags: NotRequired[Any]
+
+
 PerClassMetrics = TypedDict("PerClassMetrics", {"class": "str", "precision": "float | None", "recall": "float | None", "f1": "float | None", "support": "int"})
+
+
+class PlanParameter(TypedDict):
+    """A parameter of the plan: its node, name and shape(s)."""
+    node: str
+    parameter: str
+    shape: NotRequired[list[int] | None]
+    checkpoint_shape: NotRequired[list[int] | None]
+    graph_shape: NotRequired[list[int] | None]
 
 
 class PrecisionRecallCurve(TypedDict):
@@ -589,6 +706,7 @@ class Revision(TypedDict):
     created_by: UserRef | None
     created_at: str
     layout_updated_at: str | None
+    origin: str
     spec: Any
 
 
@@ -600,6 +718,7 @@ class RevisionSummary(TypedDict):
     created_by: UserRef | None
     created_at: str
     layout_updated_at: str | None
+    origin: str
 
 
 class RocCurve(TypedDict):
@@ -621,6 +740,9 @@ class Run(TypedDict):
     """A run as the API shows it."""
     id: int
     team: int
+    name: str
+    notes: str
+    tags: list[str]
     graph: int
     graph_name: str
     graph_revision: int
@@ -629,10 +751,15 @@ class Run(TypedDict):
     dataset_name: str
     config: dict[str, Any]
     recipe: dict[str, Any]
+    init: RunInit
+    origin: RunOrigin
     status: RunStatusEnum
     progress: Progress
     latest_metrics: dict[str, float | None]
     final_metrics: dict[str, Any]
+    summary: RunSummary
+    best_checkpoint: BestCheckpoint | None
+    duration_s: float | None
     error: str
     cancel_requested: bool
     attempts: int
@@ -658,6 +785,10 @@ class RunCreateRequest(TypedDict):
     config: NotRequired[Any]
     transforms: NotRequired[Any]
     split: NotRequired[Any]
+    name: NotRequired[str]
+    notes: NotRequired[str]
+    tags: NotRequired[Any]
+    init: NotRequired[RunInitRequest | None]
 
 
 class RunExports(TypedDict):
@@ -671,11 +802,48 @@ class RunExports(TypedDict):
     note: str
 
 
+class RunInit(TypedDict):
+    """Where a run's weights started: {} (from scratch) or the checkpoint, the mode and the plan."""
+    run: NotRequired[int | None]
+    checkpoint: NotRequired[str | None]
+    mode: NotRequired[Literal["finetune", "resume"] | None]
+    step: NotRequired[int | None]
+    epoch: NotRequired[float | None]
+    plan: NotRequired[InitPlanJson | None]
+
+
+class RunInitRequest(TypedDict):
+    """`init` of POST /api/runs/: start from a checkpoint of a run you can see."""
+    run: int
+    checkpoint: str
+    mode: NotRequired[Literal["finetune", "resume"]]
+
+
+class RunOrigin(TypedDict):
+    """Who made a run besides its creator: {} or a sweep's trial."""
+    sweep: NotRequired[int | None]
+    trial: NotRequired[int | None]
+
+
 class RunStreamBatchFrame(TypedDict):
     """Several consecutive events in one frame (clients that ask with `?batch=1`; issue 12)."""
     type: Literal["batch"]
     events: list[MetricEvent | StatusEvent | LogEvent | CheckpointEvent | ExplanationEvent | ExportEvent]
     seq: int
+
+
+class RunSummary(TypedDict):
+    """A run's series in two numbers each: the last point and the best one (webapp.runs.selectors.runs_summaries)."""
+    final: dict[str, float | None]
+    best: dict[str, RunSummaryBest]
+
+
+class RunSummaryBest(TypedDict):
+    """The best point of one stored series."""
+    value: float
+    step: int
+    epoch: float
+    mode: MetricModeEnum
 
 
 class SampleAnswer(TypedDict):
@@ -709,6 +877,7 @@ class SchedulerConfig(TypedDict):
     patience: NotRequired[int]
     metric: NotRequired[str]
     mode: NotRequired[Literal["min", "max"]]
+    warmup_steps: NotRequired[int]
 
 
 class SpecRequest(TypedDict):
@@ -727,7 +896,7 @@ class StatusEvent(TypedDict):
     run: int
     seq: int
     type: Literal["status"]
-    status: Literal["queued", "running", "succeeded", "failed", "cancelled", "interrupted"]
+    status: Literal["queued", "running", "succeeded", "failed", "cancelled", "interrupted", "pruned"]
     detail: NotRequired[str]
     error: NotRequired[str | None]
     step: NotRequired[int | None]
@@ -735,6 +904,116 @@ class StatusEvent(TypedDict):
     progress: NotRequired[Progress | None]
     final_metrics: NotRequired[dict[str, Any] | None]
     exports: NotRequired[RunExports | None]
+
+
+class Sweep(TypedDict):
+    """A sweep as the list shows it (the detail adds its trials)."""
+    id: int
+    team: int
+    name: str
+    status: SweepStatusEnum
+    error: str
+    strategy: StrategyEnum
+    pruner: PrunerEnum
+    objective: Objective
+    budget: int
+    parallelism: int
+    seed: int
+    space: dict[str, dict[str, Any]]
+    graph: int
+    graph_name: str
+    graph_revision: int
+    revision: int
+    dataset: int
+    dataset_name: str
+    config: dict[str, Any]
+    transforms: dict[str, Any] | None
+    split: dict[str, Any] | None
+    created_by: str | None
+    created_at: str
+    finished_at: str | None
+    progress: SweepProgress
+    best: SweepBest | None
+
+
+class SweepBest(TypedDict):
+    """The complete trial with the best objective value."""
+    number: int
+    run: int | None
+    value: float
+    params: dict[str, float | str | bool | None]
+
+
+class SweepCreateRequest(TypedDict):
+    """What POST /api/sweeps/ takes: the base (graph revision, dataset, config), the space and the search."""
+    team: NotRequired[int]
+    name: str
+    graph: NotRequired[int]
+    revision: NotRequired[int]
+    graph_revision: NotRequired[int]
+    dataset: int
+    config: NotRequired[dict[str, Any]]
+    transforms: NotRequired[dict[str, Any]]
+    split: NotRequired[dict[str, Any]]
+    space: dict[str, dict[str, Any]]
+    strategy: NotRequired[StrategyEnum]
+    pruner: NotRequired[PrunerEnum]
+    objective: NotRequired[dict[str, Any]]
+    budget: NotRequired[int]
+    parallelism: NotRequired[int]
+    seed: NotRequired[int]
+
+
+class SweepDetail(TypedDict):
+    """A sweep with every trial."""
+    id: int
+    team: int
+    name: str
+    status: SweepStatusEnum
+    error: str
+    strategy: StrategyEnum
+    pruner: PrunerEnum
+    objective: Objective
+    budget: int
+    parallelism: int
+    seed: int
+    space: dict[str, dict[str, Any]]
+    graph: int
+    graph_name: str
+    graph_revision: int
+    revision: int
+    dataset: int
+    dataset_name: str
+    config: dict[str, Any]
+    transforms: dict[str, Any] | None
+    split: dict[str, Any] | None
+    created_by: str | None
+    created_at: str
+    finished_at: str | None
+    progress: SweepProgress
+    best: SweepBest | None
+    trials: list[SweepTrial]
+
+
+class SweepProgress(TypedDict):
+    """How far the sweep is: trials planned (the budget), ended, running, queued, pruned, failed."""
+    total: int
+    done: int
+    running: int
+    queued: int
+    pruned: int
+    failed: int
+
+
+class SweepTrial(TypedDict):
+    """One trial: its parameters, its run (null when it was refused before queueing), its outcome."""
+    number: int
+    run: int | None
+    state: StateEnum
+    params: dict[str, float | str | bool | None]
+    value: float | None
+    intermediate: list[list[float]]
+    reason: str
 
 
 class TablePreview(TypedDict):
@@ -793,6 +1072,11 @@ class TrainConfig(TypedDict):
     keep_checkpoints: NotRequired[int]
     log_every: NotRequired[int]
     max_steps: NotRequired[int | None]
+    best: NotRequired[BestConfig | None]
+    grad_accumulation: NotRequired[int]
+    label_smoothing: NotRequired[float]
+    class_weights: NotRequired[Literal["balanced"] | list[float] | None]
+    freeze: NotRequired[list[str]]
 
 
 class UserRef(TypedDict):
@@ -826,6 +1110,9 @@ class ValidationReport(TypedDict):
     activation_bytes: int
 
 
+CheckpointJsonKindEnum: TypeAlias = Literal["best", "epoch", "cancelled"]
+
+
 CheckpointList: TypeAlias = list[CheckpointJson]
 
 
@@ -844,10 +1131,19 @@ DatasetUploadKindEnum: TypeAlias = Literal["csv", "images", "tensors"]
 ExplanationStatusEnum: TypeAlias = Literal["queued", "running", "succeeded", "failed"]
 
 
+InitModeEnum: TypeAlias = Literal["finetune", "resume"]
+
+
 InputKindEnum: TypeAlias = Literal["row", "values", "image", "index"]
 
 
+MetricModeEnum: TypeAlias = Literal["min", "max"]
+
+
 ParamKindEnum: TypeAlias = Literal["int", "float", "bool", "choice", "int_list", "int_or_tuple"]
+
+
+PrunerEnum: TypeAlias = Literal["none", "median", "successive_halving"]
 
 
 RoleEnum: TypeAlias = Literal["viewer", "editor", "admin"]
@@ -856,10 +1152,19 @@ RoleEnum: TypeAlias = Literal["viewer", "editor", "admin"]
 RunEvent: TypeAlias = MetricEvent | StatusEvent | LogEvent | CheckpointEvent | ExplanationEvent | ExportEvent
 
 
-RunStatusEnum: TypeAlias = Literal["queued", "running", "succeeded", "failed", "cancelled", "interrupted"]
+RunStatusEnum: TypeAlias = Literal["queued", "running", "succeeded", "failed", "cancelled", "interrupted", "pruned"]
 
 
 RunStreamFrame: TypeAlias = StateFrame | ReplayedFrame | MetricEvent | StatusEvent | LogEvent | CheckpointEvent | ExplanationEvent | ExportEvent
+
+
+StateEnum: TypeAlias = Literal["queued", "running", "complete", "pruned", "failed", "cancelled"]
+
+
+StrategyEnum: TypeAlias = Literal["grid", "random", "tpe"]
+
+
+SweepStatusEnum: TypeAlias = Literal["running", "succeeded", "cancelled", "failed"]
 
 
 TaskEnum: TypeAlias = Literal["classification", "regression"]
@@ -868,15 +1173,19 @@ TaskEnum: TypeAlias = Literal["classification", "regression"]
 __all__ = [
     "ApiToken",
     "Arity",
+    "BestCheckpoint",
+    "BestConfig",
     "BuiltinDataset",
     "BuiltinList",
     "CheckpointEvent",
     "CheckpointJson",
+    "CheckpointJsonKindEnum",
     "CheckpointList",
     "ClassProbability",
     "ColumnSummary",
     "CompareAnswer",
     "CompareRun",
+    "ConfigDiffField",
     "ConfigSchemaAnswer",
     "CredentialsRequest",
     "Csrf",
@@ -906,19 +1215,27 @@ __all__ = [
     "Graph",
     "GraphCreateRequest",
     "GraphDetail",
+    "GraphDiff",
     "ImageSample",
     "ImagesPreview",
+    "InitModeEnum",
+    "InitPlanAnswer",
+    "InitPlanJson",
+    "InitPlanRequestRequest",
+    "InitProblem",
     "InputKindEnum",
     "LogEvent",
     "Me",
     "Member",
     "MemberAddRequest",
     "MetricEvent",
+    "MetricModeEnum",
     "MetricSeries",
     "MetricsAnswer",
     "Misclassified",
     "NewToken",
     "NodeReport",
+    "Objective",
     "OpCatalog",
     "OpSchema",
     "OptimizerConfig",
@@ -928,17 +1245,21 @@ __all__ = [
     "PaginatedRevisionSummaryList",
     "PaginatedRunExplanationList",
     "PaginatedRunList",
+    "PaginatedSweepList",
     "PaginatedTeamList",
     "Param",
     "ParamKindEnum",
     "PatchedDatasetUpdateRequest",
     "PatchedGraphRenameRequest",
     "PatchedLayoutRequest",
+    "PatchedRunUpdateRequest",
     "PerClassMetrics",
+    "PlanParameter",
     "PrecisionRecallCurve",
     "PredictAnswer",
     "PredictedPairs",
     "Progress",
+    "PrunerEnum",
     "Reliability",
     "ReliabilityBin",
     "ReplayedFrame",
@@ -952,15 +1273,29 @@ __all__ = [
     "RunCreateRequest",
     "RunEvent",
     "RunExports",
+    "RunInit",
+    "RunInitRequest",
+    "RunOrigin",
     "RunStatusEnum",
     "RunStreamBatchFrame",
     "RunStreamFrame",
+    "RunSummary",
+    "RunSummaryBest",
     "SampleAnswer",
     "SampleRowsAnswer",
     "SchedulerConfig",
     "SpecRequest",
+    "StateEnum",
     "StateFrame",
     "StatusEvent",
+    "StrategyEnum",
+    "Sweep",
+    "SweepBest",
+    "SweepCreateRequest",
+    "SweepDetail",
+    "SweepProgress",
+    "SweepStatusEnum",
+    "SweepTrial",
     "TablePreview",
     "TaskEnum",
     "Team",

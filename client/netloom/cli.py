@@ -464,13 +464,19 @@ def cmd_runs_compare(args: argparse.Namespace, out: Output) -> int:
             for key, series in (item.get("series") or {}).items()
         }
         lines.append(f"run {item['run']}: {_metrics_text(last)}")
+    for diff in answer.get("config_diff") or []:
+        values = ", ".join(f"run {run}: {value!r}" for run, value in diff["values"].items())
+        lines.append(f"  {diff['field']}: {values}")
+    for change in answer.get("graph_diff") or []:
+        runs = ", ".join(str(r) for r in change["runs"])
+        lines.append(f"  graph revision {change['revision']} (runs {runs}): " + "; ".join(change["changes"]))
     out.result(answer, lines)
     return EXIT_OK
 
 
 def cmd_export(args: argparse.Namespace, out: Output) -> int:
     with _client(args) as client:
-        path = client.export(args.run, format=args.format, out=args.out)
+        path = client.export(args.run, format=args.format, out=args.out, checkpoint=args.checkpoint)
     out.result({"run": args.run, "format": args.format, "path": str(path)}, f"wrote {path}")
     return EXIT_OK
 
@@ -511,6 +517,113 @@ def cmd_explain(args: argparse.Namespace, out: Output) -> int:
 # --- the parser -------------------------------------------------------------------------------
 
 
+def _read_space(value: str) -> dict[str, Any]:
+    """--space: a JSON file, or the JSON itself."""
+    text = value
+    if not value.lstrip().startswith("{"):
+        try:
+            text = Path(value).read_text()
+        except OSError as exc:
+            raise NetloomError(f"cannot read the space file {value}: {exc}") from None
+    try:
+        space = json.loads(text)
+    except ValueError as exc:
+        raise NetloomError(f"--space is not JSON: {exc}") from None
+    if not isinstance(space, dict):
+        raise NetloomError("--space must be an object {key: distribution}")
+    return space
+
+
+def _sweep_row(sweep: Mapping[str, Any]) -> dict[str, Any]:
+    progress = sweep.get("progress") or {}
+    best = sweep.get("best") or {}
+    return {
+        **sweep,
+        "progress": f"{progress.get('done', 0)}/{progress.get('total', 0)}",
+        "best": f"{best['value']:.4g} (#{best['number']})" if best else "",
+    }
+
+
+def cmd_sweeps_list(args: argparse.Namespace, out: Output) -> int:
+    with _client(args) as client:
+        sweeps = client.sweeps(team=args.team, status=args.status, graph=args.graph)
+    out.result(
+        sweeps,
+        _table(
+            [_sweep_row(s) for s in sweeps],
+            ["id", "name", "status", "strategy", "progress", "best", "graph_name"],
+        ),
+    )
+    return EXIT_OK
+
+
+def _sweep_text(sweep: Mapping[str, Any]) -> list[str]:
+    objective = sweep.get("objective") or {}
+    row = _sweep_row(sweep)
+    lines = [
+        f"sweep {sweep['id']} {sweep['name']!r}: {sweep['status']}"
+        + (f" ({sweep['error']})" if sweep.get("error") else ""),
+        f"  {sweep['strategy']}, pruner {sweep['pruner']}, "
+        f"{objective.get('mode')} {objective.get('metric')}, {row['progress']} trials"
+        + (f", best {row['best']}" if row["best"] else ""),
+    ]
+    trials = [
+        {
+            **t,
+            "value": f"{t['value']:.4g}" if isinstance(t.get("value"), float) else "",
+            "params": " ".join(
+                f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                for k, v in t["params"].items()
+            ),
+        }
+        for t in sweep.get("trials") or []
+    ]
+    if trials:
+        lines += _table(trials, ["number", "run", "state", "value", "params", "reason"])
+    return lines
+
+
+def cmd_sweeps_create(args: argparse.Namespace, out: Output) -> int:
+    config = _merge(_read_config(args.config), parse_set(args.set or []))
+    with _client(args) as client:
+        sweep = client.sweep_create(
+            name=args.name,
+            graph=args.graph,
+            dataset=args.dataset,
+            revision=args.revision,
+            config=config,
+            space=_read_space(args.space),
+            team=args.team,
+            strategy=args.strategy,
+            pruner=args.pruner,
+            objective={"metric": args.metric, "mode": args.mode},
+            budget=args.budget,
+            parallelism=args.parallelism,
+            seed=args.seed,
+        )
+    out.result(sweep, _sweep_text(sweep))
+    return EXIT_OK
+
+
+def cmd_sweeps_show(args: argparse.Namespace, out: Output) -> int:
+    with _client(args) as client:
+        sweep = client.sweep(args.id)
+    out.result(sweep, _sweep_text(sweep))
+    return EXIT_OK
+
+
+def cmd_sweeps_cancel(args: argparse.Namespace, out: Output) -> int:
+    with _client(args) as client:
+        sweep = client.sweep_cancel(args.id)
+    running = (sweep.get("progress") or {}).get("running", 0)
+    out.result(
+        sweep,
+        f"sweep {sweep['id']}: {sweep['status']}"
+        + (f" ({running} running trial(s) stopping)" if running else ""),
+    )
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -530,7 +643,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="netloom",
         parents=[common],
-        description="Drive a Netloom service: datasets, graphs, runs, exports.",
+        description="Drive a Netloom service: datasets, graphs, runs, sweeps, exports.",
         epilog="Exit status: 0 done or run succeeded, 1 error, 2 usage, 3 run failed, 4 run cancelled.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -632,6 +745,47 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--keys", help="comma-separated metric names")
     compare.add_argument("--max-points", type=int)
 
+    sweeps = commands.add_parser(
+        "sweeps", help="search hyper-parameters and layer sizes: create, list, show, cancel"
+    ).add_subparsers(dest="action", required=True, metavar="ACTION")
+    sweeps_list = add(sweeps, "list", cmd_sweeps_list, "the sweeps of your teams")
+    team_option(sweeps_list)
+    sweeps_list.add_argument("--status", help="comma-separated statuses")
+    sweeps_list.add_argument("--graph", type=int)
+    sweep_new = add(
+        sweeps, "create", cmd_sweeps_create, "start a sweep: trials are runs of the graph"
+    )
+    sweep_new.add_argument("--name", required=True)
+    sweep_new.add_argument("--graph", type=int, required=True)
+    sweep_new.add_argument("--revision", type=int, help="default: the graph's latest")
+    sweep_new.add_argument("--dataset", type=int, required=True)
+    sweep_new.add_argument(
+        "--space",
+        required=True,
+        metavar="FILE|JSON",
+        help='e.g. {"optimizer.lr": {"type": "float", "low": 1e-4, "high": 0.1, "log": true}}',
+    )
+    sweep_new.add_argument("--config", help="the base training config, a JSON or TOML file")
+    sweep_new.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="a base config field"
+    )
+    sweep_new.add_argument("--strategy", choices=["grid", "random", "tpe"], default="tpe")
+    sweep_new.add_argument(
+        "--pruner", choices=["none", "median", "successive_halving"], default="none"
+    )
+    sweep_new.add_argument("--metric", default="val/loss", help="the objective (a val/ metric)")
+    sweep_new.add_argument("--mode", choices=["min", "max"], default="min")
+    sweep_new.add_argument("--budget", type=int, help="trials at most (default 20)")
+    sweep_new.add_argument("--parallelism", type=int, help="trials at once (default 2)")
+    sweep_new.add_argument("--seed", type=int)
+    team_option(sweep_new)
+    show = add(sweeps, "show", cmd_sweeps_show, "a sweep, its best trial and every trial")
+    show.add_argument("id", type=int)
+    sweep_cancel = add(
+        sweeps, "cancel", cmd_sweeps_cancel, "cancel a sweep and its queued and running trials"
+    )
+    sweep_cancel.add_argument("id", type=int)
+
     export = add(
         commands, "export", cmd_export, "download a succeeded run's weights, source or archive"
     )
@@ -642,6 +796,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="safetensors",
     )
     export.add_argument("--out", default=".", metavar="DIR")
+    export.add_argument("--checkpoint", metavar="NAME", help="a kept checkpoint's weights (best, epoch-0003, ...)")
     explain = add(
         commands, "explain", cmd_explain, "why the model answered as it did on a test row"
     )

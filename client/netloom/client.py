@@ -18,10 +18,13 @@ from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 import httpx
 
 from netloom.api_types import (
+    CheckpointJson,
+    CompareAnswer,
     Dataset,
     Explanation,
     Graph,
     GraphDetail,
+    InitPlanAnswer,
     LogEvent,
     Me,
     NewToken,
@@ -29,6 +32,8 @@ from netloom.api_types import (
     Run,
     RunStreamFrame,
     StatusEvent,
+    Sweep,
+    SweepDetail,
     UserTeam,
     ValidationReport,
 )
@@ -316,8 +321,13 @@ class Client:
         status: str | None = None,
         graph: int | None = None,
         dataset: int | None = None,
+        tag: str | None = None,
+        q: str | None = None,
+        sweep: int | None = None,
+        ordering: str | None = None,
     ) -> list[Run]:
-        params = {"team": team, "status": status, "graph": graph, "dataset": dataset}
+        params = {"team": team, "status": status, "graph": graph, "dataset": dataset, "tag": tag,
+                  "q": q, "sweep": sweep, "ordering": ordering}
         return cast(list[Run], self._all_pages("/api/runs/", params))
 
     def run(self, run_id: int) -> Run:
@@ -331,30 +341,107 @@ class Client:
         revision: int | None = None,
         config: dict[str, Any] | None = None,
         team: int | None = None,
+        name: str = "",
+        notes: str = "",
+        tags: list[str] | None = None,
+        init: dict[str, Any] | None = None,
     ) -> Run:
-        """Queue a run of a graph revision (the latest by default) on a dataset."""
+        """Queue a run of a graph revision (the latest by default) on a dataset.
+
+        `init` {"run", "checkpoint", "mode": "finetune" | "resume"} starts from a kept checkpoint.
+        """
         if revision is None:
             revision = self.graph(graph)["latest_revision"]
-        body: dict[str, Any] = {"graph": graph, "dataset": dataset, "config": config or {}}
+        body: dict[str, Any] = {"graph": graph, "dataset": dataset, "config": config or {},
+                                "name": name, "notes": notes}
         if revision is not None:
             body["revision"] = revision
         if team is not None:
             body["team"] = team
+        if tags is not None:
+            body["tags"] = tags
+        if init is not None:
+            body["init"] = init
         return cast(Run, self._json("POST", "/api/runs/", json=body))
+
+    def run_update(
+        self, run_id: int, *, name: str | None = None, notes: str | None = None, tags: list[str] | None = None
+    ) -> Run:
+        """PATCH a run's name, notes or tags (what is None stays)."""
+        body = {k: v for k, v in (("name", name), ("notes", notes), ("tags", tags)) if v is not None}
+        return cast(Run, self._json("PATCH", f"/api/runs/{run_id}/", json=body))
+
+    def checkpoints(self, run_id: int) -> list[CheckpointJson]:
+        """The run's kept checkpoints (kind, metrics, which one the default export holds)."""
+        return cast(list[CheckpointJson], self._json("GET", f"/api/runs/{run_id}/checkpoints/"))
+
+    def init_plan(
+        self, *, graph: int, from_run: int, checkpoint: str, mode: str = "finetune",
+        revision: int | None = None, epochs: int | None = None,
+    ) -> InitPlanAnswer:
+        """What starting `graph` (revision) from a checkpoint would load; `problems` a run would be refused for."""
+        body: dict[str, Any] = {"graph": graph, "from_run": from_run, "checkpoint": checkpoint, "mode": mode}
+        if revision is not None:
+            body["revision"] = revision
+        if epochs is not None:
+            body["epochs"] = epochs
+        return cast(InitPlanAnswer, self._json("POST", "/api/runs/init-plan/", json=body))
 
     def run_cancel(self, run_id: int) -> Run:
         return cast(Run, self._json("POST", f"/api/runs/{run_id}/cancel/"))
 
     def compare(
         self, run_ids: list[int], *, keys: list[str] | None = None, max_points: int | None = None
-    ) -> dict[str, Any]:
-        """GET /api/runs/compare/: the runs' metric series side by side."""
+    ) -> CompareAnswer:
+        """GET /api/runs/compare/ (2 to 20 runs): series, config fields that differ, graph changes."""
         params: dict[str, Any] = {"ids": ",".join(str(i) for i in run_ids)}
         if keys:
             params["keys"] = ",".join(keys)
         if max_points:
             params["max_points"] = max_points
-        return cast(dict[str, Any], self._json("GET", "/api/runs/compare/", params=params))
+        return cast(CompareAnswer, self._json("GET", "/api/runs/compare/", params=params))
+
+    # --- sweeps ------------------------------------------------------------------------------
+
+    def sweeps(
+        self, *, team: int | None = None, status: str | None = None, graph: int | None = None
+    ) -> list[Sweep]:
+        params = {"team": team, "status": status, "graph": graph}
+        return cast(list[Sweep], self._all_pages("/api/sweeps/", params))
+
+    def sweep(self, sweep_id: int) -> SweepDetail:
+        return cast(SweepDetail, self._json("GET", f"/api/sweeps/{sweep_id}/"))
+
+    def sweep_create(
+        self,
+        *,
+        name: str,
+        graph: int,
+        dataset: int,
+        space: dict[str, Any],
+        revision: int | None = None,
+        config: dict[str, Any] | None = None,
+        team: int | None = None,
+        **search: Any,
+    ) -> SweepDetail:
+        """Start a sweep (POST /api/sweeps/); `search`: strategy, pruner, objective, budget,
+        parallelism, seed (the service's defaults otherwise)."""
+        body: dict[str, Any] = {
+            "name": name,
+            "graph": graph,
+            "dataset": dataset,
+            "space": space,
+            "config": config or {},
+            **{k: v for k, v in search.items() if v is not None},
+        }
+        if revision is not None:
+            body["revision"] = revision
+        if team is not None:
+            body["team"] = team
+        return cast(SweepDetail, self._json("POST", "/api/sweeps/", json=body))
+
+    def sweep_cancel(self, sweep_id: int) -> SweepDetail:
+        return cast(SweepDetail, self._json("POST", f"/api/sweeps/{sweep_id}/cancel/"))
 
     # --- the stream --------------------------------------------------------------------------
 
@@ -473,10 +560,12 @@ class Client:
         format: str = "safetensors",
         out: str | Path = ".",  # noqa: A002
         wait: float = 300.0,
+        checkpoint: str | None = None,
     ) -> Path:
         """Download one file of a succeeded run's export into the folder `out`; its path.
 
         An ONNX file still being made (409 export_pending) is waited for up to `wait` seconds.
+        `checkpoint` downloads the export of that kept checkpoint's weights instead.
         """
         if format not in EXPORT_FORMATS:
             raise NetloomError(f"format must be one of {', '.join(EXPORT_FORMATS)}")
@@ -485,9 +574,9 @@ class Client:
         deadline = time.monotonic() + wait
         while True:
             try:
-                with self.http.stream(
-                    "GET", f"/api/runs/{run_id}/export/", params={"format": format}
-                ) as response:
+                path = (f"/api/runs/{run_id}/checkpoints/{quote(checkpoint, safe='')}/export/"
+                        if checkpoint else f"/api/runs/{run_id}/export/")
+                with self.http.stream("GET", path, params={"format": format}) as response:
                     if response.status_code < 400:
                         target = folder / _attachment_name(response, f"run{run_id}.{format}")
                         tmp = target.with_name(f".{target.name}.part")
@@ -513,9 +602,13 @@ class Client:
         target: int | None = None,
         layer: str | None = None,
         wait: float = 300.0,
+        checkpoint: str | None = None,
     ) -> Explanation:
-        """Explain the model's answer on a test-split row; the finished explanation (or its failure)."""
+        """Explain the model's answer on a test-split row (a kept `checkpoint`'s weights if given);
+        the finished explanation (or its failure)."""
         body: dict[str, Any] = {"index": index, "method": method}
+        if checkpoint is not None:
+            body["checkpoint"] = checkpoint
         if target is not None:
             body["target"] = target
         if layer is not None:

@@ -410,7 +410,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Runs of the user's teams. Viewers read; editors create, cancel and explain. */
+        /** @description A page of runs; summaries and best checkpoints read once for the whole page. */
         get: operations["runs_list"];
         put?: never;
         /** @description Validate everything, then queue the run (201 with the run). */
@@ -428,14 +428,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Runs of the user's teams. Viewers read; editors create, cancel and explain. */
+        /** @description Runs of the user's teams. Viewers read; editors create, rename, cancel and explain. */
         get: operations["runs_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /** @description Rename a run, change its notes or tags (editors). */
+        patch: operations["runs_partial_update"];
         trace?: never;
     };
     "/api/runs/{id}/cancel/": {
@@ -462,8 +463,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The run's checkpoints, oldest first. */
+        /** @description The run's checkpoints, oldest first, with their kind, metrics and which one the export holds. */
         get: operations["runs_checkpoints_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/checkpoints/{name}/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Download one kept checkpoint's weights as an export (`?format=` as for the run's export). */
+        get: operations["runs_checkpoints_export_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -603,7 +621,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description {"runs": [{"run", "last_seq", "series"}]} in the order of `ids`; 404 if one is not yours. */
+        /**
+         * @description Series, who each run is, the config fields that differ and the graph changes, in the
+         *     order of `ids`; 404 if one is not yours, 400 naming `ids` unless there are 2 to 20.
+         */
         get: operations["runs_compare_retrieve"];
         put?: never;
         post?: never;
@@ -624,6 +645,75 @@ export interface paths {
         get: operations["runs_config_schema_retrieve"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/init-plan/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description The engine's InitPlan (loaded, mismatched, new, unused) and the `problems` a create would refuse. */
+        post: operations["runs_init_plan_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sweeps/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Sweeps of the user's teams. Viewers read; editors create and cancel. */
+        get: operations["sweeps_list"];
+        put?: never;
+        /** @description Check the base, the space and the first trial, then queue the first trials (201 with the sweep). */
+        post: operations["sweeps_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sweeps/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Sweeps of the user's teams. Viewers read; editors create and cancel. */
+        get: operations["sweeps_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sweeps/{id}/cancel/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Cancel: no more trials, queued ones at once (200), running ones within a step (202 until they stop). */
+        post: operations["sweeps_cancel_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -721,6 +811,32 @@ export interface components {
             min: number;
             max: number | null;
         };
+        /** @description The run's `best` checkpoint: the weights the default export holds. */
+        BestCheckpoint: {
+            name: string;
+            step: number;
+            epoch: number;
+            metrics: {
+                [key: string]: number | null;
+            };
+        };
+        /**
+         * BestConfig
+         * @description Which epoch's weights are the run's `best` checkpoint (and so its default export).
+         */
+        BestConfig: {
+            /**
+             * Metric
+             * @default val/loss
+             */
+            metric?: string;
+            /**
+             * Mode
+             * @default min
+             * @enum {string}
+             */
+            mode?: "min" | "max";
+        };
         /** @description One built-in dataset (engine.data.BUILTIN_DATASETS). */
         BuiltinDataset: {
             name: string;
@@ -750,18 +866,31 @@ export interface components {
             /** @default 0 */
             epoch?: number;
             name: string;
+            /** @default {} */
+            metrics?: {
+                [key: string]: number | null;
+            };
         };
         /** @description A checkpoint of a run (webapp.runs.api.CheckpointSerializer; its folder stays on the server). */
         CheckpointJson: {
-            step: number;
-            epoch: number;
             /** @description The folder's name (epoch-0003, step-0000120, best). */
             name: string;
+            kind: components["schemas"]["CheckpointJsonKindEnum"];
+            step: number;
+            epoch: number;
+            /** @description Validation metrics of these weights ({} without validation). */
+            metrics: {
+                [key: string]: number | null;
+            };
             /** @description False once training pruned it. */
             available: boolean;
+            /** @description True for the checkpoint whose weights the run's default export holds. */
+            default: boolean;
             /** Format: date-time */
             created_at: string;
         };
+        /** @enum {string} */
+        CheckpointJsonKindEnum: "best" | "epoch" | "cancelled";
         /**
          * CheckpointList
          * @description GET /api/runs/<id>/checkpoints/: oldest first (not paginated).
@@ -784,17 +913,46 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description GET /api/runs/compare/: the runs in the order of `ids`. */
+        /** @description GET /api/runs/compare/: the runs in the order of `ids`, the config fields that differ, graph changes. */
         CompareAnswer: {
             runs: components["schemas"]["CompareRun"][];
+            config_diff: components["schemas"]["ConfigDiffField"][];
+            /** @description Null when every run trained the same revision. */
+            graph_diff: components["schemas"]["GraphDiff"][] | null;
         };
-        /** @description One run's series in GET /api/runs/compare/. */
+        /** @description One run in GET /api/runs/compare/: who it is, its config and metrics, and its series. */
         CompareRun: {
             run: number;
             /** @description The run's last event sequence number when the series were read. */
             last_seq: number;
             series: {
                 [key: string]: components["schemas"]["MetricSeries"];
+            };
+            id: number;
+            name: string;
+            status: string;
+            graph: number;
+            graph_name: string;
+            revision: number;
+            graph_revision: number;
+            dataset: number;
+            dataset_name: string;
+            config: {
+                [key: string]: unknown;
+            };
+            final_metrics: {
+                [key: string]: unknown;
+            };
+            summary: components["schemas"]["RunSummary"];
+            created_by: string | null;
+        };
+        /** @description A config field (dotted path) whose value differs between the compared runs. */
+        ConfigDiffField: {
+            /** @description Dotted path, e.g. "optimizer.lr". */
+            field: string;
+            /** @description Run id -> its value (null where the run's config lacks it). */
+            values: {
+                [key: string]: unknown;
             };
         };
         /** @description GET /api/runs/config-schema/: the engine's TrainConfig JSON Schema and its defaults. */
@@ -1046,6 +1204,8 @@ export interface components {
             method?: string;
             target?: number | null;
             layer?: string | null;
+            /** @description Explain a kept checkpoint's weights (its name) instead of the trained model. */
+            checkpoint?: string | null;
         };
         /** @description An explanation was queued or finished (GET /api/explanations/<id>/ has the result). */
         ExplanationEvent: {
@@ -1105,6 +1265,11 @@ export interface components {
             index?: number | null;
             /** @default null */
             input?: unknown;
+            /**
+             * @description The kept checkpoint whose weights are explained (absent: the trained model).
+             * @default null
+             */
+            checkpoint?: string | null;
         };
         /**
          * @description * `queued` - Queued
@@ -1161,6 +1326,14 @@ export interface components {
             readonly created_at: string;
             readonly latest: components["schemas"]["Revision"] | null;
         };
+        /** @description The runs of one other graph revision and what changed from the first run's. */
+        GraphDiff: {
+            runs: number[];
+            graph: number;
+            revision: number;
+            /** @description e.g. "fc1.out_features: 64 -> 128", "node drop added". */
+            changes: string[];
+        };
         ImageSample: {
             label: string;
             /** @description Base64 PNG. */
@@ -1173,6 +1346,61 @@ export interface components {
              */
             kind: "images";
             samples: components["schemas"]["ImageSample"][];
+        };
+        /** @enum {string} */
+        InitModeEnum: "finetune" | "resume";
+        /** @description POST /api/runs/init-plan/: the engine's plan, the checkpoint it is of, and what a create would refuse. */
+        InitPlanAnswer: {
+            /** @description Parameter names loaded as they are (same name and shape). */
+            loaded: string[];
+            /** @description Same name, another shape: initialised afresh. */
+            mismatched: components["schemas"]["PlanParameter"][];
+            /** @description Only in the graph: initialised afresh. */
+            new: components["schemas"]["PlanParameter"][];
+            /** @description Only in the checkpoint: left out. */
+            unused: components["schemas"]["PlanParameter"][];
+            run: number;
+            checkpoint: string;
+            mode: components["schemas"]["InitModeEnum"];
+            step: number;
+            epoch: number;
+            problems: components["schemas"]["InitProblem"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description engine.train.finetune.InitPlan: which parameters a checkpoint gives the graph. */
+        InitPlanJson: {
+            /** @description Parameter names loaded as they are (same name and shape). */
+            loaded: string[];
+            /** @description Same name, another shape: initialised afresh. */
+            mismatched: components["schemas"]["PlanParameter"][];
+            /** @description Only in the graph: initialised afresh. */
+            new: components["schemas"]["PlanParameter"][];
+            /** @description Only in the checkpoint: left out. */
+            unused: components["schemas"]["PlanParameter"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description What POST /api/runs/init-plan/ takes: the graph to start and the checkpoint to start it from. */
+        InitPlanRequestRequest: {
+            /** Format: int64 */
+            graph?: number;
+            /** Format: int64 */
+            revision?: number;
+            /** Format: int64 */
+            graph_revision?: number;
+            /** Format: int64 */
+            from_run: number;
+            checkpoint: string;
+            /** @default finetune */
+            mode?: components["schemas"]["InitModeEnum"];
+            /** @description The new run's epochs (resume checks them). */
+            epochs?: number;
+        };
+        /** @description What would refuse the run (the field a create would name). */
+        InitProblem: {
+            field: string;
+            message: string;
         };
         /** @enum {string} */
         InputKindEnum: "row" | "values" | "image" | "index";
@@ -1230,6 +1458,12 @@ export interface components {
              */
             progress?: components["schemas"]["Progress"] | null;
         };
+        /**
+         * @description * `min` - min
+         *     * `max` - max
+         * @enum {string}
+         */
+        MetricModeEnum: "min" | "max";
         /** @description One stored series as parallel arrays (downsampled: first, last and each bucket's min/max kept). */
         MetricSeries: {
             step: number[];
@@ -1278,6 +1512,13 @@ export interface components {
             params: number | null;
             /** @default null */
             ports?: number[][] | null;
+        };
+        /** @description Which validation metric the sweep optimises, and in which direction. */
+        Objective: {
+            /** @default val/loss */
+            metric?: string;
+            /** @default min */
+            mode?: components["schemas"]["MetricModeEnum"];
         };
         /** @description GET /api/ops/: engine.ops.catalog_json(). */
         OpCatalog: {
@@ -1433,6 +1674,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["Run"][];
         };
+        PaginatedSweepList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["Sweep"][];
+        };
         PaginatedTeamList: {
             /** @example 123 */
             count: number;
@@ -1538,6 +1794,13 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** @description What PATCH /api/runs/<id>/ takes (each optional). */
+        PatchedRunUpdateRequest: {
+            name?: string;
+            notes?: string;
+            /** @description At most 20 distinct tags of 1..40 characters. */
+            tags?: unknown;
+        };
         /** @description Precision, recall, F1 and support of one class on the test split. */
         PerClassMetrics: {
             class: string;
@@ -1545,6 +1808,19 @@ export interface components {
             recall: number | null;
             f1: number | null;
             support: number;
+        };
+        /** @description A parameter of the plan: its node, name and shape(s). */
+        PlanParameter: {
+            node: string;
+            parameter: string;
+            /** @default null */
+            shape?: number[] | null;
+            /** @default null */
+            checkpoint_shape?: number[] | null;
+            /** @default null */
+            graph_shape?: number[] | null;
+        } & {
+            [key: string]: unknown;
         };
         PrecisionRecallCurve: {
             positive_class: string;
@@ -1601,6 +1877,13 @@ export interface components {
             /** @description Estimated seconds left at this attempt's speed. */
             eta_seconds: number | null;
         };
+        /**
+         * @description * `none` - none
+         *     * `median` - median
+         *     * `successive_halving` - successive_halving
+         * @enum {string}
+         */
+        PrunerEnum: "none" | "median" | "successive_halving";
         Reliability: {
             bins: components["schemas"]["ReliabilityBin"][];
             expected_calibration_error: number | null;
@@ -1637,6 +1920,7 @@ export interface components {
             readonly created_at: string;
             /** Format: date-time */
             readonly layout_updated_at: string | null;
+            readonly origin: string;
             readonly spec: unknown;
         };
         RevisionSummary: {
@@ -1649,6 +1933,7 @@ export interface components {
             readonly created_at: string;
             /** Format: date-time */
             readonly layout_updated_at: string | null;
+            readonly origin: string;
         };
         RocCurve: {
             positive_class: string;
@@ -1680,6 +1965,9 @@ export interface components {
         Run: {
             readonly id: number;
             readonly team: number;
+            readonly name: string;
+            readonly notes: string;
+            readonly tags: string[];
             readonly graph: number;
             readonly graph_name: string;
             readonly graph_revision: number;
@@ -1692,6 +1980,8 @@ export interface components {
             readonly recipe: {
                 [key: string]: unknown;
             };
+            readonly init: components["schemas"]["RunInit"];
+            readonly origin: components["schemas"]["RunOrigin"];
             readonly status: components["schemas"]["RunStatusEnum"];
             readonly progress: components["schemas"]["Progress"];
             /** @description Metric name -> its latest value (null for NaN or infinite). */
@@ -1701,6 +1991,13 @@ export interface components {
             readonly final_metrics: {
                 [key: string]: unknown;
             };
+            readonly summary: components["schemas"]["RunSummary"];
+            readonly best_checkpoint: components["schemas"]["BestCheckpoint"] | null;
+            /**
+             * Format: double
+             * @description Seconds of training (to now while running); null before it started.
+             */
+            readonly duration_s: number | null;
             readonly error: string;
             readonly cancel_requested: boolean;
             readonly attempts: number;
@@ -1735,6 +2032,14 @@ export interface components {
             config?: unknown;
             transforms?: unknown;
             split?: unknown;
+            /** @default  */
+            name?: string;
+            /** @default  */
+            notes?: string;
+            /** @description At most 20 distinct tags of 1..40 characters. */
+            tags?: unknown;
+            /** @description Start from a checkpoint: {"run": id, "checkpoint": name, "mode": "finetune" | "resume"}. */
+            init?: components["schemas"]["RunInitRequest"] | null;
         };
         /** @description A stored event of a run's stream. */
         RunEvent: components["schemas"]["MetricEvent"] | components["schemas"]["StatusEvent"] | components["schemas"]["LogEvent"] | components["schemas"]["CheckpointEvent"] | components["schemas"]["ExplanationEvent"] | components["schemas"]["ExportEvent"];
@@ -1753,6 +2058,43 @@ export interface components {
             onnx: boolean | ("pending" | "unavailable");
             note: string;
         };
+        /** @description Where a run's weights started: {} (from scratch) or the checkpoint, the mode and the plan. */
+        RunInit: {
+            /** @default null */
+            run?: number | null;
+            /** @default null */
+            checkpoint?: string | null;
+            /** @default null */
+            mode?: ("finetune" | "resume") | null;
+            /** @default null */
+            step?: number | null;
+            /** @default null */
+            epoch?: number | null;
+            /** @default null */
+            plan?: components["schemas"]["InitPlanJson"] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description `init` of POST /api/runs/: start from a checkpoint of a run you can see. */
+        RunInitRequest: {
+            run: number;
+            /** @description The checkpoint's name (best, epoch-0003, step-0000120). */
+            checkpoint: string;
+            /**
+             * @default finetune
+             * @enum {string}
+             */
+            mode?: "finetune" | "resume";
+        };
+        /** @description Who made a run besides its creator: {} or a sweep's trial. */
+        RunOrigin: {
+            /** @default null */
+            sweep?: number | null;
+            /** @default null */
+            trial?: number | null;
+        } & {
+            [key: string]: unknown;
+        };
         /**
          * @description * `queued` - Queued
          *     * `running` - Running
@@ -1760,9 +2102,10 @@ export interface components {
          *     * `failed` - Failed
          *     * `cancelled` - Cancelled
          *     * `interrupted` - Interrupted
+         *     * `pruned` - Pruned
          * @enum {string}
          */
-        RunStatusEnum: "queued" | "running" | "succeeded" | "failed" | "cancelled" | "interrupted";
+        RunStatusEnum: "queued" | "running" | "succeeded" | "failed" | "cancelled" | "interrupted" | "pruned";
         /**
          * @description Several consecutive events in one frame (clients that ask with `?batch=1`; issue 12).
          *
@@ -1781,6 +2124,23 @@ export interface components {
         };
         /** @description One frame of ws/runs/<id>/: state, replayed, or a stored event. */
         RunStreamFrame: components["schemas"]["StateFrame"] | components["schemas"]["ReplayedFrame"] | components["schemas"]["MetricEvent"] | components["schemas"]["StatusEvent"] | components["schemas"]["LogEvent"] | components["schemas"]["CheckpointEvent"] | components["schemas"]["ExplanationEvent"] | components["schemas"]["ExportEvent"];
+        /** @description A run's series in two numbers each: the last point and the best one (webapp.runs.selectors.runs_summaries). */
+        RunSummary: {
+            final: {
+                [key: string]: number | null;
+            };
+            best: {
+                [key: string]: components["schemas"]["RunSummaryBest"];
+            };
+        };
+        /** @description The best point of one stored series. */
+        RunSummaryBest: {
+            value: number;
+            step: number;
+            epoch: number;
+            /** @description min for loss-like keys, max otherwise. */
+            mode: components["schemas"]["MetricModeEnum"];
+        };
         /** @description GET /api/runs/<id>/samples/<split>/<index>/ for table data (images answer a PNG). */
         SampleAnswer: {
             split: string;
@@ -1869,6 +2229,11 @@ export interface components {
              * @enum {string}
              */
             mode?: "min" | "max";
+            /**
+             * Warmup Steps
+             * @default 0
+             */
+            warmup_steps?: number;
         };
         SpecRequest: {
             /** @description A graph spec (version, inputs, nodes, outputs, layout); the engine checks it and names every problem by node (`python -m engine schema` prints its JSON Schema). */
@@ -1876,6 +2241,16 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /**
+         * @description * `queued` - queued
+         *     * `running` - running
+         *     * `complete` - complete
+         *     * `pruned` - pruned
+         *     * `failed` - failed
+         *     * `cancelled` - cancelled
+         * @enum {string}
+         */
+        StateEnum: "queued" | "running" | "complete" | "pruned" | "failed" | "cancelled";
         /** @description First frame of each connection: the run as it is now and its last sequence number. */
         StateFrame: {
             /**
@@ -1898,7 +2273,7 @@ export interface components {
              */
             type: "status";
             /** @enum {string} */
-            status: "queued" | "running" | "succeeded" | "failed" | "cancelled" | "interrupted";
+            status: "queued" | "running" | "succeeded" | "failed" | "cancelled" | "interrupted" | "pruned";
             /** @default  */
             detail?: string;
             /** @default null */
@@ -1930,6 +2305,256 @@ export interface components {
              * @default null
              */
             exports?: components["schemas"]["RunExports"] | null;
+        };
+        /**
+         * @description * `grid` - grid
+         *     * `random` - random
+         *     * `tpe` - tpe
+         * @enum {string}
+         */
+        StrategyEnum: "grid" | "random" | "tpe";
+        /** @description A sweep as the list shows it (the detail adds its trials). */
+        Sweep: {
+            readonly id: number;
+            readonly team: number;
+            readonly name: string;
+            readonly status: components["schemas"]["SweepStatusEnum"];
+            readonly error: string;
+            readonly strategy: components["schemas"]["StrategyEnum"];
+            readonly pruner: components["schemas"]["PrunerEnum"];
+            readonly objective: components["schemas"]["Objective"];
+            readonly budget: number;
+            readonly parallelism: number;
+            readonly seed: number;
+            /** @description Search space: a dotted training-config path (optimizer.lr, batch_size) or nodes.<node id>.<parameter> -> its distribution. A grid needs int or categorical entries. */
+            readonly space: {
+                [key: string]: {
+                    /** @enum {string} */
+                    type: "float";
+                    low: number;
+                    high: number;
+                    /** @default false */
+                    log?: boolean;
+                    step?: number | null;
+                } | {
+                    /** @enum {string} */
+                    type: "int";
+                    low: number;
+                    high: number;
+                    /** @default 1 */
+                    step?: number;
+                    /** @default false */
+                    log?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "categorical";
+                    choices: ((number | string | boolean) | null)[];
+                };
+            };
+            readonly graph: number;
+            readonly graph_name: string;
+            readonly graph_revision: number;
+            readonly revision: number;
+            readonly dataset: number;
+            readonly dataset_name: string;
+            readonly config: {
+                [key: string]: unknown;
+            };
+            readonly transforms: {
+                [key: string]: unknown;
+            } | null;
+            readonly split: {
+                [key: string]: unknown;
+            } | null;
+            readonly created_by: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly finished_at: string | null;
+            readonly progress: components["schemas"]["SweepProgress"];
+            readonly best: components["schemas"]["SweepBest"] | null;
+        };
+        /** @description The complete trial with the best objective value. */
+        SweepBest: {
+            number: number;
+            run: number | null;
+            /** Format: double */
+            value: number;
+            /** @description Space key -> the trial's value. */
+            params: {
+                [key: string]: (number | string | boolean) | null;
+            };
+        };
+        /** @description What POST /api/sweeps/ takes: the base (graph revision, dataset, config), the space and the search. */
+        SweepCreateRequest: {
+            /** Format: int64 */
+            team?: number;
+            name: string;
+            /** Format: int64 */
+            graph?: number;
+            /** Format: int64 */
+            revision?: number;
+            /** Format: int64 */
+            graph_revision?: number;
+            /** Format: int64 */
+            dataset: number;
+            config?: {
+                [key: string]: unknown;
+            };
+            transforms?: {
+                [key: string]: unknown;
+            };
+            split?: {
+                [key: string]: unknown;
+            };
+            /** @description Search space: a dotted training-config path (optimizer.lr, batch_size) or nodes.<node id>.<parameter> -> its distribution. A grid needs int or categorical entries. */
+            space: {
+                [key: string]: {
+                    /** @enum {string} */
+                    type: "float";
+                    low: number;
+                    high: number;
+                    /** @default false */
+                    log?: boolean;
+                    step?: number | null;
+                } | {
+                    /** @enum {string} */
+                    type: "int";
+                    low: number;
+                    high: number;
+                    /** @default 1 */
+                    step?: number;
+                    /** @default false */
+                    log?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "categorical";
+                    choices: ((number | string | boolean) | null)[];
+                };
+            };
+            /** @default tpe */
+            strategy?: components["schemas"]["StrategyEnum"];
+            /** @default none */
+            pruner?: components["schemas"]["PrunerEnum"];
+            /** @description Which validation metric to optimise: {"metric": "val/loss", "mode": "min"} by default. */
+            objective?: {
+                /**
+                 * @description A validation metric (val/...).
+                 * @default val/loss
+                 */
+                metric?: string;
+                /**
+                 * @default min
+                 * @enum {string}
+                 */
+                mode?: "min" | "max";
+            };
+            /**
+             * @description Trials at most (a grid: at most its size).
+             * @default 20
+             */
+            budget?: number;
+            /**
+             * @description Trials queued or running at once.
+             * @default 2
+             */
+            parallelism?: number;
+            /** @default 0 */
+            seed?: number;
+        };
+        /** @description A sweep with every trial. */
+        SweepDetail: {
+            readonly id: number;
+            readonly team: number;
+            readonly name: string;
+            readonly status: components["schemas"]["SweepStatusEnum"];
+            readonly error: string;
+            readonly strategy: components["schemas"]["StrategyEnum"];
+            readonly pruner: components["schemas"]["PrunerEnum"];
+            readonly objective: components["schemas"]["Objective"];
+            readonly budget: number;
+            readonly parallelism: number;
+            readonly seed: number;
+            /** @description Search space: a dotted training-config path (optimizer.lr, batch_size) or nodes.<node id>.<parameter> -> its distribution. A grid needs int or categorical entries. */
+            readonly space: {
+                [key: string]: {
+                    /** @enum {string} */
+                    type: "float";
+                    low: number;
+                    high: number;
+                    /** @default false */
+                    log?: boolean;
+                    step?: number | null;
+                } | {
+                    /** @enum {string} */
+                    type: "int";
+                    low: number;
+                    high: number;
+                    /** @default 1 */
+                    step?: number;
+                    /** @default false */
+                    log?: boolean;
+                } | {
+                    /** @enum {string} */
+                    type: "categorical";
+                    choices: ((number | string | boolean) | null)[];
+                };
+            };
+            readonly graph: number;
+            readonly graph_name: string;
+            readonly graph_revision: number;
+            readonly revision: number;
+            readonly dataset: number;
+            readonly dataset_name: string;
+            readonly config: {
+                [key: string]: unknown;
+            };
+            readonly transforms: {
+                [key: string]: unknown;
+            } | null;
+            readonly split: {
+                [key: string]: unknown;
+            } | null;
+            readonly created_by: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly finished_at: string | null;
+            readonly progress: components["schemas"]["SweepProgress"];
+            readonly best: components["schemas"]["SweepBest"] | null;
+            readonly trials: components["schemas"]["SweepTrial"][];
+        };
+        /** @description How far the sweep is: trials planned (the budget), ended, running, queued, pruned, failed. */
+        SweepProgress: {
+            total: number;
+            done: number;
+            running: number;
+            queued: number;
+            pruned: number;
+            failed: number;
+        };
+        /**
+         * @description * `running` - Running
+         *     * `succeeded` - Succeeded
+         *     * `cancelled` - Cancelled
+         *     * `failed` - Failed
+         * @enum {string}
+         */
+        SweepStatusEnum: "running" | "succeeded" | "cancelled" | "failed";
+        /** @description One trial: its parameters, its run (null when it was refused before queueing), its outcome. */
+        SweepTrial: {
+            number: number;
+            run: number | null;
+            state: components["schemas"]["StateEnum"];
+            /** @description Space key -> the trial's value. */
+            params: {
+                [key: string]: (number | string | boolean) | null;
+            };
+            /** Format: double */
+            value: number | null;
+            /** @description [[epoch, objective value], ...] as each validation reported it. */
+            intermediate: number[][];
+            reason: string;
         };
         TablePreview: {
             /**
@@ -2053,6 +2678,25 @@ export interface components {
              * @default null
              */
             max_steps?: number | null;
+            /** @default null */
+            best?: components["schemas"]["BestConfig"] | null;
+            /**
+             * Grad Accumulation
+             * @default 1
+             */
+            grad_accumulation?: number;
+            /**
+             * Label Smoothing
+             * @default 0
+             */
+            label_smoothing?: number;
+            /**
+             * Class Weights
+             * @default null
+             */
+            class_weights?: "balanced" | number[] | null;
+            /** Freeze */
+            freeze?: string[];
         };
         /** @description A user as other objects mention them: {"id", "username"}. */
         UserRef: {
@@ -4083,12 +4727,20 @@ export interface operations {
             query?: {
                 dataset?: number;
                 graph?: number;
+                /** @description Sort order (default -created_at). */
+                ordering?: "-created_at" | "-duration" | "-finished_at" | "-name" | "-status" | "created_at" | "duration" | "finished_at" | "name" | "status";
                 /** @description A page number within the paginated result set. */
                 page?: number;
                 /** @description Number of results to return per page. */
                 page_size?: number;
+                /** @description Text in the run's name or notes, its graph's or dataset's name. */
+                q?: string;
                 /** @description Comma-separated statuses. */
                 status?: string;
+                /** @description Trials of this sweep (origin.sweep). */
+                sweep?: number;
+                /** @description Runs carrying this tag. */
+                tag?: string;
                 team?: number;
             };
             header?: never;
@@ -4260,6 +4912,95 @@ export interface operations {
             };
         };
     };
+    runs_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedRunUpdateRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body's content type is not one this operation reads. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     runs_cancel_create: {
         parameters: {
             query?: never;
@@ -4353,6 +5094,72 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CheckpointList"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    runs_checkpoints_export_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Which file of the export. */
+                format?: "config" | "onnx" | "python" | "safetensors" | "zip";
+            };
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this run. */
+                id: number;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description config.json, as an attachment. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TrainConfig"];
+                    "application/octet-stream": string;
+                    "application/zip": string;
+                    "text/x-python": string;
                 };
             };
             /** @description The request is not valid (the body says which field and why). */
@@ -5029,7 +5836,7 @@ export interface operations {
             query: {
                 /** @description First step of the window (the series' first when absent). */
                 from_step?: number;
-                /** @description Comma-separated run ids (at most 50). */
+                /** @description Comma-separated run ids (2 to 20). */
                 ids: string;
                 /** @description Comma-separated metric names (all when absent). */
                 keys?: string;
@@ -5091,6 +5898,341 @@ export interface operations {
             };
             /** @description Not signed in, or the token is unknown, revoked or expired. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    runs_init_plan_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InitPlanRequestRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InitPlanAnswer"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body's content type is not one this operation reads. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    sweeps_list: {
+        parameters: {
+            query?: {
+                /** @description Only sweeps of this graph. */
+                graph?: number;
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+                /** @description Comma-separated statuses (running, succeeded, cancelled, failed). */
+                status?: string;
+                /** @description Only sweeps of this team. */
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedSweepList"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    sweeps_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SweepCreateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepDetail"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body's content type is not one this operation reads. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    sweeps_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this sweep. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepDetail"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    sweeps_cancel_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this sweep. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepDetail"];
+                };
+            };
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SweepDetail"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
