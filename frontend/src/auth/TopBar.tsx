@@ -6,6 +6,7 @@ const SECTIONS = [
   { path: "/", label: "Graphs", pages: ["graphs", "editor"] },
   { path: "/datasets", label: "Datasets", pages: ["datasets"] },
   { path: "/runs", label: "Runs", pages: ["runs", "run"] },
+  { path: "/sweeps", label: "Sweeps", pages: ["sweeps", "sweep"] },
 ] as const;
 import { useSession } from "./session";
 

@@ -7,6 +7,9 @@ import { useSession } from "../auth/session";
 import { StatusBadge } from "../datasets/StatusBadge";
 import { navigate } from "../router";
 import { exportUrl, runsApi } from "./api";
+import { CheckpointsPanel } from "./CheckpointsPanel";
+import type { InitChoice } from "./initPlan";
+import { TrainDialog } from "./TrainDialog";
 import { EvaluationPanel } from "./EvaluationPanel";
 import { ExplainPanel } from "./ExplainPanel";
 import { PredictPanel, type UserInput } from "./PredictPanel";
@@ -15,11 +18,7 @@ import { MetricChart } from "./MetricChart";
 import { chartKeys } from "./series";
 import { ACTIVE_STATUSES, type DatasetSummary, type Run, type RunExports } from "./types";
 import { useRunStream } from "./useRunStream";
-
-/** "1 earlier checkpoint was pruned" / "59 earlier checkpoints were pruned". */
-function prunedLine(n: number): string {
-  return n === 1 ? "1 earlier checkpoint was pruned" : `${n} earlier checkpoints were pruned`;
-}
+import { RunMeta } from "./RunMeta";
 
 function ConfusionMatrix({ name, matrix, classes }: { name: string; matrix: number[][]; classes?: string[] | null }) {
   const label = (i: number) => classes?.[i] ?? String(i);
@@ -121,6 +120,8 @@ export default function RunPage({ runId }: { runId: number }) {
   const { run, error, connection, live, logs, historyCut, checkpoints, seriesVersion: version } = state;
   const [summary, setSummary] = useState<DatasetSummary | null>(null);
   const [cancelling, setCancelling] = useState(false);
+  // "Run again" (init null) or a start from one of its checkpoints: the train dialog is open.
+  const [again, setAgain] = useState<{ init: InitChoice | null } | null>(null);
   // The last input typed or uploaded in the predict panel, handed to the explain panel.
   const [explainInput, setExplainInput] = useState<(UserInput & { nonce: number }) | null>(null);
   // The log box follows new lines (like a terminal) unless the user scrolled up to read.
@@ -199,6 +200,7 @@ export default function RunPage({ runId }: { runId: number }) {
       </TopBar>
       <main className="run-page" data-testid="run-page" data-run-id={run.id}>
         <section className="run-head panel" aria-label="Status">
+          <RunMeta run={run} canEdit={canEdit} onRun={setRun} />
           <div className="row">
             <StatusBadge status={run.status} testid="run-status" />
             {run.cancel_requested && ACTIVE_STATUSES.has(run.status) && <span className="warn">cancel requested…</span>}
@@ -206,6 +208,11 @@ export default function RunPage({ runId }: { runId: number }) {
               {connection.state === "live" ? (active ? "● live" : "") : connection.state === "replaying" ? "catching up…" : connection.state === "reconnecting" ? "reconnecting…" : connection.state === "denied" ? connection.detail : connection.state === "closed" ? "" : "connecting…"}
             </span>
             <span className="spacer" />
+            {canEdit && (
+              <button type="button" data-testid="run-again" title="Open the train dialog with this run's graph, dataset, config and split" onClick={() => setAgain({ init: null })}>
+                Run again
+              </button>
+            )}
             {canEdit && active && (
               <button type="button" className="danger" data-testid="run-cancel" disabled={cancelling || run.cancel_requested} onClick={() => void cancel()}>
                 {run.cancel_requested ? "Cancelling…" : "Cancel run"}
@@ -284,35 +291,19 @@ export default function RunPage({ runId }: { runId: number }) {
             {matrices.map(([k, m]) => (
               <ConfusionMatrix key={k} name={k.split("/")[0]} matrix={m} classes={summary?.classes} />
             ))}
-            <h3>Checkpoints</h3>
-            {checkpoints.length === 0 ? (
-              <p className="muted">None yet.</p>
-            ) : (
-              <ul className="plain small" data-testid="checkpoints">
-                {checkpoints
-                  .filter((c) => c.available)
-                  .map((c) => (
-                    <li key={c.step + c.name}>
-                      {c.name} · step {c.step} · epoch {c.epoch.toFixed(1)}
-                    </li>
-                  ))}
-                {/* A long run prunes most of its checkpoints: one line says so instead of a long list. */}
-                {checkpoints.some((c) => !c.available) && (
-                  <li className="muted" data-testid="checkpoints-pruned">
-                    {prunedLine(checkpoints.filter((c) => !c.available).length)}
-                  </li>
-                )}
-              </ul>
-            )}
             <h3>Downloads</h3>
             <Downloads run={run} onExports={setExports} />
           </section>
 
+          <CheckpointsPanel run={run} checkpoints={checkpoints} canEdit={canEdit} onStartFrom={(init) => setAgain({ init })} />
           <EvaluationPanel run={run} summary={summary} canEdit={canEdit} />
           <PredictPanel run={run} summary={summary} canEdit={canEdit} onExplain={(input) => setExplainInput({ ...input, nonce: Date.now() })} />
           <ExplainPanel run={run} canEdit={canEdit} summary={summary} subscribe={subscribeExplanations} input={explainInput} />
         </div>
       </main>
+      {again && (
+        <TrainDialog graphId={run.graph} revision={run.revision} from={run} init={again.init} onClose={() => setAgain(null)} />
+      )}
     </div>
   );
 }

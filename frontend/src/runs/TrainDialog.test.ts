@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { defaultDataset, trainBlocker } from "./TrainDialog";
+import { defaultDataset, recipeOf, splitInitErrors, trainBlocker, valuesForRun } from "./TrainDialog";
+import type { ConfigForm } from "./configForm";
 import type { Dataset } from "./types";
 
 function ds(id: number, name: string, feature_shape: number[]): Dataset {
@@ -23,5 +24,27 @@ describe("the train dialog", () => {
   it("says why training cannot start", () => {
     expect(trainBlocker({ savedRevision: null, dirty: false, valid: true })).toBe("Save the graph first");
     expect(trainBlocker({ savedRevision: 1, dirty: false, valid: true })).toBeNull();
+  });
+
+  it("trains a run again on its split and transforms, and resumes with twice the epochs", () => {
+    const recipe = { source: { kind: "builtin", name: "iris" }, split: { val: 0.2, test: 0.1, seed: 3 }, transforms: { normalize: true } };
+    expect(recipeOf({ recipe })).toEqual({ split: { val: 0.2, test: 0.1, seed: 3 }, transforms: { normalize: true } });
+    expect(recipeOf({ recipe: {} })).toEqual({});
+    expect(recipeOf(null)).toEqual({});
+    const form: ConfigForm = {
+      fields: [{ path: "epochs", label: "Epochs", kind: "int" }],
+      defaultValues: () => ({ epochs: "10" }),
+      buildConfig: () => ({ config: {}, errors: {} }),
+    };
+    expect(valuesForRun(form, { config: { epochs: 6 } })).toEqual({ epochs: "6" });
+    expect(valuesForRun(form, { config: { epochs: 6 } }, { run: 1, checkpoint: "epoch-0006", mode: "resume" })).toEqual({ epochs: "12" });
+    expect(valuesForRun(form, { config: { epochs: 6 } }, { run: 1, checkpoint: "best", mode: "finetune" })).toEqual({ epochs: "6" });
+  });
+
+  it("shows the start-from problems of a 400 with the start-from choice", () => {
+    expect(splitInitErrors({ "init.checkpoint": ["no checkpoint epoch-9"], init: ["resume needs the same revision"], "config.epochs": ["bad"] })).toEqual({
+      init: ["checkpoint: no checkpoint epoch-9", "resume needs the same revision"],
+      rest: { "config.epochs": ["bad"] },
+    });
   });
 });

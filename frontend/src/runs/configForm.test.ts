@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { type ConfigForm, type TrainConfigSchema, checkValue, configForm, mapServerErrors, schemaAt } from "./configForm";
+import { type ConfigForm, type TrainConfigSchema, checkValue, configForm, configOver, mapServerErrors, parseClassWeights, schemaAt, valuesFromConfig, withValue } from "./configForm";
 
 // What GET /api/runs/config-schema/ serves, made by the engine itself (no copy of the schema here).
 const ENGINE_SCHEMA = `import json
@@ -79,5 +79,66 @@ describe("config form", () => {
       "loss is for regression",
       "split.val: Input should be less than 1",
     ]);
+  });
+
+  it("has the experiment fields: best checkpoint policy, accumulation, smoothing, warm-up, class weights", () => {
+    expect(field("best.metric")).toMatchObject({ kind: "choice", choiceLabels: { "": "automatic" } });
+    expect(field("best.mode").choices).toEqual(["min", "max"]);
+    expect(field("grad_accumulation")).toMatchObject({ kind: "int", min: 1 });
+    expect(field("label_smoothing")).toMatchObject({ kind: "float", min: 0, max: 1, maxExclusive: true });
+    expect(field("scheduler.warmup_steps")).toMatchObject({ kind: "int", min: 0 });
+    expect(field("class_weights").kind).toBe("text");
+    expect(defaultValues()).toMatchObject({ "best.metric": "", class_weights: "", grad_accumulation: "1", label_smoothing: "0", "scheduler.warmup_steps": "0" });
+    // Defaults: no `best`, no class weights (the engine decides).
+    const plain = buildConfig(defaultValues()).config;
+    expect(plain.best).toBeUndefined();
+    expect(plain.class_weights).toBeUndefined();
+    expect(plain).toMatchObject({ grad_accumulation: 1, label_smoothing: 0, scheduler: { warmup_steps: 0 } });
+    const picked = withValue(defaultValues({ class_weights: "1, 2 ,0.5", grad_accumulation: "4" }), "best.metric", "val/accuracy");
+    expect(picked["best.mode"]).toBe("max");
+    expect(buildConfig(picked)).toEqual({
+      config: expect.objectContaining({ best: { metric: "val/accuracy", mode: "max" }, class_weights: [1, 2, 0.5], grad_accumulation: 4 }),
+      errors: {},
+    });
+    expect(buildConfig(defaultValues({ class_weights: "Balanced" })).config.class_weights).toBe("balanced");
+    expect(buildConfig(defaultValues({ class_weights: "lots" })).errors).toEqual({ class_weights: ["Write balanced, or one weight (a number, 0 or more) per class."] });
+    expect(parseClassWeights("")).toEqual({ value: null });
+  });
+
+  it("fills the form from a run's config for Run again, and lays the form back over it", () => {
+    const runConfig = {
+      ...answer.defaults,
+      epochs: 7,
+      optimizer: { ...(answer.defaults.optimizer as object), name: "sgd", lr: 0.05, momentum: 0.8 },
+      early_stopping: { metric: "val/accuracy", mode: "max", patience: 3, min_delta: 0 },
+      best: { metric: "val/accuracy", mode: "max" },
+      class_weights: "balanced",
+      keep_checkpoints: 9,
+      freeze: ["conv1"],
+    };
+    const values = valuesFromConfig(form, runConfig);
+    expect(values).toMatchObject({
+      epochs: "7",
+      "optimizer.name": "sgd",
+      "optimizer.lr": "0.05",
+      "optimizer.momentum": "0.8",
+      "early_stopping.enabled": true,
+      "early_stopping.metric": "val/accuracy",
+      "early_stopping.patience": "3",
+      "best.metric": "val/accuracy",
+      "best.mode": "max",
+      class_weights: "balanced",
+    });
+    expect(valuesFromConfig(form, { ...answer.defaults, class_weights: [1, 3] }).class_weights).toBe("1, 3");
+    // Unchanged form: the same config back (fields the form does not show kept as they were).
+    const again = configOver(runConfig, buildConfig(values).config, form, values);
+    expect(again).toMatchObject({ epochs: 7, keep_checkpoints: 9, freeze: ["conv1"], class_weights: "balanced", early_stopping: { metric: "val/accuracy", patience: 3 } });
+    // Early stopping and best turned off, weights cleared: they go back to the engine's defaults.
+    const off = { ...values, "early_stopping.enabled": false, "best.metric": "", class_weights: "" };
+    const cleared = configOver(runConfig, buildConfig(off).config, form, off);
+    expect(cleared.early_stopping).toBeUndefined();
+    expect(cleared.best).toBeUndefined();
+    expect(cleared.class_weights).toBeUndefined();
+    expect(cleared.keep_checkpoints).toBe(9);
   });
 });

@@ -44,7 +44,7 @@ export function schemaAt(root: TrainConfigSchema["schema"], path: string): (Json
   return { ...node, nullable };
 }
 
-export type FieldKind = "int" | "float" | "choice" | "bool";
+export type FieldKind = "int" | "float" | "choice" | "bool" | "text";
 
 export interface ConfigField {
   /** Dotted path in the config (`optimizer.lr`); also the form field's id. */
@@ -52,6 +52,8 @@ export interface ConfigField {
   label: string;
   kind: FieldKind;
   choices?: string[];
+  /** How a choice reads when it is not its own value ("" -> "automatic"). */
+  choiceLabels?: Record<string, string>;
   min?: number;
   max?: number;
   minExclusive?: boolean;
@@ -64,9 +66,29 @@ export interface ConfigField {
 export type FormValues = Record<string, string | boolean>;
 
 const EARLY = "early_stopping.enabled";
+const BEST = "best.metric";
+const CLASS_WEIGHTS = "class_weights";
+const WATCHED = ["val/loss", "val/accuracy", "val/f1", "val/mae", "val/r2"];
+
+/** Losses and errors go down; accuracy, F1 and R² go up. */
+export function metricMode(metric: string): "min" | "max" {
+  return /loss|mae|rmse|mse/.test(metric) ? "min" : "max";
+}
+
+interface FieldEntry {
+  path: string;
+  label: string;
+  help?: string;
+  when?: (v: FormValues) => boolean;
+  choices?: string[];
+  choiceLabels?: Record<string, string>;
+  kind?: FieldKind;
+  /** Left off the form (not an error) when the engine's schema has no such field. */
+  optional?: boolean;
+}
 
 /** The fields the dialog shows, in order; kinds and bounds come from the schema. */
-const FIELD_LIST: { path: string; label: string; help?: string; when?: (v: FormValues) => boolean; choices?: string[] }[] = [
+const FIELD_LIST: FieldEntry[] = [
   { path: "epochs", label: "Epochs" },
   { path: "batch_size", label: "Batch size" },
   { path: "optimizer.name", label: "Optimizer" },
@@ -79,20 +101,42 @@ const FIELD_LIST: { path: string; label: string; help?: string; when?: (v: FormV
   {
     path: "early_stopping.metric",
     label: "Watch",
-    choices: ["val/loss", "val/accuracy", "val/f1", "val/mae", "val/r2"],
+    choices: WATCHED,
     when: (v) => v[EARLY] === true,
   },
   { path: "early_stopping.patience", label: "Patience (epochs)", when: (v) => v[EARLY] === true },
+  {
+    path: BEST,
+    label: "Best checkpoint by",
+    choices: ["", ...WATCHED],
+    choiceLabels: { "": "automatic" },
+    help: "Which weights the default export holds (automatic: the early-stopping metric, else val/loss).",
+    optional: true,
+  },
+  { path: "best.mode", label: "Best is the", when: (v) => (v[BEST] ?? "") !== "", optional: true },
+  { path: "grad_accumulation", label: "Gradient accumulation", help: "Micro-batches per optimizer step.", optional: true },
+  { path: "label_smoothing", label: "Label smoothing", help: "Cross-entropy only; 0 is none.", optional: true },
+  { path: "scheduler.warmup_steps", label: "Warm-up steps", help: "Linear warm-up of the learning rate before the schedule.", optional: true },
+  {
+    path: CLASS_WEIGHTS,
+    label: "Class weights",
+    kind: "text",
+    help: "Empty (none), balanced, or one weight per class: 1, 2, 0.5.",
+    optional: true,
+  },
   { path: "log_every", label: "Log every (steps)", help: "How often the training loss is recorded." },
   { path: "seed", label: "Seed" },
 ];
 
-function fieldFrom(root: TrainConfigSchema["schema"], entry: (typeof FIELD_LIST)[number]): ConfigField {
+function fieldFrom(root: TrainConfigSchema["schema"], entry: FieldEntry): ConfigField | null {
   if (entry.path === EARLY) return { path: EARLY, label: entry.label, kind: "bool", help: "Stop when the watched metric has not improved for a few epochs." };
-  const s = schemaAt(root, entry.path);
-  if (!s) throw new Error(`the training config has no field ${entry.path}; update FIELD_LIST in configForm.ts`);
-  const choices = entry.choices ?? (s.enum as string[] | undefined);
-  const kind: FieldKind = choices ? "choice" : s.type === "integer" ? "int" : s.type === "boolean" ? "bool" : "float";
+  const s: JsonSchema | null = schemaAt(root, entry.path);
+  if (!s) {
+    if (entry.optional) return null;
+    throw new Error(`the training config has no field ${entry.path}; update FIELD_LIST in configForm.ts`);
+  }
+  const choices = entry.kind === "text" ? undefined : (entry.choices ?? (s.enum as string[] | undefined));
+  const kind: FieldKind = entry.kind ?? (choices ? "choice" : s.type === "integer" ? "int" : s.type === "boolean" ? "bool" : "float");
   const min = s.minimum ?? s.exclusiveMinimum;
   const max = s.maximum ?? s.exclusiveMaximum;
   return {
@@ -100,6 +144,7 @@ function fieldFrom(root: TrainConfigSchema["schema"], entry: (typeof FIELD_LIST)
     label: entry.label,
     kind,
     choices,
+    choiceLabels: entry.choiceLabels,
     min,
     max,
     minExclusive: s.exclusiveMinimum !== undefined,
@@ -129,7 +174,7 @@ export interface ConfigForm {
 
 /** Builds the form's fields (kinds, bounds, choices, defaults) from the engine's schema answer. */
 export function configForm(answer: TrainConfigSchema): ConfigForm {
-  const fields = FIELD_LIST.map((entry) => fieldFrom(answer.schema, entry));
+  const fields = FIELD_LIST.map((entry) => fieldFrom(answer.schema, entry)).filter((f): f is ConfigField => f !== null);
   const defaultValues = (overrides: FormValues = {}): FormValues => {
     const values: FormValues = {};
     for (const f of fields) {
@@ -141,6 +186,10 @@ export function configForm(answer: TrainConfigSchema): ConfigForm {
       }
     }
     if (values["early_stopping.metric"] === "") values["early_stopping.metric"] = "val/loss";
+    // `best` and `class_weights` default to null: "automatic" and "none".
+    if (BEST in values && !valueAt(answer.defaults ?? {}, "best")) values[BEST] = "";
+    if ("best.mode" in values && values["best.mode"] === "") values["best.mode"] = "min";
+    if (CLASS_WEIGHTS in values) values[CLASS_WEIGHTS] = classWeightsText(valueAt(answer.defaults ?? {}, CLASS_WEIGHTS));
     return { ...values, ...overrides };
   };
   return { fields, defaultValues, buildConfig: (values) => buildConfig(fields, values) };
@@ -174,9 +223,30 @@ function describeBounds(f: ConfigField): string {
   return parts.join(" and ");
 }
 
+/** The class-weights text of a config value: "", "balanced" or "1, 2, 0.5". */
+export function classWeightsText(value: unknown): string {
+  if (Array.isArray(value)) return value.join(", ");
+  return typeof value === "string" ? value : "";
+}
+
+/** The config value of the class-weights text, or the problem. */
+export function parseClassWeights(text: string): { value: "balanced" | number[] | null } | { error: string } {
+  const t = text.trim();
+  if (t === "") return { value: null };
+  if (t.toLowerCase() === "balanced") return { value: "balanced" };
+  const parts = t.split(/[\s,;]+/).filter(Boolean);
+  const numbers = parts.map(Number);
+  if (numbers.some((n) => !Number.isFinite(n) || n < 0)) return { error: "Write balanced, or one weight (a number, 0 or more) per class." };
+  return { value: numbers };
+}
+
 /** Checks one value against its field; returns the problem or null. */
 export function checkValue(f: ConfigField, raw: string | boolean): string | null {
   if (f.kind === "bool") return null;
+  if (f.kind === "text") {
+    const parsed = f.path === CLASS_WEIGHTS ? parseClassWeights(String(raw)) : { value: raw };
+    return "error" in parsed ? parsed.error : null;
+  }
   const text = String(raw).trim();
   if (f.kind === "choice") return f.choices && !f.choices.includes(text) ? `Choose one of ${f.choices.join(", ")}.` : null;
   if (text === "") return "Required.";
@@ -202,17 +272,79 @@ export function buildConfig(fields: ConfigField[], values: FormValues): { config
       errors[f.path] = [problem];
       continue;
     }
+    if (f.path === CLASS_WEIGHTS) {
+      const parsed = parseClassWeights(String(raw));
+      if ("value" in parsed && parsed.value !== null) config[CLASS_WEIGHTS] = parsed.value;
+      continue;
+    }
     const value = f.kind === "int" || f.kind === "float" ? Number(String(raw).trim()) : f.kind === "bool" ? Boolean(raw) : String(raw);
     setPath(config, f.path, value);
   }
   if (values[EARLY] === true) {
     const early = (config.early_stopping ?? {}) as Record<string, unknown>;
-    const metric = String(early.metric ?? "val/loss");
-    // Losses and errors go down; accuracy, F1 and R² go up.
-    early.mode = /loss|mae|rmse|mse/.test(metric) ? "min" : "max";
+    early.mode = metricMode(String(early.metric ?? "val/loss"));
     config.early_stopping = early;
   } else delete config.early_stopping;
+  // "automatic": no `best` at all (the engine decides).
+  if ((config.best as Record<string, unknown> | undefined)?.metric === "") delete config.best;
   return { config, errors };
+}
+
+/** The form's values after one field changed (picking the best metric also picks its direction). */
+export function withValue(values: FormValues, path: string, value: string | boolean): FormValues {
+  const next = { ...values, [path]: value };
+  if (path === BEST && typeof value === "string" && value) next["best.mode"] = metricMode(value);
+  return next;
+}
+
+/** The form values of a run's config ("Run again", fine-tune, resume): fields it lacks keep their defaults. */
+export function valuesFromConfig(form: ConfigForm, config: Record<string, unknown>): FormValues {
+  const values = form.defaultValues();
+  for (const f of form.fields) {
+    if (f.path === EARLY) {
+      values[EARLY] = config.early_stopping !== null && typeof config.early_stopping === "object";
+      continue;
+    }
+    const v = valueAt(config, f.path);
+    if (f.path === CLASS_WEIGHTS) values[f.path] = classWeightsText(v);
+    else if (f.path === BEST) values[f.path] = typeof v === "string" ? v : "";
+    else if (v === undefined || v === null) continue;
+    else values[f.path] = f.kind === "bool" ? Boolean(v) : String(v);
+  }
+  return values;
+}
+
+function deletePath(target: Record<string, unknown>, path: string): void {
+  const parts = path.split(".");
+  let node: unknown = target;
+  for (const part of parts.slice(0, -1)) {
+    if (typeof node !== "object" || node === null) return;
+    node = (node as Record<string, unknown>)[part];
+  }
+  if (typeof node === "object" && node !== null) delete (node as Record<string, unknown>)[parts[parts.length - 1]];
+}
+
+function mergeInto(target: Record<string, unknown>, source: Record<string, unknown>): void {
+  for (const [k, v] of Object.entries(source)) {
+    const old = target[k];
+    if (v && typeof v === "object" && !Array.isArray(v) && old && typeof old === "object" && !Array.isArray(old))
+      mergeInto(old as Record<string, unknown>, v as Record<string, unknown>);
+    else target[k] = v;
+  }
+}
+
+/**
+ * The config of the form laid over a base config (a run's, for "Run again"): what the form shows
+ * wins, what it hides or leaves unset (early stopping off, automatic best, no class weights) goes
+ * back to the engine's default, and everything the form does not know (loss, checkpoints) stays.
+ */
+export function configOver(base: Record<string, unknown>, built: Record<string, unknown>, form: ConfigForm, values: FormValues): Record<string, unknown> {
+  const out = JSON.parse(JSON.stringify(base ?? {})) as Record<string, unknown>;
+  for (const f of form.fields) if (f.path !== EARLY) deletePath(out, f.path);
+  if (values[EARLY] !== true) delete out.early_stopping;
+  if (!built.best) delete out.best;
+  mergeInto(out, built);
+  return out;
 }
 
 export interface MappedErrors {

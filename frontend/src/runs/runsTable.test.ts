@@ -1,0 +1,131 @@
+import { describe, expect, it } from "vitest";
+import {
+  DEFAULT_SORT,
+  NO_FILTERS,
+  canCompare,
+  differingFields,
+  flattenConfig,
+  formatConfigValue,
+  metricColumns,
+  nextSort,
+  runName,
+  runsQuery,
+  selectedInOrder,
+  sortRuns,
+  tableColumns,
+  withTag,
+  type RunRow,
+} from "./runsTable";
+
+function run(id: number, extra: Partial<RunRow> = {}): RunRow {
+  return {
+    id,
+    name: "",
+    tags: [],
+    status: "succeeded",
+    created_by: "ada",
+    created_at: `2026-01-0${id}T10:00:00Z`,
+    graph_name: "mlp",
+    revision: 1,
+    dataset_name: "iris",
+    config: { epochs: 5, optimizer: { name: "adam", lr: 0.01 } },
+    final_metrics: {},
+    ...extra,
+  } as unknown as RunRow;
+}
+
+describe("differing configuration fields", () => {
+  it("flattens nested objects to dotted paths, lists stay one value", () => {
+    expect(flattenConfig({ epochs: 3, optimizer: { lr: 0.1, betas: [0.9, 0.99] }, best: null, freeze: [] })).toEqual({
+      epochs: 3,
+      "optimizer.lr": 0.1,
+      "optimizer.betas": [0.9, 0.99],
+      best: null,
+      freeze: [],
+    });
+  });
+
+  it("lists only the fields whose value is not the same everywhere, sorted", () => {
+    const configs = [
+      { epochs: 5, optimizer: { lr: 0.1, name: "adam" }, class_weights: [1, 2] },
+      { epochs: 5, optimizer: { lr: 0.01, name: "adam" }, class_weights: [1, 2] },
+      { epochs: 5, optimizer: { lr: 0.001, name: "adam" }, class_weights: [1, 3] },
+    ];
+    expect(differingFields(configs)).toEqual(["class_weights", "optimizer.lr"]);
+  });
+
+  it("shows a value as typed, without float noise", () => {
+    expect([0.001 * 9, 3, 1e-5, true, "adam", [1, 2], null, undefined].map(formatConfigValue)).toEqual([
+      "0.009", "3", "0.00001", "true", "adam", "[1,2]", "–", "–",
+    ]);
+  });
+
+  it("counts a field one run lacks as different, and one run as nothing to compare", () => {
+    expect(differingFields([{ a: 1 }, { a: 1, scheduler: { warmup_steps: 10 } }])).toEqual(["scheduler.warmup_steps"]);
+    expect(differingFields([{ a: 1 }])).toEqual([]);
+    expect(differingFields([{ best: null }, { best: { metric: "val/loss" } }])).toEqual(["best", "best.metric"]);
+  });
+});
+
+describe("the table's columns and sorting", () => {
+  const a = run(1, { name: "Baseline", config: { optimizer: { lr: 0.1 } }, duration_s: 30, summary: { final: { "val/loss": 0.5, "test/accuracy": 0.9, lr: 0.1 }, best: { "val/loss": { value: 0.4, step: 3, epoch: 1, mode: "min" } } } });
+  const b = run(2, { config: { optimizer: { lr: 0.01 } }, duration_s: null, summary: { final: { "val/loss": 0.3 }, best: { "val/loss": { value: 0.2, step: 9, epoch: 3, mode: "min" } } } });
+  const c = run(3, { name: "wide", config: { optimizer: { lr: 1 } }, duration_s: 12, status: "failed", final_metrics: { "val/loss": 0.7 } });
+
+  it("names a run without a name by its id", () => {
+    expect(runName(b)).toBe("run 2");
+    expect(runName({ id: 4, name: "  " })).toBe("run 4");
+    expect(runName(a)).toBe("Baseline");
+  });
+
+  it("has a column per differing field and per final and best metric (no lr, no train/)", () => {
+    const cols = tableColumns([a, b, c]);
+    expect(cols.config.map((x) => x.label)).toEqual(["optimizer.lr"]);
+    expect(cols.final.map((x) => x.label)).toEqual(["test/accuracy"]); // val/loss has a best column
+    expect(metricColumns([run(5, { final_metrics: { "val/loss": 1, "test/loss": 1, "val/mae": 2 } })]).final).toEqual(["val/mae", "test/loss"]);
+    expect(cols.best.map((x) => x.label)).toEqual(["val/loss"]);
+    expect(metricColumns([c]).final).toEqual(["val/loss"]); // an older answer: final_metrics
+  });
+
+  it("sorts by any column both ways, empty cells last", () => {
+    const cols = tableColumns([a, b, c]);
+    const byLr = cols.config[0];
+    expect(sortRuns([a, b, c], byLr, "asc").map((r) => r.id)).toEqual([2, 1, 3]);
+    expect(sortRuns([a, b, c], byLr, "desc").map((r) => r.id)).toEqual([3, 1, 2]);
+    const duration = cols.fixed.find((x) => x.id === "duration");
+    expect(sortRuns([a, b, c], duration, "asc").map((r) => r.id)).toEqual([3, 1, 2]);
+    expect(sortRuns([a, b, c], duration, "desc").map((r) => r.id)).toEqual([1, 3, 2]);
+    const name = cols.fixed.find((x) => x.id === "name");
+    expect(sortRuns([a, b, c], name, "asc").map((r) => r.id)).toEqual([1, 2, 3]);
+    const best = cols.best[0];
+    expect(sortRuns([a, b, c], best, "asc").map((r) => r.id)).toEqual([2, 1, 3]);
+    const when = cols.fixed.find((x) => x.id === DEFAULT_SORT.column);
+    expect(sortRuns([a, b, c], when, DEFAULT_SORT.direction).map((r) => r.id)).toEqual([3, 2, 1]);
+  });
+
+  it("turns a column around on a second click", () => {
+    expect(nextSort({ column: "name", direction: "asc" }, "name")).toEqual({ column: "name", direction: "desc" });
+    expect(nextSort({ column: "name", direction: "desc" }, "status")).toEqual({ column: "status", direction: "asc" });
+    expect(nextSort(DEFAULT_SORT, "duration")).toEqual({ column: "duration", direction: "desc" });
+  });
+});
+
+describe("filters, selection and tags", () => {
+  it("asks the server with only the filters that are set", () => {
+    expect(runsQuery(3, NO_FILTERS)).toBe("team=3&page_size=200");
+    expect(runsQuery(3, { status: "failed", graph: 4, dataset: 5, tag: " lr sweep ", q: "wide" })).toBe(
+      "team=3&page_size=200&status=failed&graph=4&dataset=5&tag=lr+sweep&q=wide",
+    );
+  });
+
+  it("compares 2 to 20 runs, in the table's order", () => {
+    expect([0, 1, 2, 20, 21].map(canCompare)).toEqual([false, false, true, true, false]);
+    expect(selectedInOrder([run(3), run(1), run(2)], new Set([2, 3, 9]))).toEqual([3, 2]);
+  });
+
+  it("adds a tag once, trimmed", () => {
+    expect(withTag(["a"], "  b  c ")).toEqual(["a", "b c"]);
+    expect(withTag(["a"], "a")).toEqual(["a"]);
+    expect(withTag(["a"], "   ")).toEqual(["a"]);
+  });
+});

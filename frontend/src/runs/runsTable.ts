@@ -1,0 +1,237 @@
+// The runs table's logic (pure; tested in vitest): a run's name, the configuration fields that
+// differ among the listed runs (dotted paths), the metric columns from `summary`, sorting by any
+// column, the list's query string (filters are applied by the server) and the compare selection.
+import type { Schema } from "../api/types";
+import type { Run, RunStatus } from "./types";
+
+/** `summary` of the run JSON: final values and the best value of each stored series. */
+export type RunSummary = Schema<"RunSummary">;
+
+/** A run as the list gives it (the run JSON; a row of the table). */
+export type RunRow = Run;
+
+/** Comparing needs two runs; more than twenty cannot be told apart on one chart. */
+export const COMPARE_MIN = 2;
+export const COMPARE_MAX = 20;
+
+export function canCompare(selected: number): boolean {
+  return selected >= COMPARE_MIN && selected <= COMPARE_MAX;
+}
+
+/** The run's own name, or "run <id>". */
+export function runName(run: { id: number; name?: string | null }): string {
+  const name = run.name?.trim();
+  return name ? name : `run ${run.id}`;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A nested configuration as dotted paths to leaf values ({optimizer: {lr: 0.1}} -> {"optimizer.lr":
+ * 0.1}). Lists are leaves (a list of class weights is one value); an empty object is a leaf too.
+ */
+export function flattenConfig(config: unknown, prefix = ""): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (!isPlainObject(config)) {
+    if (prefix) out[prefix] = config;
+    return out;
+  }
+  const entries = Object.entries(config);
+  if (entries.length === 0 && prefix) out[prefix] = config;
+  for (const [key, value] of entries) {
+    const path = prefix ? `${prefix}.${key}` : key;
+    if (isPlainObject(value) && Object.keys(value).length > 0) Object.assign(out, flattenConfig(value, path));
+    else out[path] = value;
+  }
+  return out;
+}
+
+/** One value as a comparable key (JSON; a missing field differs from null). */
+function valueKey(value: unknown): string {
+  return value === undefined ? "\u0000missing" : JSON.stringify(value);
+}
+
+/** The dotted paths whose value is not the same in every configuration, sorted. */
+export function differingFields(configs: readonly unknown[]): string[] {
+  if (configs.length < 2) return [];
+  const flat = configs.map((c) => flattenConfig(c));
+  const paths = new Set<string>();
+  for (const f of flat) for (const p of Object.keys(f)) paths.add(p);
+  return [...paths]
+    .filter((path) => new Set(flat.map((f) => valueKey(f[path]))).size > 1)
+    .sort();
+}
+
+/** A configuration value as a cell reads (lists and objects as JSON, a missing one as "–", no float noise). */
+export function formatConfigValue(value: unknown): string {
+  if (value === undefined || value === null) return "–";
+  if (typeof value === "string") return value;
+  // 0.001 * 9 is 0.009000000000000001: twelve significant digits are plenty for a setting.
+  if (typeof value === "number") return Number.isInteger(value) ? String(value) : String(Number(value.toPrecision(12)));
+  if (typeof value === "boolean") return String(value);
+  return JSON.stringify(value);
+}
+
+/** The metrics worth a column: what a run ends with on validation and test, never lr or speed. */
+function isResultKey(key: string): boolean {
+  return (key.startsWith("val/") || key.startsWith("test/")) && !key.endsWith("confusion_matrix");
+}
+
+/** A run's final values: `summary.final`, or the older `final_metrics`. */
+export function finalValues(run: Pick<RunRow, "summary" | "final_metrics">): Record<string, unknown> {
+  return run.summary?.final ?? run.final_metrics ?? {};
+}
+
+/**
+ * The metric columns of the listed runs: final values (test/*, and val/* where there is neither a
+ * test/ counterpart nor a best column), then best values (val/* series).
+ */
+export function metricColumns(runs: readonly RunRow[]): { final: string[]; best: string[] } {
+  const final = new Set<string>();
+  const best = new Set<string>();
+  for (const run of runs) {
+    for (const [key, value] of Object.entries(finalValues(run))) if (isResultKey(key) && typeof value === "number") final.add(key);
+    for (const key of Object.keys(run.summary?.best ?? {})) if (key.startsWith("val/")) best.add(key);
+  }
+  // A final val/ value says little next to the test one and the best val/ one: one column less each.
+  for (const key of [...final])
+    if (key.startsWith("val/") && (final.has(`test/${key.slice(4)}`) || best.has(key))) final.delete(key);
+  const order = (a: string, b: string) => (a.split("/")[0] === b.split("/")[0] ? a.localeCompare(b) : a.startsWith("val/") ? -1 : 1);
+  return { final: [...final].sort(order), best: [...best].sort(order) };
+}
+
+/** A sortable column of the table: its id, its header and the value a run sorts by. */
+export interface Column {
+  id: string;
+  label: string;
+  value: (run: RunRow) => string | number | null;
+}
+
+/** Seconds the run took (or has taken so far): the server's `duration_s`, else from its times. */
+export function durationOf(run: Pick<RunRow, "duration_s" | "started_at" | "finished_at">, now = Date.now()): number | null {
+  if (run.duration_s !== undefined) return run.duration_s; // a server from before issue 10 has none
+  if (!run.started_at) return null;
+  const end = run.finished_at ? Date.parse(run.finished_at) : now;
+  return Math.max(0, (end - Date.parse(run.started_at)) / 1000);
+}
+
+const when = (iso: string | null | undefined) => (iso ? Date.parse(iso) : null);
+
+/** The fixed columns, then one per differing config field, final metric and best metric. */
+export function tableColumns(runs: readonly RunRow[]): { fixed: Column[]; config: Column[]; final: Column[]; best: Column[] } {
+  const fixed: Column[] = [
+    { id: "name", label: "Name", value: (r) => runName(r).toLowerCase() },
+    { id: "status", label: "Status", value: (r) => r.status },
+    { id: "who", label: "Who", value: (r) => r.created_by ?? "" },
+    { id: "when", label: "When", value: (r) => when(r.created_at) },
+    { id: "duration", label: "Duration", value: (r) => durationOf(r) },
+    { id: "graph", label: "Graph", value: (r) => `${r.graph_name.toLowerCase()}\u0000${String(r.revision).padStart(8, "0")}` },
+    { id: "dataset", label: "Dataset", value: (r) => r.dataset_name.toLowerCase() },
+  ];
+  const flat = new Map(runs.map((r) => [r.id, flattenConfig(r.config)]));
+  const config = differingFields(runs.map((r) => r.config)).map<Column>((path) => ({
+    id: `config:${path}`,
+    label: path,
+    value: (r) => sortable((flat.get(r.id) ?? flattenConfig(r.config))[path]),
+  }));
+  const { final: finalKeys, best: bestKeys } = metricColumns(runs);
+  const final = finalKeys.map<Column>((key) => ({
+    id: `final:${key}`,
+    label: key,
+    value: (r) => sortable(finalValues(r)[key]),
+  }));
+  const best = bestKeys.map<Column>((key) => ({
+    id: `best:${key}`,
+    label: key,
+    value: (r) => sortable(r.summary?.best?.[key]?.value),
+  }));
+  return { fixed, config, final, best };
+}
+
+function sortable(value: unknown): string | number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === "number") return Number.isFinite(value) ? value : null;
+  if (typeof value === "boolean") return value ? 1 : 0;
+  if (typeof value === "string") return value.toLowerCase();
+  return JSON.stringify(value);
+}
+
+export type SortDirection = "asc" | "desc";
+
+export interface Sort {
+  column: string;
+  direction: SortDirection;
+}
+
+/** Newest first, as the server lists them. */
+export const DEFAULT_SORT: Sort = { column: "when", direction: "desc" };
+
+/** Numbers before text; an empty cell always last, whichever the direction. */
+function compareCells(a: string | number | null, b: string | number | null): number {
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  if (typeof a === "number") return -1;
+  if (typeof b === "number") return 1;
+  return String(a).localeCompare(String(b));
+}
+
+/** The runs ordered by `column` (stable: equal cells keep the newest first, then the higher id). */
+export function sortRuns(runs: readonly RunRow[], column: Column | undefined, direction: SortDirection): RunRow[] {
+  if (!column) return [...runs];
+  const sign = direction === "asc" ? 1 : -1;
+  return [...runs]
+    .map((run) => ({ run, cell: column.value(run) }))
+    .sort((x, y) => {
+      if (x.cell === null || y.cell === null) {
+        if (x.cell !== y.cell) return x.cell === null ? 1 : -1;
+        return y.run.id - x.run.id;
+      }
+      return sign * compareCells(x.cell, y.cell) || y.run.id - x.run.id;
+    })
+    .map((x) => x.run);
+}
+
+/** A click on a header: the same column turns around, another starts ascending (dates: newest first). */
+export function nextSort(current: Sort, column: string): Sort {
+  if (current.column === column) return { column, direction: current.direction === "asc" ? "desc" : "asc" };
+  return { column, direction: column === "when" || column === "duration" ? "desc" : "asc" };
+}
+
+/** The server-side filters of GET /api/runs/. */
+export interface RunFilters {
+  status: RunStatus | "";
+  graph: number | null;
+  dataset: number | null;
+  tag: string;
+  q: string;
+}
+
+export const NO_FILTERS: RunFilters = { status: "", graph: null, dataset: null, tag: "", q: "" };
+
+/** The list's query string for a team and the filters (empty filters are left out). */
+export function runsQuery(team: number, filters: RunFilters, pageSize = 200): string {
+  const query = new URLSearchParams({ team: String(team), page_size: String(pageSize) });
+  if (filters.status) query.set("status", filters.status);
+  if (filters.graph) query.set("graph", String(filters.graph));
+  if (filters.dataset) query.set("dataset", String(filters.dataset));
+  if (filters.tag.trim()) query.set("tag", filters.tag.trim());
+  if (filters.q.trim()) query.set("q", filters.q.trim());
+  return query.toString();
+}
+
+/** The selected ids still listed, in the table's order (a filter can hide a selected run). */
+export function selectedInOrder(rows: readonly RunRow[], selected: ReadonlySet<number>): number[] {
+  return rows.filter((r) => selected.has(r.id)).map((r) => r.id);
+}
+
+/** A tag as typed: trimmed, inner spaces kept; "" when there is nothing to add. */
+export function cleanTag(text: string): string {
+  return text.trim().replace(/\s+/g, " ");
+}
+
+/** The tags with `tag` added once (case-sensitive, as stored). */
+export function withTag(tags: readonly string[], tag: string): string[] {
+  const clean = cleanTag(tag);
+  return clean && !tags.includes(clean) ? [...tags, clean] : [...tags];
+}
