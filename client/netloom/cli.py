@@ -601,15 +601,53 @@ def cmd_sweeps_create(args: argparse.Namespace, out: Output) -> int:
             parallelism=args.parallelism,
             seed=args.seed,
         )
+        if args.follow:
+            return _sweep_follow(client, sweep["id"], out)
     out.result(sweep, _sweep_text(sweep))
     return EXIT_OK
 
 
 def cmd_sweeps_show(args: argparse.Namespace, out: Output) -> int:
     with _client(args) as client:
+        if args.follow:
+            return _sweep_follow(client, args.id, out)
         sweep = client.sweep(args.id)
     out.result(sweep, _sweep_text(sweep))
     return EXIT_OK
+
+
+SWEEP_EXIT = {"succeeded": EXIT_OK, "failed": EXIT_RUN_FAILED, "cancelled": EXIT_RUN_CANCELLED}
+
+
+def _sweep_follow(client: Client, sweep_id: int, out: Output, *, interval: float = 2.0) -> int:
+    """A live bar of trials ended (best value so far) until the sweep ends; exit status as for runs."""
+    import time
+
+    from tqdm import tqdm
+
+    bar = tqdm(total=None, unit="trial", desc=f"sweep {sweep_id}", file=sys.stderr, disable=out.json,
+               dynamic_ncols=True)
+    try:
+        while True:
+            sweep = client.sweep(sweep_id)
+            progress = sweep.get("progress") or {}
+            if progress.get("total") and bar.total != progress["total"]:
+                bar.total = progress["total"]
+            done = int(progress.get("done") or 0)
+            if done > bar.n:
+                bar.update(done - bar.n)
+            best = sweep.get("best") or {}
+            postfix = f"{progress.get('running', 0)} running, {progress.get('pruned', 0)} pruned"
+            if best.get("value") is not None:
+                postfix += f", best {best['value']:.4g} (trial {best['number']})"
+            bar.set_postfix_str(postfix)
+            if sweep["status"] in SWEEP_EXIT:
+                break
+            time.sleep(interval)
+    finally:
+        bar.close()
+    out.result(sweep, _sweep_text(sweep))
+    return SWEEP_EXIT[sweep["status"]]
 
 
 def cmd_sweeps_cancel(args: argparse.Namespace, out: Output) -> int:
@@ -778,9 +816,15 @@ def build_parser() -> argparse.ArgumentParser:
     sweep_new.add_argument("--budget", type=int, help="trials at most (default 20)")
     sweep_new.add_argument("--parallelism", type=int, help="trials at once (default 2)")
     sweep_new.add_argument("--seed", type=int)
+    sweep_new.add_argument(
+        "--follow", action="store_true", help="a live bar of trials until it ends; exit status says how"
+    )
     team_option(sweep_new)
     show = add(sweeps, "show", cmd_sweeps_show, "a sweep, its best trial and every trial")
     show.add_argument("id", type=int)
+    show.add_argument(
+        "--follow", action="store_true", help="a live bar of trials until it ends; exit status says how"
+    )
     sweep_cancel = add(
         sweeps, "cancel", cmd_sweeps_cancel, "cancel a sweep and its queued and running trials"
     )

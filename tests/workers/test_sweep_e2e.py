@@ -126,12 +126,15 @@ def test_the_netloom_command_creates_shows_lists_and_cancels_sweeps(
     assert bad.returncode == 1 and "space.optimizer.lr" in bad.stderr and "Traceback" not in bad.stderr
 
     space = '{"nodes.fc1.out_features": {"type": "categorical", "choices": [8, 16]}}'
+    # --follow waits for the end (a bar of trials on stderr) and exits 0 only when the sweep succeeded.
     created = netloom(*base, "--name", "cli grid", "--space", space, "--strategy", "grid", "--budget", "5",
-                      "--json", env=user_env)
+                      "--json", "--follow", env=user_env)
     assert created.returncode == 0, created.stderr
     sweep_id = json.loads(created.stdout)["id"]
     assert json.loads(created.stdout)["budget"] == 2, "a grid's budget is its size"
-    wait_sweep(stack, sweep_id, lambda s: s["status"] != "running")
+    assert json.loads(created.stdout)["status"] == "succeeded"
+    followed = netloom("sweeps", "show", str(sweep_id), "--follow", env=user_env)
+    assert followed.returncode == 0 and "2/2" in followed.stderr and "trial" in followed.stderr, followed.stderr
     shown = netloom("sweeps", "show", str(sweep_id), env=user_env)
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
