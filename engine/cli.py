@@ -12,7 +12,7 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 
-SUBCOMMAND_MODULES = ["engine.cli_graph", "engine.cli_train"]
+SUBCOMMAND_MODULES = ["engine.cli_graph", "engine.cli_train", "engine.import_fx.cli"]
 
 
 def _module_exists(name: str) -> bool:
@@ -26,7 +26,8 @@ def make_parser() -> argparse.ArgumentParser:
     """The top-level parser with every available subcommand registered."""
     parser = argparse.ArgumentParser(
         prog="python -m engine",
-        description="Netloom engine: validate, generate code for, train and export graph specs.",
+        description="Netloom engine: validate, generate code for, train and export graph specs, "
+        "and import existing PyTorch models.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:
