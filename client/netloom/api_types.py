@@ -196,6 +196,55 @@ class DatasetUploadRequest(TypedDict):
     file: str
 
 
+class DiffEdge(TypedDict):
+    """One wire: `source` is a node or input id, or port "node:k"; `target` the node reading it."""
+    source: str
+    target: str
+
+
+class DiffEdges(TypedDict):
+    added: list[DiffEdge]
+    removed: list[DiffEdge]
+
+
+class DiffInput(TypedDict):
+    id: str
+    shape: list[int] | None
+    dtype: str | None
+
+
+class DiffInputChange(TypedDict):
+    id: str
+    params: list[ValueChange]
+
+
+class DiffInputs(TypedDict):
+    added: list[DiffInput]
+    removed: list[DiffInput]
+    changed: list[DiffInputChange]
+
+
+class DiffNode(TypedDict):
+    """A node added or removed, as it is in the revision that has it."""
+    id: str
+    op: str | None
+    params: dict[str, Any]
+
+
+class DiffNodeChange(TypedDict):
+    """A node in both revisions whose op, parameters or order of inputs differ."""
+    id: str
+    op: OpChange | None
+    params: list[ValueChange]
+    inputs: NotRequired[RefsChange | None]
+
+
+class DiffNodes(TypedDict):
+    added: list[DiffNode]
+    removed: list[DiffNode]
+    changed: list[DiffNodeChange]
+
+
 class EarlyStoppingConfig(TypedDict):
     """Stop when a validation metric has not improved for `patience` epochs."""
     metric: NotRequired[str]
@@ -502,6 +551,9 @@ class OpCatalog(TypedDict):
     ops: list[OpSchema]
 
 
+OpChange = TypedDict("OpChange", {"from": "str | None", "to": "str | None"})
+
+
 class OpSchema(TypedDict):
     """One op of the catalog: what the palette shows and the parameter form is drawn from."""
     name: str
@@ -672,6 +724,9 @@ class Progress(TypedDict):
     eta_seconds: float | None
 
 
+RefsChange = TypedDict("RefsChange", {"from": "list[str]", "to": "list[str]"})
+
+
 class Reliability(TypedDict):
     bins: list[ReliabilityBin]
     expected_calibration_error: float | None
@@ -708,6 +763,22 @@ class Revision(TypedDict):
     layout_updated_at: str | None
     origin: str
     spec: Any
+
+
+RevisionDiff = TypedDict("RevisionDiff", {"graph": "int", "from": "int", "to": "int", "nodes": "DiffNodes", "edges": "DiffEdges", "inputs": "DiffInputs", "outputs": "RefsChange | None", "lines": "list[str]"})
+
+
+class RevisionRef(TypedDict):
+    """Who saved a revision, and when."""
+    number: int
+    created_by: SavedBy | None
+    created_at: str
+
+
+class RevisionSaveRequest(TypedDict):
+    spec: dict[str, Any]
+    base: NotRequired[int | None]
+    force: NotRequired[bool]
 
 
 class RevisionSummary(TypedDict):
@@ -865,6 +936,12 @@ class SampleRowsAnswer(TypedDict):
     entries: NotRequired[list[str] | None]
 
 
+class SavedBy(TypedDict):
+    """The user who saved a revision (the same as UserRef elsewhere)."""
+    id: int
+    username: str
+
+
 class SchedulerConfig(TypedDict):
     """Learning-rate schedule. `step`/`plateau` act per epoch, `cosine`/`onecycle` per step."""
     name: NotRequired[Literal["none", "step", "cosine", "onecycle", "plateau"]]
@@ -882,6 +959,19 @@ class SchedulerConfig(TypedDict):
 
 class SpecRequest(TypedDict):
     spec: dict[str, Any]
+
+
+class StaleBaseDetail(TypedDict):
+    code: str
+    message: str
+    fields: dict[str, list[str]]
+    latest: RevisionRef
+    base: int
+
+
+class StaleBaseError(TypedDict):
+    """409: the save started from a revision that is no longer the latest (send force: true to save anyway)."""
+    error: StaleBaseDetail
 
 
 class StateFrame(TypedDict):
@@ -1110,6 +1200,9 @@ class ValidationReport(TypedDict):
     activation_bytes: int
 
 
+ValueChange = TypedDict("ValueChange", {"name": "str", "from": "Any", "to": "Any"})
+
+
 CheckpointJsonKindEnum: TypeAlias = Literal["best", "epoch", "cancelled"]
 
 
@@ -1198,6 +1291,14 @@ __all__ = [
     "DatasetSummary",
     "DatasetUploadKindEnum",
     "DatasetUploadRequest",
+    "DiffEdge",
+    "DiffEdges",
+    "DiffInput",
+    "DiffInputChange",
+    "DiffInputs",
+    "DiffNode",
+    "DiffNodeChange",
+    "DiffNodes",
     "EarlyStoppingConfig",
     "ErrorBody",
     "EvaluationAnswer",
@@ -1237,6 +1338,7 @@ __all__ = [
     "NodeReport",
     "Objective",
     "OpCatalog",
+    "OpChange",
     "OpSchema",
     "OptimizerConfig",
     "PaginatedApiTokenList",
@@ -1260,11 +1362,15 @@ __all__ = [
     "PredictedPairs",
     "Progress",
     "PrunerEnum",
+    "RefsChange",
     "Reliability",
     "ReliabilityBin",
     "ReplayedFrame",
     "ResidualHistogram",
     "Revision",
+    "RevisionDiff",
+    "RevisionRef",
+    "RevisionSaveRequest",
     "RevisionSummary",
     "RocCurve",
     "RoleEnum",
@@ -1283,8 +1389,11 @@ __all__ = [
     "RunSummaryBest",
     "SampleAnswer",
     "SampleRowsAnswer",
+    "SavedBy",
     "SchedulerConfig",
     "SpecRequest",
+    "StaleBaseDetail",
+    "StaleBaseError",
     "StateEnum",
     "StateFrame",
     "StatusEvent",
@@ -1308,4 +1417,5 @@ __all__ = [
     "UserTeam",
     "ValidationProblem",
     "ValidationReport",
+    "ValueChange",
 ]

@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+    inline_serializer,
+)
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
@@ -18,8 +24,8 @@ from webapp.api.serializers import IdField, UserRefSerializer
 
 from . import services
 from .models import Graph, GraphRevision
-from .schema import OpCatalog, SpecField, ValidationReport
-from .selectors import graphs_with_latest_number, revision_latest
+from .schema import OpCatalog, RevisionDiff, SpecField, StaleBaseError, ValidationReport
+from .selectors import graph_revision_diff, graphs_with_latest_number, revision_latest
 
 
 class RevisionSummarySerializer(serializers.ModelSerializer):
@@ -75,8 +81,11 @@ class GraphDetailSerializer(GraphSerializer):
 
     @extend_schema_field(RevisionSerializer(allow_null=True))
     def get_latest(self, graph: Graph) -> dict[str, Any] | None:
-        revision = revision_latest(graph=graph)
-        return RevisionSerializer(revision).data if revision else None
+        without_spec = bool(self.context.get("without_spec"))  # ?spec=0: the editor's poll
+        revision = revision_latest(graph=graph, with_spec=not without_spec)
+        if revision is None:
+            return None
+        return (RevisionSummarySerializer if without_spec else RevisionSerializer)(revision).data
 
 
 class GraphCreateSerializer(serializers.Serializer):
@@ -91,6 +100,27 @@ class GraphRenameSerializer(serializers.Serializer):
 
 class SpecSerializer(serializers.Serializer):
     spec = SpecField()
+
+
+class RevisionSaveSerializer(SpecSerializer):
+    base = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        help_text="The revision the editor started from: when someone saved a newer one since, "
+        "the save is refused (409 stale_base, with `latest` and `base`). Leave out to not check.",
+    )
+    force = serializers.BooleanField(
+        default=False, help_text="Save even when `base` is no longer the latest."
+    )
+
+
+def revision_number_param(request: Request, name: str) -> int | None:
+    """A revision number from the query string, or None (the caller answers 400 naming it)."""
+    value = request.query_params.get(name, "").strip()
+    if not (value.isascii() and value.isdigit()) or len(value) > 9 or int(value) < 1:
+        return None
+    return int(value)
 
 
 class LayoutSerializer(serializers.Serializer):
@@ -149,6 +179,43 @@ class GraphViewSet(
     def get_serializer_class(self):
         return GraphDetailSerializer if self.action == "retrieve" else GraphSerializer
 
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "spec", bool, description="spec=0: `latest` without its spec (for polling: who saved "
+                "the latest revision, when)."
+            )
+        ]
+    )
+    def retrieve(self, request: Request, pk: int) -> Response:
+        graph = self.get_object()
+        without_spec = request.query_params.get("spec", "").lower() in ("0", "false", "no")
+        return Response(GraphDetailSerializer(graph, context={"without_spec": without_spec}).data)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("from", int, required=True, description="The revision number to compare from."),
+            OpenApiParameter("to", int, required=True, description="The revision number to compare to."),
+        ],
+        responses=RevisionDiff,
+    )
+    def diff(self, request: Request, pk: int) -> Response:
+        """Nodes added, removed and changed (parameter by parameter), edges added and removed,
+        inputs and outputs, from revision `from` to `to`; layout and UI never count."""
+        graph = self.get_object()
+        numbers = {name: revision_number_param(request, name) for name in ("from", "to")}
+        bad = {name: ["A revision number (1, 2, ...) is required."] for name, n in numbers.items() if n is None}
+        if bad:
+            raise ApiError(
+                status.HTTP_400_BAD_REQUEST,
+                "invalid",
+                f"{', '.join(bad)}: a revision number (1, 2, ...) is required.",
+                fields=bad,
+            )
+        return Response(
+            graph_revision_diff(graph=graph, from_number=numbers["from"], to_number=numbers["to"])
+        )
+
     @extend_schema(request=GraphCreateSerializer, responses={201: GraphDetailSerializer})
     def create(self, request: Request) -> Response:
         payload = GraphCreateSerializer(data=request.data)
@@ -196,16 +263,30 @@ class RevisionViewSet(
         return super().get_queryset().filter(graph_id=self.get_graph().pk).order_by("-number")
 
     @extend_schema(
-        request=SpecSerializer, responses={201: RevisionSerializer, 200: RevisionSerializer}
+        request=RevisionSaveSerializer,
+        responses={
+            201: RevisionSerializer,
+            200: RevisionSerializer,
+            409: OpenApiResponse(
+                StaleBaseError,
+                description="stale_base: someone saved a newer revision after `base` "
+                "(send force: true to save anyway).",
+            ),
+        },
     )
     def create(self, request: Request, graph_pk: int) -> Response:
         graph = self.get_graph()
         # Role check against the graph's team: viewers read, editors save.
         self.require_role(graph.team_id, self.write_role)
-        payload = SpecSerializer(data=request.data)
+        payload = RevisionSaveSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
+        data = payload.validated_data
         revision, created = services.revision_save(
-            graph=graph, spec=payload.validated_data["spec"], created_by=request.user
+            graph=graph,
+            spec=data["spec"],
+            created_by=request.user,
+            base=data.get("base"),
+            force=data["force"],
         )
         return Response(
             RevisionSerializer(revision).data,

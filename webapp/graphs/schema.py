@@ -8,7 +8,7 @@ catalog's parameter entry is the engine's own `Param` dataclass and its kinds ar
 
 from __future__ import annotations
 
-from typing import get_args
+from typing import Any, get_args
 
 from drf_spectacular.utils import extend_schema_field
 from pydantic import BaseModel, Field
@@ -100,3 +100,127 @@ class ValidationReport(_Answer):
 )
 class SpecField(serializers.JSONField):
     """A graph spec in a request: a JSON object (anything else is a 400, never stored)."""
+
+
+# --- GET /api/graphs/<id>/diff/ (webapp.graphs.selectors.spec_diff) -----------------------------
+
+
+class ValueChange(_Answer):
+    """One value that differs: a parameter of a node, or an input's shape or dtype (null: not set)."""
+
+    name: str
+    from_: Any = Field(alias="from")
+    to: Any
+
+
+class OpChange(_Answer):
+    """The op of a node that kept its id."""
+
+    from_: str | None = Field(alias="from")
+    to: str | None
+
+
+class RefsChange(_Answer):
+    """A node's ordered inputs (or the graph's outputs) before and after."""
+
+    from_: list[str] = Field(alias="from")
+    to: list[str]
+
+
+class DiffNode(_Answer):
+    """A node added or removed, as it is in the revision that has it."""
+
+    id: str
+    op: str | None
+    params: dict[str, Any]
+
+
+class DiffNodeChange(_Answer):
+    """A node in both revisions whose op, parameters or order of inputs differ."""
+
+    id: str
+    op: OpChange | None
+    params: list[ValueChange]
+    inputs: RefsChange | None = Field(
+        default=None, description="Set when the inputs it keeps are read in another order."
+    )
+
+
+class DiffNodes(_Answer):
+    added: list[DiffNode]
+    removed: list[DiffNode]
+    changed: list[DiffNodeChange]
+
+
+class DiffEdge(_Answer):
+    """One wire: `source` is a node or input id, or port "node:k"; `target` the node reading it."""
+
+    source: str
+    target: str
+
+
+class DiffEdges(_Answer):
+    added: list[DiffEdge]
+    removed: list[DiffEdge]
+
+
+class DiffInput(_Answer):
+    id: str
+    shape: list[int] | None
+    dtype: str | None
+
+
+class DiffInputChange(_Answer):
+    id: str
+    params: list[ValueChange] = Field(description="The fields (shape, dtype) that differ.")
+
+
+class DiffInputs(_Answer):
+    added: list[DiffInput]
+    removed: list[DiffInput]
+    changed: list[DiffInputChange]
+
+
+class RevisionDiff(_Answer):
+    """What changed from revision `from` to `to` (layout and UI never count), and the same as lines."""
+
+    graph: int
+    from_: int = Field(alias="from")
+    to: int
+    nodes: DiffNodes
+    edges: DiffEdges
+    inputs: DiffInputs
+    outputs: RefsChange | None = Field(description="null when the outputs are the same.")
+    lines: list[str] = Field(description='The changes as a person reads them: "fc1.out_features: 64 -> 128".')
+
+
+# --- 409 stale_base of POST /api/graphs/<id>/revisions/ ------------------------------------------
+
+
+class SavedBy(_Answer):
+    """The user who saved a revision (the same as UserRef elsewhere)."""
+
+    id: int
+    username: str
+
+
+class RevisionRef(_Answer):
+    """Who saved a revision, and when."""
+
+    number: int
+    created_by: SavedBy | None
+    created_at: str
+
+
+class StaleBaseDetail(_Answer):
+    code: str = Field(description='"stale_base"')
+    message: str
+    fields: dict[str, list[str]]
+    latest: RevisionRef = Field(description="The newer revision someone saved after `base`.")
+    base: int = Field(description="The revision the refused save started from.")
+
+
+class StaleBaseError(_Answer):
+    """409: the save started from a revision that is no longer the latest (send force: true to save anyway)."""
+
+    error: StaleBaseDetail

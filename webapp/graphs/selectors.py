@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 from django.db.models import Max, Q, QuerySet
+
+from webapp.errors import NotFound
 
 from .models import Graph, GraphRevision
 
@@ -13,9 +16,11 @@ from .models import Graph, GraphRevision
 SAVED = Q(origin="")
 
 
-def revision_latest(*, graph: Graph) -> GraphRevision | None:
-    """The newest revision someone saved (a sweep's architecture variants skipped)."""
-    return graph.revisions.filter(SAVED).select_related("created_by").order_by("-number").first()
+def revision_latest(*, graph: Graph, with_spec: bool = True) -> GraphRevision | None:
+    """The newest revision someone saved (a sweep's architecture variants skipped); `with_spec`
+    False leaves the spec column unread (who saved it and when, for the editor's poll)."""
+    revisions = graph.revisions.filter(SAVED).select_related("created_by").order_by("-number")
+    return (revisions if with_spec else revisions.defer("spec")).first()
 
 
 def graphs_with_latest_number(queryset: QuerySet[Graph]) -> QuerySet[Graph]:
@@ -32,49 +37,144 @@ def _short(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(", ", ": ")) if not isinstance(value, str) else value
 
 
-def revision_diff(a: Any, b: Any) -> list[str]:
-    """What changed from revision (or spec) `a` to `b`, as lines a person reads.
+def _by_id(items: Any) -> dict[str, dict[str, Any]]:
+    return {str(item.get("id")): item for item in items or [] if isinstance(item, dict)}
 
-    "fc1.out_features: 64 -> 128", "node drop added", "node act3 removed", "fc2.op: Linear ->
-    Bilinear", "edge act1 -> drop added", "edge act1 -> fc2 removed", "input x.shape: [1, 8, 8] ->
-    [1, 16, 16]", "outputs: ['y'] -> ['y', 'z']". Layout and UI never count. [] when the graphs
-    are the same.
+
+def _edges(nodes: dict[str, dict[str, Any]]) -> Counter[tuple[str, str]]:
+    """Every wire (source reference "n" or "n:k", target node id), counted: Add(x, x) reads x twice."""
+    return Counter((str(src), name) for name, node in nodes.items() for src in node.get("inputs") or [])
+
+
+def _kept_order(inputs: list[str], kept: Counter[str]) -> list[str]:
+    left, order = Counter(kept), []
+    for ref in inputs:
+        if left[ref] > 0:
+            left[ref] -= 1
+            order.append(ref)
+    return order
+
+
+def _changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
+    """[{name, from, to}] of the keys whose value differs (null: not set, the op's default)."""
+    return [
+        {"name": key, "from": old.get(key), "to": new.get(key)}
+        for key in sorted(old.keys() | new.keys())
+        if old.get(key) != new.get(key)
+    ]
+
+
+def spec_diff(a: Any, b: Any) -> dict[str, Any]:
+    """What changed from revision (or spec) `a` to `b`, structured (GET /api/graphs/<id>/diff/).
+
+    {"nodes": {"added": [{id, op, params}], "removed": [...], "changed": [{id, op: {from, to} |
+    null, params: [{name, from, to}], inputs: {from, to} | null}]}, "edges": {"added": [{source,
+    target}], "removed": [...]}, "inputs": {"added": [{id, shape, dtype}], "removed": [...],
+    "changed": [{id, params: [{name, from, to}]}]}, "outputs": {from, to} | null}.
+
+    An edge is one entry of a node's `inputs` (source "n" or port "n:k", target the node), counted
+    (Add(x, x) has two). A node is changed when its op or a parameter differs (a parameter absent
+    on one side is null there: the op's default), or when the inputs it keeps are read in another
+    order (`inputs`: both lists). A renamed node is one removed and one added. Layout and UI
+    never count. Nodes keep the spec's order; edges are sorted.
     """
     spec_a, spec_b = _spec_of(a), _spec_of(b)
-    lines: list[str] = []
-    inputs_a = {i.get("id"): i for i in spec_a.get("inputs") or [] if isinstance(i, dict)}
-    inputs_b = {i.get("id"): i for i in spec_b.get("inputs") or [] if isinstance(i, dict)}
-    for name in inputs_a.keys() - inputs_b.keys():
-        lines.append(f"input {name} removed")
-    for name in inputs_b.keys() - inputs_a.keys():
-        lines.append(f"input {name} added")
-    for name in sorted(inputs_a.keys() & inputs_b.keys(), key=str):
-        for field in ("shape", "dtype"):
-            if inputs_a[name].get(field) != inputs_b[name].get(field):
-                lines.append(f"input {name}.{field}: {_short(inputs_a[name].get(field))} -> "
-                             f"{_short(inputs_b[name].get(field))}")
-    nodes_a = {n.get("id"): n for n in spec_a.get("nodes") or [] if isinstance(n, dict)}
-    nodes_b = {n.get("id"): n for n in spec_b.get("nodes") or [] if isinstance(n, dict)}
-    for name in [n for n in nodes_a if n not in nodes_b]:
-        lines.append(f"node {name} removed")
-    for name in [n for n in nodes_b if n not in nodes_a]:
-        lines.append(f"node {name} added")
-    for name in [n for n in nodes_b if n in nodes_a]:
+    inputs_a, inputs_b = _by_id(spec_a.get("inputs")), _by_id(spec_b.get("inputs"))
+
+    def input_entry(item: dict[str, Any]) -> dict[str, Any]:
+        return {"id": item.get("id"), "shape": item.get("shape"), "dtype": item.get("dtype", "float32")}
+
+    inputs = {
+        "added": [input_entry(inputs_b[i]) for i in inputs_b if i not in inputs_a],
+        "removed": [input_entry(inputs_a[i]) for i in inputs_a if i not in inputs_b],
+        "changed": [],
+    }
+    for name in (i for i in inputs_b if i in inputs_a):
+        old, new = input_entry(inputs_a[name]), input_entry(inputs_b[name])
+        fields = [c for c in _changes(old, new) if c["name"] != "id"]
+        if fields:
+            inputs["changed"].append({"id": name, "params": fields})
+
+    nodes_a, nodes_b = _by_id(spec_a.get("nodes")), _by_id(spec_b.get("nodes"))
+
+    def node_entry(node: dict[str, Any]) -> dict[str, Any]:
+        return {"id": node.get("id"), "op": node.get("op"), "params": dict(node.get("params") or {})}
+
+    edges_a, edges_b = _edges(nodes_a), _edges(nodes_b)
+    changed: list[dict[str, Any]] = []
+    for name in (n for n in nodes_b if n in nodes_a):
         old, new = nodes_a[name], nodes_b[name]
-        if old.get("op") != new.get("op"):
-            lines.append(f"{name}.op: {old.get('op')} -> {new.get('op')}")
-        params_a, params_b = old.get("params") or {}, new.get("params") or {}
-        for param in sorted(params_a.keys() | params_b.keys()):
-            if params_a.get(param) != params_b.get(param):
-                before = _short(params_a[param]) if param in params_a else "(default)"
-                after = _short(params_b[param]) if param in params_b else "(default)"
-                lines.append(f"{name}.{param}: {before} -> {after}")
-    edges_a = {(str(src), str(n)) for n, node in nodes_a.items() for src in node.get("inputs") or []}
-    edges_b = {(str(src), str(n)) for n, node in nodes_b.items() for src in node.get("inputs") or []}
-    for src, dst in sorted(edges_a - edges_b):
-        lines.append(f"edge {src} -> {dst} removed")
-    for src, dst in sorted(edges_b - edges_a):
-        lines.append(f"edge {src} -> {dst} added")
-    if list(spec_a.get("outputs") or []) != list(spec_b.get("outputs") or []):
-        lines.append(f"outputs: {_short(spec_a.get('outputs') or [])} -> {_short(spec_b.get('outputs') or [])}")
+        op = {"from": old.get("op"), "to": new.get("op")} if old.get("op") != new.get("op") else None
+        params = _changes(old.get("params") or {}, new.get("params") or {})
+        refs_a = [str(r) for r in old.get("inputs") or []]
+        refs_b = [str(r) for r in new.get("inputs") or []]
+        kept = Counter(refs_a) & Counter(refs_b)
+        reordered = _kept_order(refs_a, kept) != _kept_order(refs_b, kept)
+        if op or params or reordered:
+            changed.append({"id": name, "op": op, "params": params,
+                            "inputs": {"from": refs_a, "to": refs_b} if reordered else None})
+
+    def edge_list(edges: Counter[tuple[str, str]]) -> list[dict[str, str]]:
+        return [{"source": src, "target": dst} for src, dst in sorted(edges.elements())]
+
+    outputs_a, outputs_b = list(spec_a.get("outputs") or []), list(spec_b.get("outputs") or [])
+    return {
+        "nodes": {
+            "added": [node_entry(nodes_b[n]) for n in nodes_b if n not in nodes_a],
+            "removed": [node_entry(nodes_a[n]) for n in nodes_a if n not in nodes_b],
+            "changed": changed,
+        },
+        "edges": {"added": edge_list(edges_b - edges_a), "removed": edge_list(edges_a - edges_b)},
+        "inputs": inputs,
+        "outputs": {"from": outputs_a, "to": outputs_b} if outputs_a != outputs_b else None,
+    }
+
+
+def diff_lines(diff: dict[str, Any]) -> list[str]:
+    """A `spec_diff` as lines a person reads (the runs compare view and the diff's `lines`).
+
+    "input x.shape: [1, 8, 8] -> [1, 16, 16]", "node act3 removed", "node drop added", "fc2.op:
+    Linear -> Bilinear", "fc1.out_features: 64 -> 128", "cat.inputs: [a, b] -> [b, a]", "edge act1
+    -> fc2 removed", "edge act1 -> drop added", "outputs: ['y'] -> ['y', 'z']".
+    """
+    lines = [f"input {i['id']} removed" for i in diff["inputs"]["removed"]]
+    lines += [f"input {i['id']} added" for i in diff["inputs"]["added"]]
+    for item in diff["inputs"]["changed"]:
+        lines += [f"input {item['id']}.{c['name']}: {_short(c['from'])} -> {_short(c['to'])}"
+                  for c in item["params"]]
+    lines += [f"node {n['id']} removed" for n in diff["nodes"]["removed"]]
+    lines += [f"node {n['id']} added" for n in diff["nodes"]["added"]]
+    for node in diff["nodes"]["changed"]:
+        name = node["id"]
+        if node["op"]:
+            lines.append(f"{name}.op: {node['op']['from']} -> {node['op']['to']}")
+        for change in node["params"]:
+            before = "(default)" if change["from"] is None else _short(change["from"])
+            after = "(default)" if change["to"] is None else _short(change["to"])
+            lines.append(f"{name}.{change['name']}: {before} -> {after}")
+        if node.get("inputs"):
+            lines.append(f"{name}.inputs: {_short(node['inputs']['from'])} -> {_short(node['inputs']['to'])}")
+    lines += [f"edge {e['source']} -> {e['target']} removed" for e in diff["edges"]["removed"]]
+    lines += [f"edge {e['source']} -> {e['target']} added" for e in diff["edges"]["added"]]
+    if diff["outputs"] is not None:
+        lines.append(f"outputs: {_short(diff['outputs']['from'])} -> {_short(diff['outputs']['to'])}")
     return lines
+
+
+def revision_diff(a: Any, b: Any) -> list[str]:
+    """What changed from revision (or spec) `a` to `b`, as lines a person reads ([] when the
+    graphs are the same; layout and UI never count): `diff_lines(spec_diff(a, b))`."""
+    return diff_lines(spec_diff(a, b))
+
+
+def graph_revision_diff(*, graph: Graph, from_number: int, to_number: int) -> dict[str, Any]:
+    """The diff of two revisions of `graph` (any, a sweep's variants too), with its lines.
+
+    Raises NotFound naming `from` or `to` for a number the graph has no revision of.
+    """
+    found = {r.number: r for r in graph.revisions.filter(number__in=[from_number, to_number])}
+    for field, number in (("from", from_number), ("to", to_number)):
+        if number not in found:
+            raise NotFound("not_found", f"Graph {graph.pk} has no revision {number}.", field=field)
+    diff = spec_diff(found[from_number], found[to_number])
+    return {"graph": graph.pk, "from": from_number, "to": to_number, **diff, "lines": diff_lines(diff)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Any
 
 from django.conf import settings
@@ -85,13 +86,51 @@ def graph_delete(*, graph: Graph) -> None:
         raise Conflict("in_use", "Runs use revisions of this graph; delete those runs first.") from None
 
 
+def revision_ref(revision: GraphRevision) -> dict[str, Any]:
+    """A revision as a stale save names it: {number, created_by: {id, username} | null, created_at}."""
+    user = revision.created_by
+    return {
+        "number": revision.number,
+        "created_by": {"id": user.pk, "username": user.get_username()} if user is not None else None,
+        # As the API writes every time (DRF: ISO 8601, UTC as "Z").
+        "created_at": revision.created_at.astimezone(UTC).isoformat().replace("+00:00", "Z"),
+    }
+
+
+def _check_base(graph: Graph, latest: GraphRevision | None, base: int) -> None:
+    """Refuse a save whose editor started from `base` when someone saved a newer revision since."""
+    if latest is not None and latest.number == base:
+        return
+    if latest is None or not graph.revisions.filter(number=base).exists():
+        raise DomainError("invalid", f"Graph {graph.pk} has no revision {base}.", field="base")
+    who = latest.created_by.get_username() if latest.created_by is not None else "someone"
+    raise Conflict(
+        "stale_base",
+        f"Revision {latest.number} was saved by {who} after revision {base}, which this edit "
+        "started from: load it, look at the changes, or save anyway (force).",
+        extra={"latest": revision_ref(latest), "base": base},
+    )
+
+
 def revision_save(
-    *, graph: Graph, spec: Any, created_by: AbstractBaseUser | None, origin: str = ""
+    *,
+    graph: Graph,
+    spec: Any,
+    created_by: AbstractBaseUser | None,
+    origin: str = "",
+    base: int | None = None,
+    force: bool = False,
 ) -> tuple[GraphRevision, bool]:
     """Save a spec: a new revision n+1, or the latest one's layout when only the canvas changed.
 
     `origin` names what made a revision nobody saved by hand (a sweep's variant): it gets the next
     number but never becomes the latest (`revision_latest`), and it is always a new revision.
+
+    `base` is the revision the editor started from: unless `force`, a save whose base is not the
+    latest (someone saved since) is refused with Conflict "stale_base" carrying `latest` (number,
+    created_by, created_at) and `base`; checked under the graph's lock, so of two saves on one
+    base exactly one wins. A base the graph has no revision of is a 400 on `base`. No base: the
+    save is not checked (the command-line client, scripts).
 
     Returns (revision, created). Drafts with errors are saved (valid=False, error_count=N); a
     document that is not a spec at all is refused. Concurrent saves are serialised on the
@@ -104,6 +143,8 @@ def revision_save(
             with transaction.atomic():
                 locked = Graph.objects.select_for_update().get(pk=graph.pk)
                 latest = revision_latest(graph=locked)
+                if base is not None and not force:
+                    _check_base(locked, latest, base)
                 if not origin and latest is not None and latest.spec_hash == digest:
                     _apply_canvas(latest, normalised)
                     return latest, False

@@ -8,6 +8,7 @@ graphs = api.GraphViewSet.as_view({"get": "list", "post": "create"})
 graph = api.GraphViewSet.as_view(
     {"get": "retrieve", "patch": "partial_update", "delete": "destroy"}
 )
+graph_diff = api.GraphViewSet.as_view({"get": "diff"})
 revisions = api.RevisionViewSet.as_view({"get": "list", "post": "create"})
 revision = api.RevisionViewSet.as_view({"get": "retrieve", "patch": "partial_update"})
 revision_code = api.RevisionViewSet.as_view({"get": "code"})
@@ -17,6 +18,7 @@ urlpatterns = [
     path("graphs/validate/", api.ValidateView.as_view(), name="graph-validate"),
     path("graphs/codegen/", api.CodegenView.as_view(), name="graph-codegen"),
     path("graphs/<int:pk>/", graph, name="graph-detail"),
+    path("graphs/<int:pk>/diff/", graph_diff, name="graph-diff"),
     path("graphs/<int:graph_pk>/revisions/", revisions, name="graph-revisions"),
     path("graphs/<int:graph_pk>/revisions/<int:number>/", revision, name="graph-revision-detail"),
     path(
@@ -36,6 +38,7 @@ API_ROUTES = [
     ("get", "/api/graphs/{graph}/"),
     ("patch", "/api/graphs/{graph}/"),
     ("delete", "/api/graphs/{graph}/"),
+    ("get", "/api/graphs/{graph}/diff/?from={revision}&to={revision}"),
     ("get", "/api/graphs/{graph}/revisions/"),
     ("post", "/api/graphs/{graph}/revisions/"),
     ("get", "/api/graphs/{graph}/revisions/{revision}/"),

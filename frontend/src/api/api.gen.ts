@@ -352,6 +352,26 @@ export interface paths {
         patch: operations["graphs_partial_update"];
         trace?: never;
     };
+    "/api/graphs/{id}/diff/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Nodes added, removed and changed (parameter by parameter), edges added and removed,
+         *     inputs and outputs, from revision `from` to `to`; layout and UI never count.
+         */
+        get: operations["graphs_diff_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/graphs/codegen/": {
         parameters: {
             query?: never;
@@ -1089,6 +1109,54 @@ export interface components {
             /** Format: binary */
             file: string;
         };
+        /** @description One wire: `source` is a node or input id, or port "node:k"; `target` the node reading it. */
+        DiffEdge: {
+            source: string;
+            target: string;
+        };
+        DiffEdges: {
+            added: components["schemas"]["DiffEdge"][];
+            removed: components["schemas"]["DiffEdge"][];
+        };
+        DiffInput: {
+            id: string;
+            shape: number[] | null;
+            dtype: string | null;
+        };
+        DiffInputChange: {
+            id: string;
+            /** @description The fields (shape, dtype) that differ. */
+            params: components["schemas"]["ValueChange"][];
+        };
+        DiffInputs: {
+            added: components["schemas"]["DiffInput"][];
+            removed: components["schemas"]["DiffInput"][];
+            changed: components["schemas"]["DiffInputChange"][];
+        };
+        /** @description A node added or removed, as it is in the revision that has it. */
+        DiffNode: {
+            id: string;
+            op: string | null;
+            params: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description A node in both revisions whose op, parameters or order of inputs differ. */
+        DiffNodeChange: {
+            id: string;
+            op: components["schemas"]["OpChange"] | null;
+            params: components["schemas"]["ValueChange"][];
+            /**
+             * @description Set when the inputs it keeps are read in another order.
+             * @default null
+             */
+            inputs?: components["schemas"]["RefsChange"] | null;
+        };
+        DiffNodes: {
+            added: components["schemas"]["DiffNode"][];
+            removed: components["schemas"]["DiffNode"][];
+            changed: components["schemas"]["DiffNodeChange"][];
+        };
         /**
          * EarlyStoppingConfig
          * @description Stop when a validation metric has not improved for `patience` epochs.
@@ -1527,6 +1595,11 @@ export interface components {
             categories: string[];
             ops: components["schemas"]["OpSchema"][];
         };
+        /** @description The op of a node that kept its id. */
+        OpChange: {
+            from: string | null;
+            to: string | null;
+        };
         /** @description One op of the catalog: what the palette shows and the parameter form is drawn from. */
         OpSchema: {
             name: string;
@@ -1884,6 +1957,11 @@ export interface components {
          * @enum {string}
          */
         PrunerEnum: "none" | "median" | "successive_halving";
+        /** @description A node's ordered inputs (or the graph's outputs) before and after. */
+        RefsChange: {
+            from: string[];
+            to: string[];
+        };
         Reliability: {
             bins: components["schemas"]["ReliabilityBin"][];
             expected_calibration_error: number | null;
@@ -1922,6 +2000,38 @@ export interface components {
             readonly layout_updated_at: string | null;
             readonly origin: string;
             readonly spec: unknown;
+        };
+        /** @description What changed from revision `from` to `to` (layout and UI never count), and the same as lines. */
+        RevisionDiff: {
+            graph: number;
+            from: number;
+            to: number;
+            nodes: components["schemas"]["DiffNodes"];
+            edges: components["schemas"]["DiffEdges"];
+            inputs: components["schemas"]["DiffInputs"];
+            /** @description null when the outputs are the same. */
+            outputs: components["schemas"]["RefsChange"] | null;
+            /** @description The changes as a person reads them: "fc1.out_features: 64 -> 128". */
+            lines: string[];
+        };
+        /** @description Who saved a revision, and when. */
+        RevisionRef: {
+            number: number;
+            created_by: components["schemas"]["SavedBy"] | null;
+            created_at: string;
+        };
+        RevisionSaveRequest: {
+            /** @description A graph spec (version, inputs, nodes, outputs, layout); the engine checks it and names every problem by node (`python -m engine schema` prints its JSON Schema). */
+            spec: {
+                [key: string]: unknown;
+            };
+            /** @description The revision the editor started from: when someone saved a newer one since, the save is refused (409 stale_base, with `latest` and `base`). Leave out to not check. */
+            base?: number | null;
+            /**
+             * @description Save even when `base` is no longer the latest.
+             * @default false
+             */
+            force?: boolean;
         };
         RevisionSummary: {
             readonly number: number;
@@ -2172,6 +2282,11 @@ export interface components {
              */
             entries?: string[] | null;
         };
+        /** @description The user who saved a revision (the same as UserRef elsewhere). */
+        SavedBy: {
+            id: number;
+            username: string;
+        };
         /**
          * SchedulerConfig
          * @description Learning-rate schedule. `step`/`plateau` act per epoch, `cosine`/`onecycle` per step.
@@ -2240,6 +2355,22 @@ export interface components {
             spec: {
                 [key: string]: unknown;
             };
+        };
+        StaleBaseDetail: {
+            /** @description "stale_base" */
+            code: string;
+            message: string;
+            fields: {
+                [key: string]: string[];
+            };
+            /** @description The newer revision someone saved after `base`. */
+            latest: components["schemas"]["RevisionRef"];
+            /** @description The revision the refused save started from. */
+            base: number;
+        };
+        /** @description 409: the save started from a revision that is no longer the latest (send force: true to save anyway). */
+        StaleBaseError: {
+            error: components["schemas"]["StaleBaseDetail"];
         };
         /**
          * @description * `queued` - queued
@@ -2728,6 +2859,12 @@ export interface components {
             };
             total_params: number;
             activation_bytes: number;
+        };
+        /** @description One value that differs: a parameter of a node, or an input's shape or dtype (null: not set). */
+        ValueChange: {
+            name: string;
+            from: unknown;
+            to: unknown;
         };
         /** @description Every error answer of the API. */
         ErrorBody: {
@@ -4058,7 +4195,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["SpecRequest"];
+                "application/json": components["schemas"]["RevisionSaveRequest"];
             };
         };
         responses: {
@@ -4114,13 +4251,13 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description The object is not in a state that allows this now. */
+            /** @description stale_base: someone saved a newer revision after `base` (send force: true to save anyway). */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["StaleBaseError"];
                 };
             };
             /** @description The request body is larger than the limit. */
@@ -4341,7 +4478,10 @@ export interface operations {
     };
     graphs_retrieve: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description spec=0: `latest` without its spec (for polling: who saved the latest revision, when). */
+                spec?: boolean;
+            };
             header?: never;
             path: {
                 id: number;
@@ -4531,6 +4671,68 @@ export interface operations {
             };
             /** @description The body's content type is not one this operation reads. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    graphs_diff_retrieve: {
+        parameters: {
+            query: {
+                /** @description The revision number to compare from. */
+                from: number;
+                /** @description The revision number to compare to. */
+                to: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RevisionDiff"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
