@@ -126,6 +126,8 @@ export const api = {
   ops: () => apiRequest<OpCatalog>("GET", "/api/ops/"),
   graphs: (team: number) => apiRequest<Page<GraphSummary> | GraphSummary[]>("GET", `/api/graphs/?team=${team}`),
   graph: (id: number) => apiRequest<GraphSummary>("GET", `/api/graphs/${id}/`),
+  /** The graph with `latest` as a summary (no spec): what the editor polls every few seconds. */
+  graphHead: (id: number) => apiRequest<GraphSummary>("GET", `/api/graphs/${id}/?spec=0`),
   createGraph: (team: number, name: string, spec?: GraphSpec) =>
     apiRequest<GraphSummary>("POST", "/api/graphs/", spec ? { team, name, spec } : { team, name }),
   renameGraph: (id: number, name: string) => apiRequest<GraphSummary>("PATCH", `/api/graphs/${id}/`, { name }),

@@ -30,11 +30,12 @@ export function datasetClasses(d: Dataset): string {
   return "–";
 }
 
-function BuiltinForm({ team, builtins, onAdded }: { team: number; builtins: BuiltinDataset[]; onAdded: () => void }) {
+/** `builtins` is null while the list is still loading. */
+function BuiltinForm({ team, builtins, onAdded }: { team: number; builtins: BuiltinDataset[] | null; onAdded: () => void }) {
   const [choice, setChoice] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const picked = builtins.find((b) => b.name === choice);
+  const picked = builtins?.find((b) => b.name === choice);
   return (
     <form
       className="dataset-form"
@@ -57,9 +58,16 @@ function BuiltinForm({ team, builtins, onAdded }: { team: number; builtins: Buil
     >
       <h2>Add a built-in</h2>
       <div className="row">
-        <select aria-label="Built-in dataset" data-testid="builtin-select" value={choice} onChange={(e) => setChoice(e.target.value)}>
-          <option value="">Choose…</option>
-          {builtins.map((b) => (
+        <select
+          aria-label="Built-in dataset"
+          data-testid="builtin-select"
+          value={choice}
+          disabled={builtins === null}
+          aria-busy={builtins === null}
+          onChange={(e) => setChoice(e.target.value)}
+        >
+          <option value="">{builtins === null ? "Loading…" : "Choose…"}</option>
+          {(builtins ?? []).map((b) => (
             <option key={b.name} value={b.name}>
               {b.title} ({b.rows} rows, {b.task === "regression" ? "regression" : `${b.num_classes} classes`})
             </option>
@@ -69,6 +77,11 @@ function BuiltinForm({ team, builtins, onAdded }: { team: number; builtins: Buil
           {busy ? "Adding…" : "Add"}
         </button>
       </div>
+      {builtins === null && (
+        <p className="muted builtin-loading" role="status" data-testid="builtin-loading">
+          <span className="spinner" aria-hidden="true" /> Loading the built-in datasets…
+        </p>
+      )}
       {picked && <p className="help">{picked.description}</p>}
       {error && (
         <p className="error" role="alert">
@@ -82,7 +95,7 @@ function BuiltinForm({ team, builtins, onAdded }: { team: number; builtins: Buil
 export function DatasetsPage() {
   const { team, canEdit } = useSession();
   const [datasets, setDatasets] = useState<Dataset[] | null>(null);
-  const [builtins, setBuiltins] = useState<BuiltinDataset[]>([]);
+  const [builtins, setBuiltins] = useState<BuiltinDataset[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [previewId, setPreviewId] = useState<number | null>(null);
 
@@ -103,7 +116,10 @@ export function DatasetsPage() {
   }, [load]);
 
   useEffect(() => {
-    runsApi.builtins().then(setBuiltins, (e) => setError((e as Error).message));
+    runsApi.builtins().then(setBuiltins, (e) => {
+      setBuiltins([]);
+      setError((e as Error).message);
+    });
   }, []);
 
   // Uploads processed by a worker turn ready (or failed) later: look again while any is processing.

@@ -2,24 +2,30 @@
 import {
   Background,
   type Connection,
+  ControlButton,
   Controls,
   type Edge,
+  type FinalConnectionState,
+  type FitViewOptions,
   MiniMap,
+  Panel,
   ReactFlow,
+  useNodesInitialized,
   useReactFlow,
 } from "@xyflow/react";
 import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
 import type { GraphSpec, OpSchema } from "../api/types";
-import { CodePanel } from "./CodePanel";
+import { CodePanel, CodeWidthHandle, storedCodeWidth } from "./CodePanel";
 import { copySelection, type Fragment, pasteFragment, removeFromDoc } from "./clipboard";
-import { connectionProblem } from "./connect";
+import { connectInDoc, connectionProblem } from "./connect";
+import { FIT_MAX_ZOOM, MINIMAP_KEY, fitPadding, minimapShown } from "./fit";
 import { CheckContext, OpsContext, ReadOnlyContext } from "./context";
 import { canonicalJson, docToSpec, modelPart, specToDoc } from "./convert";
 import { idBase, nextId } from "./ids";
 import { InsertBox } from "./InsertBox";
 import { Inspector, type InspectorActions } from "./Inspector";
 import { layoutPositions } from "./layout";
-import { type CanvasNode, NODE_HEIGHT, NODE_WIDTH, edgeId } from "./model";
+import { type CanvasNode, NODE_HEIGHT, NODE_WIDTH } from "./model";
 import { nodeTypes } from "./nodes";
 import { OP_MIME, Palette } from "./Palette";
 import { edgeTypes } from "./ShapeEdge";
@@ -32,6 +38,17 @@ import { UNSET } from "./paramForm";
 import { TrainButton } from "../runs/TrainDialog";
 
 let clipboard: Fragment | null = null;
+
+/** How long a refused wire's reason stays next to the pointer. */
+const REFUSAL_MS = 4000;
+
+function localStore(): Storage | null {
+  try {
+    return window.localStorage;
+  } catch {
+    return null;
+  }
+}
 
 type SidePanel = "inspector" | "revisions" | "code";
 
@@ -70,6 +87,13 @@ export function Editor(props: EditorProps) {
   const spec = useMemo(() => docToSpec(state.committed), [state.committed]);
   const modelKey = useMemo(() => canonicalJson(modelPart(spec)), [spec]);
   const check = useServerCheck(spec, modelKey);
+  // Wire checks run during a drag, outside React's render: they read the latest report from here.
+  const reportRef = useRef(check.report);
+  reportRef.current = check.report;
+  const [refusal, setRefusal] = useState<{ message: string; x: number; y: number; at: number } | null>(null);
+  const [showMinimap, setShowMinimap] = useState(() => minimapShown(localStore()));
+  const [codeWidth, setCodeWidth] = useState<number | null>(() => storedCodeWidth(localStore(), window.innerWidth));
+  const side = useRef<HTMLElement>(null);
   const { onSpecChange } = props;
   useEffect(() => onSpecChange(spec), [spec, onSpecChange]);
 
@@ -129,21 +153,50 @@ export function Editor(props: EditorProps) {
   );
 
   const isValidConnection = useCallback(
-    (c: Connection | Edge) => !readOnly && connectionProblem(store.getState().view, opsByName, c) === null,
+    (c: Connection | Edge) => !readOnly && connectionProblem(store.getState().view, opsByName, c, reportRef.current) === null,
     [opsByName, readOnly, store],
   );
 
+  // A wire onto a taken input slot replaces the one there, in the same undo step.
   const onConnect = useCallback(
     (c: Connection) => {
-      if (readOnly || connectionProblem(store.getState().view, opsByName, c) !== null) return;
-      const slot = Number((c.targetHandle ?? "in0").slice(2)) || 0;
-      store.edit((d) => ({
-        ...d,
-        edges: [...d.edges, { id: edgeId(c.source, c.target, slot), source: c.source, target: c.target, sourceHandle: c.sourceHandle ?? "out", targetHandle: `in${slot}` }],
-      }));
+      if (readOnly || connectionProblem(store.getState().view, opsByName, c, reportRef.current) !== null) return;
+      const view = store.getState().view;
+      const next = connectInDoc(view, c);
+      if (next !== view) store.edit(() => next);
     },
     [opsByName, readOnly, store],
   );
+
+  // A wire let go over a handle that refused it: say why, next to the pointer, for a few seconds.
+  const onConnectEnd = useCallback(
+    (event: MouseEvent | TouchEvent, cs: FinalConnectionState) => {
+      if (readOnly || cs.isValid !== false || !cs.fromHandle || !cs.toHandle) return;
+      const from = cs.fromHandle;
+      const to = cs.toHandle;
+      let message: string | null;
+      if (from.type === to.type) message = from.type === "source" ? "draw the wire from an output to an input" : "an input takes its wire from an output";
+      else {
+        const [src, dst] = from.type === "source" ? [from, to] : [to, from];
+        message = connectionProblem(store.getState().view, opsByName, { source: src.nodeId, sourceHandle: src.id, target: dst.nodeId, targetHandle: dst.id }, reportRef.current);
+      }
+      const box = wrapper.current?.getBoundingClientRect();
+      if (!message || !box) return;
+      const point = "changedTouches" in event ? event.changedTouches[0] : event;
+      setRefusal({
+        message,
+        x: Math.max(8, Math.min(point.clientX - box.left + 14, box.width - 340)),
+        y: Math.max(8, Math.min(point.clientY - box.top + 14, box.height - 60)),
+        at: Date.now(),
+      });
+    },
+    [opsByName, readOnly, store],
+  );
+  useEffect(() => {
+    if (!refusal) return;
+    const timer = window.setTimeout(() => setRefusal(null), REFUSAL_MS);
+    return () => window.clearTimeout(timer);
+  }, [refusal]);
 
   const deleteSelection = useCallback(() => {
     if (readOnly) return;
@@ -167,6 +220,43 @@ export function Editor(props: EditorProps) {
     clipboard = { ...fragment, nodes: fragment.nodes.map((n) => ({ ...n, position: { x: n.position.x + 40, y: n.position.y + 40 } })) };
   }, [readOnly, store]);
 
+  // Fit leaves the corner that the minimap (or its toggle) takes free of nodes.
+  const fitOptions = useCallback((): FitViewOptions => {
+    const canvas = wrapper.current;
+    if (!canvas) return { padding: 0.15, maxZoom: FIT_MAX_ZOOM };
+    const box = canvas.getBoundingClientRect();
+    const overlays = [...canvas.querySelectorAll(".react-flow__minimap, .minimap-toggle-panel")].map((el) => el.getBoundingClientRect());
+    const corner = overlays.length
+      ? { right: box.right - Math.min(...overlays.map((r) => r.left)), bottom: box.bottom - Math.min(...overlays.map((r) => r.top)) }
+      : null;
+    const nodes = flow.getNodes();
+    const bounds = nodes.length ? flow.getNodesBounds(nodes) : null;
+    return { padding: fitPadding({ width: box.width, height: box.height }, corner, bounds), maxZoom: FIT_MAX_ZOOM };
+  }, [flow]);
+
+  const fit = useCallback((duration = 200) => void flow.fitView({ ...fitOptions(), duration }), [fitOptions, flow]);
+
+  // The first fit waits for React Flow to measure the nodes, so it knows where they end.
+  const measured = useNodesInitialized();
+  const fittedOnce = useRef(false);
+  useEffect(() => {
+    if (!measured || fittedOnce.current) return;
+    fittedOnce.current = true;
+    fit(0);
+  }, [fit, measured]);
+
+  const toggleMinimap = useCallback(() => {
+    setShowMinimap((shown) => {
+      try {
+        if (shown) window.localStorage.setItem(MINIMAP_KEY, "hidden");
+        else window.localStorage.removeItem(MINIMAP_KEY);
+      } catch {
+        // Storage may be off: the choice then lasts for this page only.
+      }
+      return !shown;
+    });
+  }, []);
+
   const autoLayout = useCallback(() => {
     if (readOnly) return;
     store.edit((d) => {
@@ -176,10 +266,8 @@ export function Editor(props: EditorProps) {
       );
       return { ...d, nodes: d.nodes.map((n) => ({ ...n, position: positions.get(n.id)! })) };
     });
-    window.setTimeout(() => flow.fitView({ padding: 0.15, maxZoom: 1, duration: 200 }), 50);
-  }, [flow, readOnly, store]);
-
-  const fit = useCallback(() => flow.fitView({ padding: 0.15, maxZoom: 1, duration: 200 }), [flow]);
+    window.setTimeout(() => fit(), 50);
+  }, [fit, readOnly, store]);
 
   const loadTemplate = useCallback(
     (key: string) => {
@@ -188,9 +276,9 @@ export function Editor(props: EditorProps) {
       const hasWork = store.getState().committed.nodes.some((n) => n.type === "op");
       if (hasWork && !window.confirm(`Replace the canvas with the ${t.label} template? (Undo brings it back.)`)) return;
       store.edit(() => specToDoc(t.spec));
-      window.setTimeout(() => flow.fitView({ padding: 0.15, maxZoom: 1 }), 50);
+      window.setTimeout(() => fit(0), 50);
     },
-    [flow, readOnly, store],
+    [fit, readOnly, store],
   );
 
   const openInsert = useCallback(
@@ -263,7 +351,7 @@ export function Editor(props: EditorProps) {
               <button type="button" data-testid="auto-layout" aria-label="Auto-layout (L)" title="Auto-layout (L)" disabled={readOnly} onClick={autoLayout}>
                 Layout
               </button>
-              <button type="button" data-testid="fit-view" aria-label="Zoom to fit (F)" title="Zoom to fit (F)" onClick={fit}>
+              <button type="button" data-testid="fit-view" aria-label="Zoom to fit (F)" title="Zoom to fit (F)" onClick={() => fit()}>
                 Fit
               </button>
               {!readOnly && TEMPLATES.length > 0 && (
@@ -292,7 +380,10 @@ export function Editor(props: EditorProps) {
               {!readOnly && <TrainButton graphId={graphId} savedRevision={props.savedRevision} dirty={props.dirty} valid={check.report && !check.pending ? check.report.valid : null} />}
             </div>
             {props.banner}
-            <div className="editor-body">
+            <div
+              className={panel === "code" && codeWidth !== null ? "editor-body side-resized" : "editor-body"}
+              style={panel === "code" && codeWidth !== null ? ({ "--side-width": `${codeWidth}px` } as React.CSSProperties) : undefined}
+            >
               <Palette ops={ops} categories={props.categories} disabled={readOnly} onInsert={(op) => addOp(op)} />
               <div
                 className="canvas"
@@ -325,6 +416,7 @@ export function Editor(props: EditorProps) {
                   onNodesChange={store.onNodesChange}
                   onEdgesChange={store.onEdgesChange}
                   onConnect={onConnect}
+                  onConnectEnd={onConnectEnd}
                   isValidConnection={isValidConnection}
                   nodesDraggable={!readOnly}
                   nodesConnectable={!readOnly}
@@ -333,15 +425,38 @@ export function Editor(props: EditorProps) {
                   multiSelectionKeyCode={["Meta", "Control"]}
                   zoomOnDoubleClick={false}
                   minZoom={0.1}
-                  fitView
-                  fitViewOptions={{ padding: 0.15, maxZoom: 1 }}
                   proOptions={{ hideAttribution: true }}
                   aria-label="Network canvas"
                 >
                   <Background gap={16} />
-                  <MiniMap pannable zoomable ariaLabel="Minimap" />
-                  <Controls showInteractive={false} />
+                  {showMinimap && <MiniMap pannable zoomable ariaLabel="Minimap" />}
+                  <Panel position="bottom-right" className={showMinimap ? "minimap-toggle-panel above-minimap" : "minimap-toggle-panel"}>
+                    <button
+                      type="button"
+                      className="minimap-toggle"
+                      data-testid="minimap-toggle"
+                      aria-pressed={showMinimap}
+                      title={showMinimap ? "Hide the minimap" : "Show the minimap"}
+                      onClick={toggleMinimap}
+                    >
+                      {showMinimap ? "Hide map" : "Map"}
+                    </button>
+                  </Panel>
+                  <Controls showInteractive={false} showFitView={false}>
+                    <ControlButton onClick={() => fit()} title="Zoom to fit (F)" aria-label="Zoom to fit (F)" className="react-flow__controls-fitview">
+                      ⤢
+                    </ControlButton>
+                  </Controls>
                 </ReactFlow>
+                {refusal && (
+                  <div key={refusal.at} className="connect-refusal" role="alert" data-testid="connect-refusal" style={{ left: refusal.x, top: refusal.y }}>
+                    {refusal.message}
+                  </div>
+                )}
+                {panel === "code" && (
+                  // The canvas got narrower or wider: fit again, so the minimap still covers no node.
+                  <CodeWidthHandle panel={() => side.current} width={codeWidth} onWidth={setCodeWidth} onDone={() => window.setTimeout(() => fit(), 50)} />
+                )}
                 {insertAt && (
                   <InsertBox
                     ops={ops}
@@ -354,7 +469,7 @@ export function Editor(props: EditorProps) {
                   />
                 )}
               </div>
-              <aside className="side" aria-label="Details">
+              <aside className="side" aria-label="Details" ref={side}>
                 {panel === "inspector" && <Inspector selected={selected} ops={opsByName} readOnly={readOnly} actions={actions} />}
                 {panel === "revisions" && <RevisionsPanel graphId={graphId} refreshKey={props.revisionsKey} current={props.savedRevision} onRestore={props.onRestore} />}
                 {panel === "code" && <CodePanel spec={spec} specKey={modelKey} />}

@@ -1,4 +1,7 @@
-// Loads a graph (latest revision, or the local draft of unsaved work), and saves revisions.
+// Loads a graph (latest revision, or the local draft of unsaved work), and saves revisions on the
+// revision it started from: a stale base is refused (409) and answered by a dialog (load theirs /
+// see the changes / save anyway); a light poll tells when a teammate saves; the diff view replaces
+// the canvas while comparing two revisions.
 import { ReactFlowProvider } from "@xyflow/react";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { ApiError, api } from "../api/client";
@@ -7,10 +10,14 @@ import { TopBar } from "../auth/TopBar";
 import { useSession } from "../auth/session";
 import { EMPTY_SPEC, canonicalJson, docToSpec, modelPart, normalizeSpec, specToDoc } from "./convert";
 import { clearDraft, type Draft, loadDraft, storeDraft } from "./draft";
+import { CompareContext, DiffPanel } from "./DiffPanel";
 import { Editor } from "./Editor";
+import { type LatestInfo, type StaleBase, newerThanOpen, parseStaleBase, saveRevisionOnBase, savedSentence } from "./staleSave";
 import { EditorStore } from "./store";
 
 const EMPTY_BASELINE = docToSpec(specToDoc(EMPTY_SPEC));
+/** How often the open editor asks whether a teammate saved (only while the tab is visible). */
+const POLL_MS = 5000;
 
 interface Loaded {
   graph: GraphSummary;
@@ -26,7 +33,14 @@ async function loadAll(graphId: number): Promise<Loaded> {
   const [graph, catalog] = await Promise.all([api.graph(graphId), api.ops()]);
   const savedRevision = graph.latest_revision || null;
   const saved = savedRevision ? (await api.revision(graphId, savedRevision)).spec : null;
-  return { graph, ops: catalog.ops, categories: catalog.categories, saved, savedRevision, draft: loadDraft(graphId) };
+  return {
+    graph,
+    ops: catalog.ops,
+    categories: catalog.categories,
+    saved,
+    savedRevision,
+    draft: loadDraft(graphId),
+  };
 }
 
 export default function EditorPage({ graphId }: { graphId: number }) {
@@ -35,12 +49,22 @@ export default function EditorPage({ graphId }: { graphId: number }) {
   const [error, setError] = useState<string | null>(null);
   const [store, setStore] = useState<EditorStore | null>(null);
   // `spec` is the saved revision as the canvas writes it (layout filled in), so opening is not a change.
-  const [saved, setSaved] = useState<{ spec: GraphSpec | null; revision: number | null }>({ spec: null, revision: null });
+  const [saved, setSaved] = useState<{
+    spec: GraphSpec | null;
+    revision: number | null;
+  }>({ spec: null, revision: null });
   const [current, setCurrent] = useState<GraphSpec | null>(null);
   const [restoredDraft, setRestoredDraft] = useState<Draft | null>(null);
   const [saving, setSaving] = useState(false);
   const [saveError, setSaveError] = useState<string | null>(null);
   const [revisionsKey, setRevisionsKey] = useState(0);
+  /** A save refused because a newer revision exists. */
+  const [stale, setStale] = useState<StaleBase | null>(null);
+  /** A newer revision a teammate saved while this one is open. */
+  const [remote, setRemote] = useState<LatestInfo | null>(null);
+  const [diff, setDiff] = useState<{ from: number; to: number } | null>(null);
+  const openRevision = useRef<number | null>(null);
+  openRevision.current = saved.revision;
   const readOnly = !canEdit;
 
   useEffect(() => {
@@ -56,7 +80,10 @@ export default function EditorPage({ graphId }: { graphId: number }) {
           setRestoredDraft(draft);
         }
         setLoaded(l);
-        setSaved({ spec: l.saved ? docToSpec(specToDoc(l.saved)) : null, revision: l.savedRevision });
+        setSaved({
+          spec: l.saved ? docToSpec(specToDoc(l.saved)) : null,
+          revision: l.savedRevision,
+        });
         setStore(new EditorStore(specToDoc(start)));
       })
       .catch((e) => live && setError(e instanceof ApiError && e.status === 404 ? "This graph does not exist or is not shared with your team." : (e as Error).message));
@@ -79,32 +106,110 @@ export default function EditorPage({ graphId }: { graphId: number }) {
       clearDraft(graphId);
       return;
     }
-    draftTimer.current = window.setTimeout(() => storeDraft(graphId, { baseRevision: saved.revision, spec: current, savedAt: new Date().toISOString() }), 250);
+    draftTimer.current = window.setTimeout(
+      () =>
+        storeDraft(graphId, {
+          baseRevision: saved.revision,
+          spec: current,
+          savedAt: new Date().toISOString(),
+        }),
+      250,
+    );
   }, [current, dirty, graphId, readOnly, saved.revision]);
 
-  const save = useCallback(async () => {
-    if (readOnly || !current || !dirty || saving) return;
-    setSaving(true);
-    setSaveError(null);
-    const spec = current;
-    try {
-      let revision = saved.revision;
-      if (saved.spec && revision !== null && canonicalJson(modelPart(spec)) === canonicalJson(modelPart(saved.spec))) {
-        // Only positions moved: update the latest revision's layout instead of making a new one.
-        await api.saveLayout(graphId, revision, spec.layout, spec.ui);
-      } else {
-        revision = (await api.saveRevision(graphId, spec)).number;
+  const save = useCallback(
+    async (force = false) => {
+      if (readOnly || !current || !dirty || saving) return;
+      setSaving(true);
+      setSaveError(null);
+      setStale(null);
+      const spec = current;
+      try {
+        let revision = saved.revision;
+        if (!force && saved.spec && revision !== null && canonicalJson(modelPart(spec)) === canonicalJson(modelPart(saved.spec))) {
+          // Only positions moved: update the latest revision's layout instead of making a new one.
+          await api.saveLayout(graphId, revision, spec.layout, spec.ui);
+        } else {
+          // The base is the revision this canvas started from; a newer one makes the server refuse (409).
+          revision = (await saveRevisionOnBase(graphId, spec, saved.revision, force)).number;
+        }
+        clearDraft(graphId);
+        setRestoredDraft(null);
+        setRemote(null);
+        setSaved({ spec, revision });
+        setRevisionsKey((k) => k + 1);
+      } catch (e) {
+        const refused = parseStaleBase(e);
+        if (refused) {
+          setStale(refused);
+          setSaveError(`${savedSentence(refused.latest)}; yours is not saved yet`);
+          setRevisionsKey((k) => k + 1);
+        } else setSaveError(e instanceof ApiError ? e.message : String(e));
+      } finally {
+        setSaving(false);
       }
-      clearDraft(graphId);
-      setRestoredDraft(null);
-      setSaved({ spec, revision });
-      setRevisionsKey((k) => k + 1);
-    } catch (e) {
-      setSaveError(e instanceof ApiError ? e.message : String(e));
-    } finally {
-      setSaving(false);
-    }
-  }, [current, dirty, graphId, readOnly, saved, saving]);
+    },
+    [current, dirty, graphId, readOnly, saved, saving],
+  );
+
+  /** Opens revision `n` as the new base (theirs): an undoable change of the canvas, nothing unsaved. */
+  const loadRevision = useCallback(
+    async (n: number) => {
+      if (!store) return;
+      try {
+        const rev = await api.revision(graphId, n);
+        store.edit(() => specToDoc(rev.spec));
+        clearDraft(graphId);
+        setRestoredDraft(null);
+        setStale(null);
+        setRemote(null);
+        setSaveError(null);
+        setDiff(null);
+        setSaved({ spec: docToSpec(specToDoc(rev.spec)), revision: n });
+        setRevisionsKey((k) => k + 1);
+      } catch (e) {
+        setSaveError((e as Error).message);
+      }
+    },
+    [graphId, store],
+  );
+
+  // Live notice: ask every few seconds whether the latest revision moved past the open one
+  // (never while the tab is hidden; at once when it shows again).
+  useEffect(() => {
+    if (!loaded) return;
+    let live = true;
+    let busy = false;
+    const tick = async () => {
+      if (busy || document.visibilityState === "hidden") return;
+      busy = true;
+      try {
+        const graph = await api.graphHead(graphId);
+        if (!live) return;
+        const newer = newerThanOpen(graph as typeof graph & { latest?: unknown }, openRevision.current);
+        setRemote((old) => {
+          if (!newer) return null;
+          if (old && old.number === newer.number) return old;
+          setRevisionsKey((k) => k + 1);
+          return newer;
+        });
+      } catch {
+        // A failed poll says nothing; the next one tries again.
+      } finally {
+        busy = false;
+      }
+    };
+    const timer = window.setInterval(tick, POLL_MS);
+    const onVisible = () => {
+      if (document.visibilityState === "visible") void tick();
+    };
+    document.addEventListener("visibilitychange", onVisible);
+    return () => {
+      live = false;
+      window.clearInterval(timer);
+      document.removeEventListener("visibilitychange", onVisible);
+    };
+  }, [graphId, loaded]);
 
   const restore = useCallback(
     async (n: number) => {
@@ -127,6 +232,19 @@ export default function EditorPage({ graphId }: { graphId: number }) {
   }, [graphId, saved.spec, store]);
 
   const onSpecChange = useCallback((spec: GraphSpec) => setCurrent(spec), []);
+  const onSave = useCallback(() => void save(), [save]);
+  const openDiff = useCallback((from: number, to: number) => {
+    setStale(null);
+    setDiff({ from, to });
+  }, []);
+  const closeDiff = useCallback(() => setDiff(null), []);
+  const restoreFromDiff = useCallback(
+    (n: number) => {
+      setDiff(null);
+      void restore(n);
+    },
+    [restore],
+  );
 
   if (error)
     return (
@@ -155,13 +273,72 @@ export default function EditorPage({ graphId }: { graphId: number }) {
           ? `Saved · revision ${saved.revision}`
           : "Nothing saved yet";
 
-  const banner = restoredDraft ? (
+  const draftBanner = restoredDraft ? (
     <div className="banner" role="status" data-testid="draft-banner">
       Restored unsaved changes from {new Date(restoredDraft.savedAt).toLocaleString()}
       {restoredDraft.baseRevision !== saved.revision && ` (started from revision ${restoredDraft.baseRevision ?? "none"}; the latest is ${saved.revision ?? "none"})`}.
       <button type="button" data-testid="discard-draft" onClick={discardDraft}>
         Discard them
       </button>
+    </div>
+  ) : null;
+
+  const remoteBanner =
+    remote && !stale ? (
+      <div className="banner remote-banner" role="status" data-testid="remote-banner">
+        <span>{savedSentence(remote)}</span>
+        <span className="muted">—</span>
+        <button type="button" data-testid="remote-load" onClick={() => void loadRevision(remote.number)}>
+          Load it
+        </button>
+        {saved.revision !== null && (
+          <button type="button" data-testid="remote-diff" onClick={() => openDiff(saved.revision!, remote.number)}>
+            See changes
+          </button>
+        )}
+        {dirty && <span className="muted small">Loading it puts your unsaved changes aside (Undo brings them back).</span>}
+      </div>
+    ) : null;
+
+  const banner =
+    draftBanner || remoteBanner ? (
+      <>
+        {remoteBanner}
+        {draftBanner}
+      </>
+    ) : null;
+
+  const staleDialog = stale ? (
+    <div className="stale-backdrop">
+      <div className="stale-dialog" role="dialog" aria-modal="true" aria-labelledby="stale-title" data-testid="stale-dialog">
+        <h2 id="stale-title">A newer revision was saved</h2>
+        <p data-testid="stale-message">
+          {savedSentence(stale.latest)}, after the revision {stale.base ?? saved.revision ?? "none"} you started from. Your changes are not saved yet.
+        </p>
+        <div className="stale-choices">
+          <button type="button" data-testid="stale-load" onClick={() => void loadRevision(stale.latest.number)}>
+            Load revision {stale.latest.number}
+            <span className="muted small">discard mine, open theirs (Undo brings mine back)</span>
+          </button>
+          {(stale.base ?? saved.revision) !== null && (
+            <button type="button" data-testid="stale-diff" onClick={() => openDiff((stale.base ?? saved.revision)!, stale.latest.number)}>
+              See the changes
+              <span className="muted small">
+                revision {stale.base ?? saved.revision} → {stale.latest.number}
+              </span>
+            </button>
+          )}
+          <button type="button" data-testid="stale-force" onClick={() => void save(true)}>
+            Save as a new revision anyway
+            <span className="muted small">revision {stale.latest.number} stays in the history</span>
+          </button>
+        </div>
+        <div className="dialog-actions">
+          <button type="button" data-testid="stale-cancel" onClick={() => setStale(null)}>
+            Keep editing
+          </button>
+        </div>
+      </div>
     </div>
   ) : null;
 
@@ -177,23 +354,30 @@ export default function EditorPage({ graphId }: { graphId: number }) {
           </span>
         )}
       </TopBar>
-      <ReactFlowProvider>
-        <Editor
-          graphId={graphId}
-          store={store}
-          ops={loaded.ops}
-          categories={loaded.categories}
-          readOnly={readOnly}
-          saveState={saveState}
-          dirty={dirty}
-          savedRevision={saved.revision}
-          revisionsKey={revisionsKey}
-          onSpecChange={onSpecChange}
-          onSave={save}
-          onRestore={restore}
-          banner={banner}
-        />
-      </ReactFlowProvider>
+      {diff ? (
+        <DiffPanel graphId={graphId} from={diff.from} to={diff.to} onClose={closeDiff} onRestore={restoreFromDiff} />
+      ) : (
+        <CompareContext.Provider value={openDiff}>
+          <ReactFlowProvider>
+            <Editor
+              graphId={graphId}
+              store={store}
+              ops={loaded.ops}
+              categories={loaded.categories}
+              readOnly={readOnly}
+              saveState={saveState}
+              dirty={dirty}
+              savedRevision={saved.revision}
+              revisionsKey={revisionsKey}
+              onSpecChange={onSpecChange}
+              onSave={onSave}
+              onRestore={restore}
+              banner={banner}
+            />
+          </ReactFlowProvider>
+        </CompareContext.Provider>
+      )}
+      {staleDialog}
     </div>
   );
 }

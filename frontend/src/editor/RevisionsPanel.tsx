@@ -1,7 +1,9 @@
-// Saved revisions of the graph, newest first, each restorable onto the canvas (as an undoable change).
+// Saved revisions of the graph, newest first, each restorable onto the canvas (as an undoable change)
+// and comparable with another one ("Compare with…" opens the diff view).
 import { useEffect, useState } from "react";
 import { api, resultsOf } from "../api/client";
 import type { RevisionSummary } from "../api/types";
+import { useCompare } from "./DiffPanel";
 
 function author(r: RevisionSummary): string {
   const by = r.created_by;
@@ -12,6 +14,8 @@ function author(r: RevisionSummary): string {
 export function RevisionsPanel({ graphId, refreshKey, current, onRestore }: { graphId: number; refreshKey: number; current: number | null; onRestore: (n: number) => void }) {
   const [revisions, setRevisions] = useState<RevisionSummary[] | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const compare = useCompare();
+  const [comparing, setComparing] = useState<number | null>(null);
   useEffect(() => {
     let live = true;
     api
@@ -38,9 +42,45 @@ export function RevisionsPanel({ graphId, refreshKey, current, onRestore }: { gr
                 {new Date(r.created_at).toLocaleString()} {author(r) && `· ${author(r)}`}
               </div>
             </div>
-            <button type="button" data-testid={`restore-revision-${r.number}`} aria-label={`Restore revision ${r.number}`} onClick={() => onRestore(r.number)}>
-              Restore
-            </button>
+            <div className="revision-actions">
+              <button type="button" data-testid={`restore-revision-${r.number}`} aria-label={`Restore revision ${r.number}`} onClick={() => onRestore(r.number)}>
+                Restore
+              </button>
+              {compare && revisions.length > 1 && comparing !== r.number && (
+                <button
+                  type="button"
+                  data-testid={`compare-revision-${r.number}`}
+                  aria-label={`Compare revision ${r.number} with another revision`}
+                  onClick={() => setComparing(r.number)}
+                >
+                  Compare with…
+                </button>
+              )}
+              {compare && comparing === r.number && (
+                <select
+                  autoFocus
+                  data-testid={`compare-pick-${r.number}`}
+                  aria-label={`Compare revision ${r.number} with`}
+                  value=""
+                  onBlur={() => setComparing(null)}
+                  onChange={(e) => {
+                    const other = Number(e.target.value);
+                    setComparing(null);
+                    if (other) compare(r.number, other);
+                  }}
+                >
+                  <option value="">with…</option>
+                  {revisions
+                    .filter((o) => o.number !== r.number)
+                    .map((o) => (
+                      <option key={o.number} value={o.number}>
+                        Revision {o.number}
+                        {author(o) ? ` · ${author(o)}` : ""}
+                      </option>
+                    ))}
+                </select>
+              )}
+            </div>
           </li>
         ))}
       </ol>

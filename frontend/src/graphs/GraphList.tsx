@@ -5,6 +5,7 @@ import type { GraphSummary } from "../api/types";
 import { TopBar } from "../auth/TopBar";
 import { useSession } from "../auth/session";
 import { TEMPLATES } from "../editor/templates";
+import { importedSpec } from "./importSpec";
 import { navigate } from "../router";
 
 export function GraphList() {
@@ -40,6 +41,18 @@ export function GraphList() {
       navigate(`/graphs/${graph.id}`);
     } catch (err) {
       setError(err instanceof ApiError ? err.message : String(err));
+    }
+  }
+
+  // A spec file written by `python -m engine import model.py:Net ...` becomes a new graph.
+  async function importFile(file: File | undefined) {
+    if (!team || !file) return;
+    try {
+      const { name: graphName, spec } = importedSpec(file.name, await file.text(), name);
+      const graph = await api.createGraph(team.id, graphName, spec);
+      navigate(`/graphs/${graph.id}`);
+    } catch (err) {
+      setError(err instanceof ApiError ? err.message : (err as Error).message);
     }
   }
 
@@ -85,6 +98,19 @@ export function GraphList() {
             <button type="submit" className="primary" data-testid="create-graph" disabled={!name.trim()}>
               Create
             </button>
+            <label className="button" title="A spec.json written by `python -m engine import model.py:Net --input-shape ...`">
+              Import a spec file…
+              <input
+                type="file"
+                accept=".json,application/json"
+                data-testid="import-spec"
+                hidden
+                onChange={(e) => {
+                  void importFile(e.target.files?.[0]);
+                  e.target.value = "";
+                }}
+              />
+            </label>
           </form>
         )}
         {team && !canEdit && (

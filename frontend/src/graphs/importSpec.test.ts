@@ -1,0 +1,20 @@
+import { describe, expect, it } from "vitest";
+import { importedSpec } from "./importSpec";
+
+const spec = { version: 1, inputs: [{ id: "x", shape: [4] }], nodes: [{ id: "fc", op: "Linear", inputs: ["x"], params: { out_features: 3 } }], outputs: ["fc"] };
+
+describe("importedSpec", () => {
+  it("takes the spec the import command wrote, named after the file unless a name is typed", () => {
+    expect(importedSpec("resnet_small.json", JSON.stringify(spec), "")).toEqual({ name: "resnet small", spec });
+    expect(importedSpec("spec.json", JSON.stringify(spec), "  My net ").name).toBe("My net");
+  });
+
+  it("unwraps a pulled revision ({spec: ...})", () => {
+    expect(importedSpec("rev.json", JSON.stringify({ number: 3, spec }), "").spec).toEqual(spec);
+  });
+
+  it("says what is wrong with a file that is not a spec", () => {
+    expect(() => importedSpec("model.py", "import torch", "")).toThrow(/model.py is not JSON/);
+    expect(() => importedSpec("data.json", JSON.stringify({ rows: [] }), "")).toThrow(/no "nodes" list/);
+  });
+});
