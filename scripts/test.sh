@@ -33,11 +33,11 @@ run ruff $BIN/ruff check engine webapp workers tests bench client
 run import-linter $BIN/lint-imports
 
 step "engine, workers and the rest (SQLite default database)"
-run python-sqlite $BIN/python -m pytest -q -p no:cacheprovider --ignore=tests/e2e tests
+run python-sqlite $BIN/python -m pytest -q -p no:cacheprovider -n 2 --durations=15 --ignore=tests/e2e tests
 
 if [ $pg_ok = 1 ]; then
   step "webapp and workers on PostgreSQL ($PG_URL)"
-  DATABASE_URL=$PG_URL run python-postgres $BIN/python -m pytest -q -p no:cacheprovider tests/webapp tests/workers
+  DATABASE_URL=$PG_URL run python-postgres $BIN/python -m pytest -q -p no:cacheprovider -n 2 --durations=15 tests/webapp tests/workers
 else
   echo "PostgreSQL is not reachable at $PG_URL: the webapp suite ran on SQLite only"
 fi
@@ -73,7 +73,7 @@ run vitest bash -c "cd frontend && npx --no-install vitest run && npx --no-insta
 
 step "end-to-end tests in Debian's Chromium"
 if [ -x /usr/bin/chromium ]; then
-  run e2e $BIN/python -m pytest -q -p no:cacheprovider tests/e2e
+  run e2e $BIN/python -m pytest -q -p no:cacheprovider --durations=15 tests/e2e
 else
   echo "chromium is not installed: the e2e tests cannot run (apt-get install chromium)"; failed+=(e2e)
 fi
