@@ -113,6 +113,7 @@ def test_user_fine_tunes_a_changed_graph_from_the_best_checkpoint(
     assert run["config"]["freeze"] == ["conv1"]
     wait_succeeded(api, new_id)
     expect(page.locator(tid("run-status"))).to_have_text("succeeded", timeout=30_000)
+    expect(page.locator(tid("run-init"))).to_have_text(f"fine-tuned from run {source['id']} ({name})")
     steps.shot("finetuned-run")
 
     # --- "Resume for more epochs" on the source's last checkpoint: twice the epochs, same revision --

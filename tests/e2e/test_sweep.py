@@ -155,3 +155,7 @@ def test_user_sweeps_learning_rate_and_width_with_tpe_and_pruning(
     page.locator(tid("sweep-best")).locator(tid("trial-run")).click()
     expect(page.locator(tid("run-page"))).to_have_attribute("data-run-id", str(best["run"]))
     expect(page.locator(tid("run-status"))).to_have_text("succeeded")
+    # The trial's run page says which sweep it belongs to, and leads back to it.
+    expect(page.locator(tid("run-sweep"))).to_have_text(f"trial {best['number']} of sweep {sweep_id}")
+    page.locator(tid("run-sweep")).get_by_role("link").click()
+    expect(page).to_have_url(re.compile(rf"/app/sweeps/{sweep_id}$"))

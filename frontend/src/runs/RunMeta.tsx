@@ -1,8 +1,9 @@
 // A run's name, notes and tags at the top of its page: editors rename it inline, write notes (saved
 // when the box loses focus) and add or remove tags; each is one PATCH /api/runs/<id>/ and a refusal
 // is shown next to its field.
-import { useEffect, useState } from "react";
+import { type ReactNode, useEffect, useState } from "react";
 import { ApiError, apiRequest } from "../api/client";
+import { BASE, navigate } from "../router";
 import { cleanTag, runName, withTag } from "./runsTable";
 import type { Run } from "./types";
 
@@ -16,6 +17,41 @@ function fieldError(e: unknown, field: Field): string {
     if (typeof problem === "string") return problem;
   }
   return (e as Error).message;
+}
+
+/** An in-app link (no page reload). */
+function AppLink({ to, children }: { to: string; children: ReactNode }) {
+  return (
+    <a
+      href={`${BASE}${to}`}
+      onClick={(e) => {
+        e.preventDefault();
+        navigate(to);
+      }}
+    >
+      {children}
+    </a>
+  );
+}
+
+/** Where the run comes from: a sweep's trial, a fine-tune or a resume of another run's checkpoint. */
+function Lineage({ run }: { run: Run }) {
+  const origin = run.origin as { sweep?: number | null; trial?: number | null };
+  const init = run.init as { run?: number | null; checkpoint?: string | null; mode?: string | null };
+  return (
+    <>
+      {origin.sweep ? (
+        <span className="muted small" data-testid="run-sweep">
+          trial {origin.trial} of <AppLink to={`/sweeps/${origin.sweep}`}>sweep {origin.sweep}</AppLink>
+        </span>
+      ) : null}
+      {init.run ? (
+        <span className="muted small" data-testid="run-init">
+          {init.mode === "resume" ? "resumed from" : "fine-tuned from"} <AppLink to={`/runs/${init.run}`}>run {init.run}</AppLink> ({init.checkpoint})
+        </span>
+      ) : null}
+    </>
+  );
 }
 
 export function RunMeta({ run, canEdit, onRun }: { run: Run; canEdit: boolean; onRun: (run: Run) => void }) {
@@ -100,6 +136,7 @@ export function RunMeta({ run, canEdit, onRun }: { run: Run; canEdit: boolean; o
             Rename
           </button>
         )}
+        <Lineage run={run} />
         <ul className="chips" aria-label="Tags" data-testid="run-tags">
           {tags.map((t) => (
             <li key={t} className="chip">
