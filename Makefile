@@ -14,7 +14,9 @@ $(BIN)/python:
 # Re-installs only when pyproject.toml changed since the last install.
 $(VENV)/.installed: pyproject.toml client/pyproject.toml | $(BIN)/python
 	$(BIN)/pip install $(PIP_FLAGS) -e '.[dev]' 2>&1 | grep -v "is ignored: it is neither" || true
-	$(BIN)/python -c "import torch, django, captum, netloom" && $(BIN)/netloom --help >/dev/null && touch $@
+	@# pip once stopped half-way here on a fresh clone (a TypeError reading a package's version): once more, loudly.
+	$(BIN)/python -c "import torch, django, captum, netloom, optuna" 2>/dev/null || $(BIN)/pip install $(PIP_FLAGS) -e '.[dev]'
+	$(BIN)/python -c "import torch, django, captum, netloom, optuna" && $(BIN)/netloom --help >/dev/null && touch $@
 
 install: $(VENV)/.installed frontend codegen-tools
 

@@ -85,7 +85,9 @@ class GraphDetailSerializer(GraphSerializer):
         revision = revision_latest(graph=graph, with_spec=not without_spec)
         if revision is None:
             return None
-        return (RevisionSummarySerializer if without_spec else RevisionSerializer)(revision).data
+        if without_spec:  # the same shape (the schema's Revision), its spec left out as null
+            return {**RevisionSummarySerializer(revision).data, "graph": graph.pk, "spec": None}
+        return RevisionSerializer(revision).data
 
 
 class GraphCreateSerializer(serializers.Serializer):
@@ -182,7 +184,7 @@ class GraphViewSet(
     @extend_schema(
         parameters=[
             OpenApiParameter(
-                "spec", bool, description="spec=0: `latest` without its spec (for polling: who saved "
+                "spec", bool, description="spec=0: `latest` with `spec` null (for polling: who saved "
                 "the latest revision, when)."
             )
         ]

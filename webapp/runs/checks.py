@@ -11,7 +11,7 @@ from typing import Any
 
 from django.conf import settings
 
-from webapp.errors import DomainError, NotFound
+from webapp.errors import DomainError
 
 
 def graph_limits() -> Any:
@@ -243,12 +243,13 @@ class InitSource:
 
 def init_source(
     *, user: Any, graph_revision: Any, init: Any, epochs: int | None = None,
+    names: dict[str, str] | None = None,
 ) -> InitSource:
     """Resolve `init` {run, checkpoint, mode} to a kept checkpoint of a run the user can see, with its plan.
 
-    Raises NotFound for a run the user cannot see (another team's and a missing one look alike),
-    DomainError naming `init.<field>` for a malformed request, an unknown checkpoint or one whose
-    folder was pruned. What would stop the run but not the plan (resume across revisions, epochs
+    Raises DomainError naming `init.<field>` (or the request's own name for it, `names`) for a run
+    the user cannot see (another team's and a missing one look alike, as for a dataset or graph
+    named in a body), a malformed request, an unknown checkpoint or one whose folder was pruned. What would stop the run but not the plan (resume across revisions, epochs
     not above the checkpoint's) is listed in `problems` ({field, message}); run_init_check raises them.
     """
     from engine.train.finetune import init_plan
@@ -258,25 +259,26 @@ def init_source(
 
     if not isinstance(init, dict):
         raise DomainError("invalid", "init must be an object {run, checkpoint, mode}.", field="init")
+    field = {"run": "init.run", "checkpoint": "init.checkpoint", "mode": "init.mode", **(names or {})}
     run_id, name, mode = init.get("run"), init.get("checkpoint"), init.get("mode", "finetune")
     if isinstance(run_id, bool) or not isinstance(run_id, int) or not 1 <= run_id < 2**63:
-        raise DomainError("invalid", "init.run must be a run id.", field="init.run")
+        raise DomainError("invalid", f"{field['run']} must be a run id.", field=field["run"])
     if not isinstance(name, str) or not name:
-        raise DomainError("invalid", "init.checkpoint must be a checkpoint's name.", field="init.checkpoint")
+        raise DomainError("invalid", f"{field['checkpoint']} must be a checkpoint's name.", field=field["checkpoint"])
     if mode not in INIT_MODES:
-        raise DomainError("invalid", f"init.mode must be one of {', '.join(INIT_MODES)}.", field="init.mode")
+        raise DomainError("invalid", f"{field['mode']} must be one of {', '.join(INIT_MODES)}.", field=field["mode"])
     source = run_for_user(user=user, run_id=run_id)
     if source is None:
-        raise NotFound("not_found", f"No run {run_id} among your teams' runs.")
+        raise DomainError("invalid", f"No run {run_id} among your teams' runs.", field=field["run"])
     checkpoint = Checkpoint.objects.filter(run=source, name=name).first()
     if checkpoint is None:
         raise DomainError("checkpoint_missing", f"Run {run_id} has no checkpoint named {name!r}.",
-                          field="init.checkpoint")
+                          field=field["checkpoint"])
     path = Path(checkpoint.path)
     if not (path / "state.json").is_file():
         raise DomainError("checkpoint_pruned",
                           f"Checkpoint {name!r} of run {run_id} is no longer kept (training pruned it).",
-                          field="init.checkpoint")
+                          field=field["checkpoint"])
     problems: list[dict[str, str]] = []
     if mode == "resume":
         if source.graph_revision_id != graph_revision.pk:
@@ -315,7 +317,8 @@ def init_plan_read(
 ) -> dict[str, Any]:
     """POST /api/runs/init-plan/: the engine's InitPlan for starting `graph_revision` from a checkpoint,
     with the `problems` ({field, message}) that would refuse the run. Nothing is written."""
-    source = init_source(user=user, graph_revision=graph_revision, init=init, epochs=epochs)
+    source = init_source(user=user, graph_revision=graph_revision, init=init, epochs=epochs,
+                         names={"run": "from_run", "checkpoint": "checkpoint", "mode": "mode"})
     return {**source.init["plan"], "run": source.init["run"], "checkpoint": source.init["checkpoint"],
             "mode": source.init["mode"], "step": source.init["step"], "epoch": source.init["epoch"],
             "problems": source.problems}

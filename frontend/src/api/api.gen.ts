@@ -4479,7 +4479,7 @@ export interface operations {
     graphs_retrieve: {
         parameters: {
             query?: {
-                /** @description spec=0: `latest` without its spec (for polling: who saved the latest revision, when). */
+                /** @description spec=0: `latest` with `spec` null (for polling: who saved the latest revision, when). */
                 spec?: boolean;
             };
             header?: never;

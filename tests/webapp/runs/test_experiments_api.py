@@ -302,12 +302,22 @@ def test_init_plan_lists_mismatches_and_resume_problems(api_a, user_a, graph_a, 
     assert Run.objects.count() == 1  # nothing was made
 
 
-def test_init_from_another_teams_run_is_a_404_and_unknown_checkpoint_a_400(api_a, api_b, run_a, run_body):
+def test_init_from_another_teams_run_or_an_unknown_checkpoint_is_a_400_naming_the_field(
+    api_a, api_b, run_a, run_body
+):
     checkpoint(run_a, "best", step=20, epoch=2, val={})
     body = {"graph": run_body["graph"], "from_run": run_a.pk, "checkpoint": "best"}
-    assert api_b.post("/api/runs/init-plan/", body, format="json").status_code in (400, 404)
+    # Another team's run looks like a missing one, named in the body as a dataset or graph would be.
+    foreign = api_b.post("/api/runs/init-plan/", body, format="json")
+    assert foreign.status_code in (400, 404)  # B may not see A's graph either: 400 on graph first
+    missing = api_a.post("/api/runs/init-plan/", {**body, "from_run": run_a.pk + 1000}, format="json")
+    assert missing.status_code == 400 and list(missing.json()["error"]["fields"]) == ["from_run"]
+    assert f"No run {run_a.pk + 1000} among your teams' runs" in missing.json()["error"]["message"]
     unknown = api_a.post("/api/runs/init-plan/", {**body, "checkpoint": "epoch-0009"}, format="json")
-    assert unknown.status_code == 400 and list(unknown.json()["error"]["fields"]) == ["init.checkpoint"]
+    assert unknown.status_code == 400 and list(unknown.json()["error"]["fields"]) == ["checkpoint"]
+    create = api_a.post("/api/runs/", {**run_body, "init": {"run": run_a.pk + 1000, "checkpoint": "best"}},
+                        format="json")
+    assert create.status_code == 400 and list(create.json()["error"]["fields"]) == ["init.run"]
 
 
 def test_create_with_init_copies_the_checkpoint_and_stores_the_plan(api_a, api_b, user_b, run_a, run_body):
