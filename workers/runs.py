@@ -31,7 +31,7 @@ from webapp.runs.models import (
 from webapp.runs.selectors import (
     run_checkpoint_model,
     run_data_recipe,
-    run_resume_checkpoint,
+    run_start_from,
     run_trained_model,
 )
 from webapp.runs.services import (
@@ -150,23 +150,6 @@ def _stop_check(recorder: RunRecorder, monitor: TrialMonitor | None) -> Any:
     if monitor is None:
         return recorder.should_stop
     return lambda: recorder.should_stop() or monitor.should_stop()
-
-
-def run_start_from(*, run: Run) -> dict[str, Any]:
-    """Where train() starts: the run's own recorded checkpoint first (a requeued run resumes
-    itself), else its `init/` copy: `resume_from` (mode resume) or `init_from` (finetune)."""
-    own = run_resume_checkpoint(run=run)
-    if own is not None:
-        return {"resume_from": own}
-    if not run.init:
-        return {"resume_from": None}
-    init_dir = conf.run_dir(run.pk) / "init"
-    if not (init_dir / "state.json").is_file():
-        raise ValueError(f"the copy of checkpoint {run.init.get('checkpoint')!r} of run {run.init.get('run')} "
-                         "this run starts from is missing; start a new run from that checkpoint")
-    if run.init.get("mode") == "resume":
-        return {"resume_from": init_dir}
-    return {"init_from": init_dir}
 
 
 def best_weights_load(*, run: Run, result: Any) -> dict[str, Any] | None:

@@ -126,7 +126,7 @@ def test_a_requeued_run_resumes_its_own_checkpoint_before_its_init(iris_run: Any
     from webapp.runs import conf
     from webapp.runs.events import events_record
     from webapp.runs.models import Run
-    from workers.runs import run_start_from
+    from webapp.runs.selectors import run_start_from
 
     run = iris_run()
 

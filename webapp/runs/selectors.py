@@ -306,6 +306,23 @@ def run_resume_checkpoint(*, run: Run) -> Path | None:
     return None
 
 
+def run_start_from(*, run: Run) -> dict[str, Any]:
+    """Where train() starts: the run's own recorded checkpoint first (a requeued run resumes
+    itself), else its `init/` copy: `resume_from` (mode resume) or `init_from` (finetune)."""
+    own = run_resume_checkpoint(run=run)
+    if own is not None:
+        return {"resume_from": own}
+    if not run.init:
+        return {"resume_from": None}
+    init_dir = conf.run_dir(run.pk) / "init"
+    if not (init_dir / "state.json").is_file():
+        raise ValueError(f"the copy of checkpoint {run.init.get('checkpoint')!r} of run {run.init.get('run')} "
+                         "this run starts from is missing; start a new run from that checkpoint")
+    if run.init.get("mode") == "resume":
+        return {"resume_from": init_dir}
+    return {"init_from": init_dir}
+
+
 def run_trained_model(*, run: Run) -> Any:
     """The model of a succeeded run (eval mode), rebuilt from its export folder."""
     from engine.export import load_exported
