@@ -45,10 +45,22 @@ def node_inputs(report: ValidationReport, node_id: str) -> list[In]:
 def build(spec: Any, seed: int = 0, limits: Limits | None = None) -> fx.GraphModule:
     """Turn a valid spec into a GraphModule; same spec and seed give the same weights.
 
+    A block instance is a GraphModule of its own (named after the block) under the instance's
+    id, so its parameters read `res1.conv1.weight`.
+
     Raises:
         InvalidSpec: the spec has errors (see `.report`).
     """
     report = checked(spec, limits)
+    # fork_rng keeps the caller's global RNG untouched while seeding the initialisers.
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return _graph_module(report, "Net")
+
+
+def _graph_module(report: ValidationReport, class_name: str) -> fx.GraphModule:
+    """The module of one checked graph or block body; initialisers draw from the global RNG in
+    topological order, an instance's inner nodes where the instance stands."""
     assert report.spec is not None
     nodes_by_id = {n.id: n for n in report.spec.nodes}
     root = nn.Module()
@@ -66,23 +78,24 @@ def build(spec: Any, seed: int = 0, limits: Limits | None = None) -> fx.GraphMod
             )
         return values[ref]
 
-    # fork_rng keeps the caller's global RNG untouched while seeding the initialisers.
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        for node_id in report.order:
-            node = nodes_by_id[node_id]
-            op = registry[node.op]
-            params = report.resolved[node_id]
-            ins = node_inputs(report, node_id)
-            args = [value(ref) for ref in node.inputs]
-            if op.function is not None:
-                values[node_id] = op.function.fx(graph, args, params, ins, node_id)
-            else:
-                root.add_module(node_id, op.make_module(params, ins))
-                values[node_id] = graph.create_node(
-                    "call_module", node_id, tuple(args), name=node_id
-                )
+    for node_id in report.order:
+        node = nodes_by_id[node_id]
+        args = [value(ref) for ref in node.inputs]
+        inner = report.instances.get(node_id)
+        if inner is not None:
+            assert inner.block is not None
+            root.add_module(node_id, _graph_module(inner, inner.block.name))
+            values[node_id] = graph.create_node("call_module", node_id, tuple(args), name=node_id)
+            continue
+        op = registry[node.op]
+        params = report.resolved[node_id]
+        ins = node_inputs(report, node_id)
+        if op.function is not None:
+            values[node_id] = op.function.fx(graph, args, params, ins, node_id)
+        else:
+            root.add_module(node_id, op.make_module(params, ins))
+            values[node_id] = graph.create_node("call_module", node_id, tuple(args), name=node_id)
     outs = [value(o) for o in report.spec.outputs]
     graph.output(outs[0] if len(outs) == 1 else tuple(outs))
     graph.lint()
-    return fx.GraphModule(root, graph, class_name="Net")
+    return fx.GraphModule(root, graph, class_name=class_name)

@@ -1,21 +1,24 @@
 """codegen(spec) -> readable, self-contained PyTorch source of the network.
 
 The generated class has one attribute per node, named after the node id, so its
-state_dict keys equal build(spec)'s and the same weights load with strict=True.
+state_dict keys equal build(spec)'s and the same weights load with strict=True. Each block
+(spec version 2) becomes one nn.Module class, defined before the network's class and
+constructed once per instance: `self.res1 = ResBlock(channels=16)`.
 """
 
 from __future__ import annotations
 
 import inspect
 import textwrap
+from dataclasses import dataclass, field
 from typing import Any
 
 from torch import nn
 
 from engine.build import checked, node_inputs
 from engine.ops import modules, registry
-from engine.spec import spec_hash, split_ref
-from engine.validate import Limits
+from engine.spec import NodeSpec, spec_hash, split_ref
+from engine.validate import Limits, ValidationReport
 
 
 def _batched(shape: tuple[int, ...] | None) -> str:
@@ -33,15 +36,17 @@ def _written(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
-def _constructor(cls: type[nn.Module], kwargs: dict[str, Any]) -> str:
+def _class_name(cls: type[nn.Module]) -> str:
     if cls.__module__ == modules.__name__:
-        name = cls.__name__
-    else:
-        # Only classes reachable as torch.nn.<Name> are emitted; anything else is a bug here.
-        assert getattr(nn, cls.__name__, None) is cls, f"{cls!r} is not torch.nn.{cls.__name__}"
-        name = f"nn.{cls.__name__}"
+        return cls.__name__
+    # Only classes reachable as torch.nn.<Name> are emitted; anything else is a bug here.
+    assert getattr(nn, cls.__name__, None) is cls, f"{cls!r} is not torch.nn.{cls.__name__}"
+    return f"nn.{cls.__name__}"
+
+
+def _constructor(cls: type[nn.Module], kwargs: dict[str, Any]) -> str:
     args = ", ".join(f"{k}={_written(v)!r}" for k, v in kwargs.items())
-    return f"{name}({args})"
+    return f"{_class_name(cls)}({args})"
 
 
 def codegen(spec: Any, class_name: str = "Net", limits: Limits | None = None) -> str:
@@ -59,6 +64,7 @@ def codegen(spec: Any, class_name: str = "Net", limits: Limits | None = None) ->
     nodes_by_id = {n.id: n for n in graph.nodes}
 
     wrappers: list[type[nn.Module]] = []
+    blocks = _BlockClasses(report, wrappers, taken={class_name})
     init_lines: list[str] = []
     forward_lines: list[str] = []
     for inp in graph.inputs:
@@ -66,18 +72,22 @@ def codegen(spec: Any, class_name: str = "Net", limits: Limits | None = None) ->
         forward_lines.append(f"# {inp.id}: {_batched(tuple(inp.shape))}{note}")
     for node_id in report.order:
         node = nodes_by_id[node_id]
-        op = registry[node.op]
-        params = report.resolved[node_id]
-        ins = node_inputs(report, node_id)
         shape = _batched(report.nodes[node_id].shape)
-        if op.function is not None:
-            expression = op.function.source([_expression(r) for r in node.inputs], params, ins)
-        else:
-            cls, kwargs = op.module_call(params, ins)
-            if cls.__module__ == modules.__name__ and cls not in wrappers:
-                wrappers.append(cls)
-            init_lines.append(f"self.{node_id} = {_constructor(cls, kwargs)}")
+        if node_id in report.instances:
+            init_lines.append(f"self.{node_id} = {blocks.use_of(report.instances[node_id]).call()}")
             expression = f"self.{node_id}({', '.join(map(_expression, node.inputs))})"
+        else:
+            op = registry[node.op]
+            params = report.resolved[node_id]
+            ins = node_inputs(report, node_id)
+            if op.function is not None:
+                expression = op.function.source([_expression(r) for r in node.inputs], params, ins)
+            else:
+                cls, kwargs = op.module_call(params, ins)
+                if cls.__module__ == modules.__name__ and cls not in wrappers:
+                    wrappers.append(cls)
+                init_lines.append(f"self.{node_id} = {_constructor(cls, kwargs)}")
+                expression = f"self.{node_id}({', '.join(map(_expression, node.inputs))})"
         info = report.nodes[node_id]
         if info.ports is not None:
             shape = ", ".join(_batched(s) for s in info.ports)
@@ -114,6 +124,8 @@ def codegen(spec: Any, class_name: str = "Net", limits: Limits | None = None) ->
     parts = [header]
     for cls in wrappers:
         parts.append("\n\n" + textwrap.dedent(inspect.getsource(cls)))
+    for source in blocks.sources:
+        parts.append("\n\n" + source)
     parts.append(
         f"\n\nclass {class_name}(nn.Module):\n"
         f'    """Inputs: {inputs_doc}. Outputs: {outputs_doc}."""\n\n'
@@ -124,3 +136,264 @@ def codegen(spec: Any, class_name: str = "Net", limits: Limits | None = None) ->
         f"{forward}\n"
     )
     return "".join(parts)
+
+
+# ---------------------------------------------------------------- blocks
+
+
+def _annotation(value: Any) -> str:
+    for kind in (bool, int, float, str):
+        if type(value) is kind:
+            return f": {kind.__name__}"
+    return ""
+
+
+def _doc_text(text: str) -> str:
+    """Free text as one docstring line: no backslash escapes, no closing quotes."""
+    return " ".join(text.replace("\\", "/").replace('"""', "'''").split())
+
+
+def _combined(shapes: list[tuple[int, ...] | None]) -> str:
+    """The shape comment of a line several instances run: a size they differ in reads '?'."""
+    known = [s for s in shapes if s is not None]
+    if len(known) != len(shapes) or len({len(s) for s in known}) != 1:
+        return "(B, ?)"
+    dims = [str(d[0]) if len(set(d)) == 1 else "?" for d in zip(*known, strict=True)]
+    return "(B, " + ", ".join(dims) + ")"
+
+
+@dataclass
+class _Use:
+    """One distinct instantiation of a block: its body's report (shared by the instances with
+    the same parameters and input shapes) and, once its class is written, the class name and
+    the constructor arguments it is built with."""
+
+    report: ValidationReport
+    class_name: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+    def call(self) -> str:
+        args = ", ".join(f"{k}={_written(v)!r}" for k, v in self.arguments.items())
+        return f"{self.class_name}({args})"
+
+
+# How one use constructs an inner node: ("module", class, kwargs), ("block", class, arguments)
+# or ("function", forward expression, {}).
+_Made = tuple[str, str, dict[str, Any]]
+
+
+class _BlockClasses:
+    """The block classes a network needs, inner blocks first.
+
+    The instances of a block share its class: a constructor argument that is the same in all
+    of them is written as is, one that follows a block parameter ({"$param": p}) reads `p`, and
+    one that differs (a size inferred from the input shape) becomes a keyword-only argument.
+    Instances whose code differs otherwise (a function op whose code depends on the input
+    shape) get a class each, numbered: ResBlock, ResBlock_2. Two versions of one block in one
+    spec: ResBlock (the lowest version) and ResBlock_v2.
+    """
+
+    def __init__(
+        self, report: ValidationReport, wrappers: list[type[nn.Module]], taken: set[str]
+    ) -> None:
+        self.wrappers = wrappers
+        wrapper_names = {v.__name__ for v in vars(modules).values() if isinstance(v, type)}
+        self.taken = taken | wrapper_names | {"torch", "nn", "tuple", "super", "self"}
+        self.uses: dict[int, _Use] = {}
+        self.sources: list[str] = []
+        by_block: dict[str, list[_Use]] = {}
+        self._collect(report, by_block)
+        lowest: dict[str, int] = {}
+        for uses in by_block.values():
+            block = uses[0].report.block
+            assert block is not None
+            lowest[block.name] = min(lowest.get(block.name, block.version), block.version)
+        # A class must be written before the classes that construct it.
+        heights: dict[int, int] = {}
+        for key in sorted(by_block, key=lambda k: _height(by_block[k][0].report, heights)):
+            block = by_block[key][0].report.block
+            assert block is not None
+            base = (
+                block.name
+                if block.version == lowest[block.name]
+                else f"{block.name}_v{block.version}"
+            )
+            self._write(base, by_block[key])
+
+    def use_of(self, inner: ValidationReport) -> _Use:
+        """The use an instance's body report belongs to."""
+        return self.uses[id(inner)]
+
+    def _collect(self, report: ValidationReport, by_block: dict[str, list[_Use]]) -> None:
+        for node_id in report.order:
+            inner = report.instances.get(node_id)
+            if inner is None or id(inner) in self.uses:
+                continue
+            assert inner.block is not None
+            self.uses[id(inner)] = _Use(inner)
+            self._collect(inner, by_block)
+            by_block.setdefault(inner.block.key, []).append(self.uses[id(inner)])
+
+    def _made(self, report: ValidationReport, node: NodeSpec) -> _Made:
+        node_id = node.id
+        if node_id in report.instances:
+            use = self.use_of(report.instances[node_id])
+            return ("block", use.class_name, dict(use.arguments))
+        op = registry[node.op]
+        params = report.resolved[node_id]
+        ins = node_inputs(report, node_id)
+        if op.function is not None:
+            return (
+                "function",
+                op.function.source([_expression(r) for r in node.inputs], params, ins),
+                {},
+            )
+        cls, kwargs = op.module_call(params, ins)
+        if cls.__module__ == modules.__name__ and cls not in self.wrappers:
+            self.wrappers.append(cls)
+        return ("module", _class_name(cls), kwargs)
+
+    def _write(self, base: str, uses: list[_Use]) -> None:
+        made = []
+        for use in uses:
+            assert use.report.spec is not None
+            nodes = {n.id: n for n in use.report.spec.nodes}
+            made.append({n: self._made(use.report, nodes[n]) for n in use.report.order})
+        groups: dict[Any, list[int]] = {}
+        for i, m in enumerate(made):
+            code = tuple(
+                (n, kind, what, tuple(kwargs) if kind != "function" else ())
+                for n, (kind, what, kwargs) in m.items()
+            )
+            groups.setdefault(code, []).append(i)
+        for number, members in enumerate(groups.values(), start=1):
+            name = base if number == 1 else f"{base}_{number}"
+            while name in self.taken:
+                name += "_block"
+            self.taken.add(name)
+            self.sources.append(
+                self._class(name, [uses[i] for i in members], [made[i] for i in members])
+            )
+
+    def _inferred(self, report: ValidationReport, node: NodeSpec, kind: str) -> set[str]:
+        """The constructor arguments of an inner node that follow from its input shape."""
+        if kind == "block":
+            use = self.use_of(report.instances[node.id])
+            assert use.report.block is not None
+            return set(use.arguments) - {p.name for p in use.report.block.params}
+        return set(registry[node.op].inferred)
+
+    def _class(self, name: str, uses: list[_Use], made: list[dict[str, _Made]]) -> str:
+        first = uses[0].report
+        block = first.block
+        assert block is not None and first.spec is not None
+        declared = {p.name for p in block.params}
+        extras: dict[str, list[Any]] = {}  # keyword-only argument -> its value in each use
+        init_lines: list[str] = []
+        forward_lines: list[str] = []
+        nodes_by_id = {n.id: n for n in first.spec.nodes}
+        for node_id in first.order:
+            kind, what, kwargs = made[0][node_id]
+            ports = [u.report.nodes[node_id].ports for u in uses]
+            if ports[0] is not None:
+                shape = ", ".join(
+                    _combined([p[k] if p is not None and k < len(p) else None for p in ports])
+                    for k in range(len(ports[0]))
+                )
+            else:
+                shape = _combined([u.report.nodes[node_id].shape for u in uses])
+            if kind == "function":
+                forward_lines.append(f"{node_id} = {what}  # {shape}")
+                continue
+            written = []
+            inferred = self._inferred(first, nodes_by_id[node_id], kind)
+            for key in kwargs:
+                values = [m[node_id][2][key] for m in made]
+                bound = first.bindings.get(node_id, {}).get(key)
+                if key in inferred and bound is None:
+                    # A size that follows from the input and equals a block parameter in every
+                    # instance (num_features after a conv of `channels`) reads as that parameter.
+                    bound = next(
+                        (
+                            p.name
+                            for p in block.params
+                            if all(
+                                _same_size(v, u.report.values[p.name])
+                                for v, u in zip(values, uses, strict=True)
+                            )
+                        ),
+                        None,
+                    )
+                if bound is not None and all(
+                    _written(v) == _written(u.report.values[bound])
+                    for v, u in zip(values, uses, strict=True)
+                ):
+                    written.append(f"{key}={bound}")
+                elif all(_written(v) == _written(values[0]) for v in values):
+                    written.append(f"{key}={_written(values[0])!r}")
+                else:
+                    extra = f"{node_id}_{key}"
+                    while extra in declared or extra in extras:
+                        extra += "_"
+                    extras[extra] = values
+                    written.append(f"{key}={extra}")
+            init_lines.append(f"self.{node_id} = {what}({', '.join(written)})")
+            args = ", ".join(map(_expression, nodes_by_id[node_id].inputs))
+            forward_lines.append(f"{node_id} = self.{node_id}({args})  # {shape}")
+        for i, u in enumerate(uses):
+            u.class_name = name
+            u.arguments = {p.name: u.report.values[p.name] for p in block.params}
+            u.arguments.update({extra: values[i] for extra, values in extras.items()})
+
+        outputs = list(block.outputs)
+        if len(outputs) == 1:
+            forward_lines.append(f"return {_expression(outputs[0])}")
+            returns = "torch.Tensor"
+        else:
+            forward_lines.append(f"return {', '.join(map(_expression, outputs))}")
+            returns = "tuple[torch.Tensor, ...]"
+        signature = "".join(
+            f", {p.name}{_annotation(p.default)} = {_written(p.default)!r}" for p in block.params
+        )
+        if extras:
+            signature += ", *" + "".join(f", {e}{_annotation(v[0])}" for e, v in extras.items())
+        summary = f"Netloom block {block.key}."
+        if block.description:
+            summary += " " + _doc_text(block.description)
+        doc = [summary]
+        if block.params or extras:
+            doc += ["", "Args:"]
+            for p in block.params:
+                text = _doc_text(p.description) or "block parameter"
+                doc.append(f"    {p.name}: {text} (default {_written(p.default)!r}).")
+            for extra in extras:
+                doc.append(f"    {extra}: differs between instances (it follows from the input).")
+            doc.append("")
+        docstring = "\n".join(("    " + line if line and i else line) for i, line in enumerate(doc))
+        if len(doc) > 1:
+            docstring += "    "
+        inputs = ", ".join(f"{port.id}: torch.Tensor" for port in block.inputs)
+        body = "\n".join("        " + line for line in init_lines) or "        pass"
+        forward = "\n".join("        " + line for line in forward_lines)
+        return (
+            f"class {name}(nn.Module):\n"
+            f'    """{docstring}"""\n\n'
+            f"    def __init__(self{signature}) -> None:\n"
+            f"        super().__init__()\n"
+            f"{body}\n\n"
+            f"    def forward(self, {inputs}) -> {returns}:\n"
+            f"{forward}\n"
+        )
+
+
+def _same_size(value: Any, param: Any) -> bool:
+    return type(value) is int and type(param) is int and value == param
+
+
+def _height(report: ValidationReport, known: dict[int, int] | None = None) -> int:
+    """How deep blocks nest below a report (its instances share reports: remember them)."""
+    known = {} if known is None else known
+    if id(report) not in known:
+        inner = {id(i): i for i in report.instances.values()}.values()
+        known[id(report)] = 1 + max((_height(i, known) for i in inner), default=0)
+    return known[id(report)]

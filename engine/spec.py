@@ -1,4 +1,8 @@
-"""The graph spec (version 1): pydantic models, parsing, hashing and JSON Schema."""
+"""The graph spec (versions 1 and 2): pydantic models, parsing, hashing and JSON Schema.
+
+Version 2 adds `blocks`: reusable subgraph definitions placed as nodes whose op is
+"<name>@<version>" (see engine/blocks.py). A version-1 spec parses and hashes as it always did.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +10,25 @@ import hashlib
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
+from pydantic_core import PydanticCustomError
 
 # Ids become Python attribute and variable names in the built module and the generated source.
 ID_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
 DEFAULT_MAX_SPEC_BYTES = 5 * 1024 * 1024
 # A node with several outputs (Split, Chunk) is read port by port: "split1:0", "split1:1".
 PORT_SEPARATOR = ":"
+# A block instance's op is "<block name>@<block version>"; no catalog op name contains "@".
+BLOCK_SEPARATOR = "@"
 
 
 def split_ref(ref: str) -> tuple[str, int | None]:
@@ -73,17 +89,71 @@ class NodeSpec(_Strict):
     )
 
 
+class BlockParam(_Strict):
+    """One parameter a block exposes; inner values written {"$param": name} take its value."""
+
+    name: StrictStr = Field(pattern=ID_PATTERN)
+    # Any JSON value; "tsType" keeps the generated TypeScript type `unknown` (not an object type).
+    default: Any = Field(
+        description="The value an instance that does not set it gets (any JSON).",
+        json_schema_extra={"tsType": "unknown"},
+    )
+    description: StrictStr = ""
+
+
+class BlockInput(_Strict):
+    """One input port of a block; its shape comes from each instance's incoming edge."""
+
+    id: StrictStr = Field(json_schema_extra={"pattern": ID_PATTERN})
+
+
+class BlockSpec(_Strict):
+    """A reusable subgraph, placed in a spec as nodes whose op is "<name>@<version>"."""
+
+    name: StrictStr = Field(
+        pattern=ID_PATTERN, description="A Python identifier: the class name in generated code."
+    )
+    version: StrictInt = Field(ge=1)
+    params: list[BlockParam] = Field(default_factory=list)
+    inputs: list[BlockInput] = Field(default_factory=list)
+    nodes: list[NodeSpec] = Field(default_factory=list)
+    outputs: list[StrictStr] = Field(
+        default_factory=list,
+        description="References the block returns, in order; an instance with several outputs "
+        "is read port by port ('inst:0', 'inst:1').",
+    )
+    description: StrictStr = ""
+    layout: dict[str, Any] = Field(default_factory=dict)
+    ui: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """How an instance's op names this block: 'ResBlock@2'."""
+        return f"{self.name}{BLOCK_SEPARATOR}{self.version}"
+
+
 class GraphSpec(_Strict):
     """A whole network: inputs, nodes, output ids, plus canvas-only `layout` and `ui`."""
 
-    version: Literal[1] = 1
+    version: Literal[1, 2] = 1
     inputs: list[InputSpec]
     nodes: list[NodeSpec] = Field(default_factory=list)
     outputs: list[StrictStr] = Field(
         default_factory=list, description="References the model returns, in order ('id' or 'id:k')."
     )
+    blocks: list[BlockSpec] = Field(
+        default_factory=list,
+        description="Definitions of the blocks the nodes place (version 2 only).",
+    )
     layout: dict[str, Any] = Field(default_factory=dict)
     ui: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("blocks")
+    @classmethod
+    def _blocks_need_version_2(cls, blocks: list[BlockSpec], info: ValidationInfo) -> Any:
+        if blocks and info.data.get("version") == 1:
+            raise PydanticCustomError("blocks_version", "blocks need spec version 2")
+        return blocks
 
 
 def _loc_to_path(loc: tuple[Any, ...]) -> str:
@@ -158,8 +228,11 @@ def parse_spec(obj: Any, max_bytes: int = DEFAULT_MAX_SPEC_BYTES) -> GraphSpec:
 
 
 def canonical_json(spec: GraphSpec) -> str:
-    """Canonical JSON of the executable part (no layout/ui): sorted keys, no spaces."""
-    data = spec.model_dump(mode="json", exclude={"layout", "ui"})
+    """Canonical JSON of the executable part (no layout/ui, also none of the blocks'): sorted
+    keys, no spaces. A version-1 spec leaves `blocks` out, so its hash is what it always was."""
+    data = spec.model_dump(mode="json", exclude={"layout", "ui", "blocks"})
+    if spec.version != 1 or spec.blocks:
+        data["blocks"] = [b.model_dump(mode="json", exclude={"layout", "ui"}) for b in spec.blocks]
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 

@@ -3,12 +3,17 @@
 Shapes follow from each op's shape rule (plain arithmetic on per-sample shapes, checked
 against the real modules on the `meta` device by the tests), so a billion-parameter design
 is checked without allocating anything and a long chain costs microseconds per node.
+
+A block instance (spec version 2, engine/blocks.py) is checked by checking the block's body
+with the instance's parameters and incoming shapes; a problem inside it is reported on the
+instance, naming the inner node, with `path` (outermost first) pointing at it.
 """
 
 from __future__ import annotations
 
 import difflib
 import heapq
+import json
 import keyword
 import math
 import re
@@ -17,11 +22,21 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from engine.block_table import (
+    MAX_BLOCK_DEPTH,
+    BlockTable,
+    body_spec,
+    is_block_op,
+    param_ref,
+    resolve_instance_params,
+    substitute,
+)
 from engine.ops import registry
 from engine.ops.registry import DTYPE_BYTES, In, OpDef, ShapeError, fmt_shape
 from engine.spec import (
     DEFAULT_MAX_SPEC_BYTES,
     ID_PATTERN,
+    BlockSpec,
     GraphSpec,
     InputSpec,
     NodeSpec,
@@ -33,6 +48,7 @@ from engine.spec import (
 
 _ID_RE = re.compile(ID_PATTERN)
 MAX_INPUT_RANK = 8
+MAX_PROBLEMS_PER_INSTANCE = 10
 MAX_DIM = 2**31 - 1
 
 
@@ -48,16 +64,30 @@ class Limits:
 
 @dataclass(frozen=True)
 class Problem:
-    """One error or warning; `node` is None only for whole-graph problems."""
+    """One error or warning; `node` is None only for whole-graph problems.
+
+    Inside a block instance, `node` is the (outermost) instance and `path` leads to the inner
+    node at fault, outermost first: ("stage1", "res2", "conv1"); `field` is then the instance
+    parameter the faulty value comes from, if it comes from one.
+    """
 
     node: str | None
     code: str
     message: str
     field: str | None = None
+    path: tuple[str, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The problem as the API sends it."""
-        return {"node": self.node, "code": self.code, "field": self.field, "message": self.message}
+        """The problem as the API sends it (`path` only for a problem inside a block)."""
+        out: dict[str, Any] = {
+            "node": self.node,
+            "code": self.code,
+            "field": self.field,
+            "message": self.message,
+        }
+        if self.path is not None:
+            out["path"] = list(self.path)
+        return out
 
 
 @dataclass
@@ -98,6 +128,16 @@ class ValidationReport:
     spec: GraphSpec | None = field(default=None, repr=False)
     order: list[str] = field(default_factory=list, repr=False)
     resolved: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    # Blocks: each instance node -> the report of its body (shared by instances that have the
+    # same parameters and input shapes); for such a report, the block it checked, the block
+    # parameters' values, and per inner node its parameters whose whole value is
+    # {"$param": p} -> p.
+    instances: dict[str, ValidationReport] = field(default_factory=dict, repr=False)
+    block: BlockSpec | None = field(default=None, repr=False)
+    values: dict[str, Any] = field(default_factory=dict, repr=False)
+    bindings: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)
+    # Live nodes with every instance counted as the nodes of its body, recursively.
+    expanded_nodes: int = field(default=0, repr=False)
 
     @property
     def valid(self) -> bool:
@@ -188,17 +228,134 @@ def validate(spec_or_dict: Any, limits: Limits | None = None) -> ValidationRepor
             f"the graph has {len(spec.nodes)} nodes, the limit is {limits.max_nodes}",
         )
         return report
-    _Checker(spec, limits, report).run()
+    table = BlockTable.from_blocks(spec.blocks)
+    for where, code, message in table.problems:
+        report.error(None, code, message, where)
+    _Checker(spec, limits, report, table).run()
+    if spec.blocks:
+        _check_blocks_use(spec, table, limits, report)
     return report
+
+
+def _check_blocks_use(
+    spec: GraphSpec, table: BlockTable, limits: Limits, report: ValidationReport
+) -> None:
+    used = table.reachable(n.op for n in spec.nodes if n.op in table.by_key)
+    for key in table.by_key:
+        if key not in used:
+            report.warnings.append(
+                Problem(None, "unused_block", f"block {key} is defined but not used", "blocks")
+            )
+    if report.expanded_nodes > limits.max_nodes:
+        report.error(
+            None,
+            "too_many_nodes",
+            f"the graph has {report.expanded_nodes} nodes once its blocks are expanded, "
+            f"the limit is {limits.max_nodes}",
+        )
+
+
+def check_block_body(
+    block: BlockSpec,
+    table: BlockTable,
+    limits: Limits,
+    input_shapes: Any,
+    report: ValidationReport,
+) -> ValidationReport:
+    """engine.blocks.check_block's work, once the definitions parse; `table` holds `block` and
+    its dependencies."""
+    report.block = block
+    for where, code, message in table.problems:
+        report.error(None, code, message, where)
+    if table.on_cycle(block.key) is not None:
+        return report  # the table's problems name the cycle
+    if len(block.nodes) > limits.max_nodes:
+        report.error(
+            None,
+            "too_many_nodes",
+            f"the block has {len(block.nodes)} nodes, the limit is {limits.max_nodes}",
+            "nodes",
+        )
+        return report
+    if table.height(block.key) > MAX_BLOCK_DEPTH:
+        chain = " -> ".join(table.deepest_chain(block.key))
+        report.error(
+            None,
+            "too_deep",
+            f"blocks nest {table.height(block.key)} deep ({chain}); the limit is {MAX_BLOCK_DEPTH}",
+            "nodes",
+        )
+        return report
+    shapes = None
+    if input_shapes is not None:
+        shapes = [list(s) for s in input_shapes]
+        if len(shapes) != len(block.inputs):
+            report.error(
+                None,
+                "arity",
+                f"{block.key} has {len(block.inputs)} inputs, got {len(shapes)} input shapes",
+                "inputs",
+            )
+            return report
+        for s in shapes:
+            if not all(isinstance(d, int) and not isinstance(d, bool) for d in s):
+                report.error(None, "bad_param", f"input shape {s!r} must be a list of integers")
+                return report
+    spec = body_spec(block, [(s, "float32") for s in shapes] if shapes is not None else None)
+    report.spec = spec
+    values = {p.name: p.default for p in block.params}
+    report.values = values
+    checker = _Checker(spec, limits, report, table, values=values, block=block)
+    checker.shapes = shapes is not None
+    checker.run()
+    referenced = {
+        name
+        for node in block.nodes
+        for value in node.params.values()
+        for name in _references(value)
+    }
+    for p in block.params:
+        if p.name not in referenced:
+            report.warnings.append(
+                Problem(None, "unused", f"parameter '{p.name}' is not used by any node", "params")
+            )
+    return report
+
+
+def _references(value: Any) -> Iterable[str]:
+    name = param_ref(value)
+    if name is not None:
+        yield name
+    elif isinstance(value, list):
+        for item in value:
+            yield from _references(item)
 
 
 class _Checker:
     """One validation pass; iterative throughout so long chains cannot overflow the stack."""
 
-    def __init__(self, spec: GraphSpec, limits: Limits, report: ValidationReport) -> None:
+    def __init__(
+        self,
+        spec: GraphSpec,
+        limits: Limits,
+        report: ValidationReport,
+        table: BlockTable | None = None,
+        *,
+        values: dict[str, Any] | None = None,
+        block: BlockSpec | None = None,
+        memo: dict[Any, ValidationReport] | None = None,
+    ) -> None:
         self.spec = spec
         self.limits = limits
         self.report = report
+        # Blocks: the spec's definitions; inside a block's body, the block and the instance's
+        # parameter values ({"$param": p} reads values[p]); bodies checked so far, shared.
+        self.table = table or BlockTable()
+        self.values = values
+        self.block = block
+        self.memo: dict[Any, ValidationReport] = {} if memo is None else memo
+        self.shapes = True  # False: structure only (check_block without input shapes)
+        self.instance_of: dict[str, BlockSpec] = {}
         self.inputs: dict[str, InputSpec] = {}  # first definition of each id
         self.nodes: dict[str, NodeSpec] = {}
         self.ops: dict[str, OpDef] = {}
@@ -213,8 +370,13 @@ class _Checker:
         order, cyclic = self.topological_order()
         self.report_cycles(cyclic)
         live = self.live_nodes()
-        self.infer_shapes(order)
+        if self.shapes:
+            self.infer_shapes(order)
         self.report.order = [n for n in order if n in live]
+        self.report.expanded_nodes = sum(
+            self.report.instances[n].expanded_nodes if n in self.report.instances else 1
+            for n in self.report.order
+        )
         self.warn_unused(live)
         self.check_limits(live)
 
@@ -265,15 +427,23 @@ class _Checker:
     def check_nodes(self) -> None:
         report = self.report
         for node_id, node in self.nodes.items():
+            params: dict[str, Any] = node.params
+            unset: set[str] = set()
+            if self.values is not None:
+                params, unset = self.substituted(node_id, node)
             op = registry.get(node.op)
-            if op is None:
+            if is_block_op(node.op):
+                self.check_instance(node_id, node, params)
+            elif op is None:
                 close = difflib.get_close_matches(node.op, registry.names(), n=1)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
                 report.error(node_id, "unknown_op", f"unknown op '{node.op[:64]}'{hint}", "op")
                 self.broken.add(node_id)
             else:
                 self.ops[node_id] = op
-                resolved, problems = op.resolve_params(node.params)
+                resolved, problems = op.resolve_params(params)
+                # A reference to an undeclared block parameter is reported once, not twice.
+                problems = [p for p in problems if p[1] not in unset]
                 for code, field_name, message in problems:
                     report.error(node_id, code, message, field_name)
                 if problems:
@@ -305,10 +475,154 @@ class _Checker:
                     self.broken.add(node_id)
             self.deps[node_id] = deps
 
+    def substituted(self, node_id: str, node: NodeSpec) -> tuple[dict[str, Any], set[str]]:
+        """A block body's node parameters with the instance's values put in, and the
+        parameters that refer to an undeclared block parameter (reported here)."""
+        assert self.values is not None and self.block is not None
+        params, bound, undeclared = substitute(node.params, self.values)
+        if bound:
+            self.report.bindings[node_id] = bound
+        declared = ", ".join(p.name for p in self.block.params) or "none"
+        for key, name in undeclared:
+            self.report.error(
+                node_id,
+                "bad_param",
+                f"'{key}' refers to parameter '{name[:64]}', which block {self.block.key} does "
+                f"not declare (declared: {declared})",
+                key,
+            )
+            self.broken.add(node_id)
+        return params, {key for key, _ in undeclared}
+
+    def check_instance(self, node_id: str, node: NodeSpec, params: dict[str, Any]) -> None:
+        """A node whose op is a block: the block exists, is sound, and gets the right inputs."""
+        report = self.report
+        block = self.table.by_key.get(node.op)
+        if block is None:
+            hint = self.table.unknown_block_hint(node.op)
+            if self.spec.version == 1 and self.block is None:
+                hint = " (blocks need spec version 2)"
+            report.error(node_id, "unknown_op", f"unknown block '{node.op[:64]}'{hint}", "op")
+            self.broken.add(node_id)
+            return
+        cycle = self.table.cycle_problem(block.key)
+        if cycle is not None:
+            report.error(node_id, "block_cycle", cycle, "op")
+            self.broken.add(node_id)
+            return
+        # A body's own instances nest less deeply than it does; checking the top suffices.
+        height = self.table.height(block.key)
+        if self.block is None and height > MAX_BLOCK_DEPTH:
+            chain = " -> ".join(self.table.deepest_chain(block.key))
+            report.error(
+                node_id,
+                "too_deep",
+                f"blocks nest {height} deep ({chain}); the limit is {MAX_BLOCK_DEPTH}",
+                "op",
+            )
+            self.broken.add(node_id)
+            return
+        if len(block.nodes) > self.limits.max_nodes:
+            report.error(
+                node_id,
+                "too_many_nodes",
+                f"block {block.key} has {len(block.nodes)} nodes, the limit is "
+                f"{self.limits.max_nodes}",
+                "op",
+            )
+            self.broken.add(node_id)
+            return
+        resolved, problems = resolve_instance_params(block, params)
+        report.resolved[node_id] = resolved
+        for code, field_name, message in problems:
+            report.error(node_id, code, message, field_name)
+        if problems:
+            self.broken.add(node_id)
+        want, got = len(block.inputs), len(node.inputs)
+        if got != want:
+            names = ", ".join(p.id for p in block.inputs)
+            plural = "input" if want == 1 else "inputs"
+            report.error(
+                node_id,
+                "arity",
+                f"{block.key} takes {want} {plural} ({names}), got {got}",
+                "inputs",
+            )
+            self.broken.add(node_id)
+        self.instance_of[node_id] = block
+
+    def infer_instance(self, node_id: str, ins: list[In]) -> None:
+        """Shapes through an instance: check the block's body with its parameters and inputs."""
+        report = self.report
+        block = self.instance_of[node_id]
+        values = report.resolved[node_id]
+        key = (
+            block.key,
+            json.dumps(values, sort_keys=True, default=repr),
+            tuple((i.shape, i.dtype) for i in ins),
+        )
+        inner = self.memo.get(key)
+        if inner is None:
+            inner = ValidationReport()
+            body = body_spec(block, [(i.shape, i.dtype) for i in ins])
+            inner.spec, inner.block, inner.values = body, block, values
+            _Checker(
+                body, self.limits, inner, self.table, values=values, block=block, memo=self.memo
+            ).run()
+            self.memo[key] = inner
+        report.instances[node_id] = inner
+        # A few problems per instance: instances side by side, nested deep, would otherwise
+        # multiply one mistake in a block into millions of messages.
+        for problem in inner.errors[:MAX_PROBLEMS_PER_INSTANCE]:
+            report.errors.append(self.adopted(node_id, block, inner, problem))
+        if len(inner.errors) > MAX_PROBLEMS_PER_INSTANCE:
+            more = len(inner.errors) - MAX_PROBLEMS_PER_INSTANCE
+            report.error(node_id, "more_errors", f"in block {block.key}: and {more} more errors")
+        for problem in inner.warnings[:MAX_PROBLEMS_PER_INSTANCE]:
+            report.warnings.append(self.adopted(node_id, block, inner, problem))
+        if not inner.valid:
+            return
+        info = report.nodes[node_id]
+        outs = [inner.ref_shape(o) for o in block.outputs]
+        info.params = inner.total_params
+        info.dtype = outs[0][1]
+        if len(outs) == 1:
+            info.shape = outs[0][0]
+            return
+        if len({dtype for _, dtype in outs}) > 1:
+            kinds = ", ".join(
+                f"{o} {dtype}" for o, (_, dtype) in zip(block.outputs, outs, strict=True)
+            )
+            report.error(
+                node_id,
+                "dtype_mismatch",
+                f"the outputs of block {block.key} must share one dtype, got {kinds}",
+            )
+            return
+        info.ports = tuple(shape for shape, _ in outs if shape is not None)
+        info.shape = info.ports[0]
+
+    @staticmethod
+    def adopted(
+        node_id: str, block: BlockSpec, inner: ValidationReport, problem: Problem
+    ) -> Problem:
+        """An inner problem as the instance reports it."""
+        where = (
+            f"in block {block.key}, node {problem.node}"
+            if problem.node
+            else f"in block {block.key}"
+        )
+        path = (node_id, *(problem.path or ((problem.node,) if problem.node else ())))
+        field_name = None
+        if problem.node is not None and problem.field is not None:
+            field_name = inner.bindings.get(problem.node, {}).get(problem.field)
+        return Problem(node_id, problem.code, f"{where}: {problem.message}", field_name, path)
+
     def check_outputs(self) -> None:
         if not self.spec.outputs:
+            what = "the graph" if self.block is None else "the block"
             self.report.error(
-                None, "no_outputs", "the graph has no outputs; mark at least one node as an output"
+                None, "no_outputs", f"{what} has no outputs; mark at least one node as an output"
             )
         for out in self.spec.outputs:
             base, _ = split_ref(out)
@@ -384,7 +698,7 @@ class _Checker:
             info = report.nodes[node_id]
             if node_id in self.broken:
                 continue
-            op = self.ops[node_id]
+            op = self.ops.get(node_id)
             ins: list[In] = []
             refs = [r for r in self.nodes[node_id].inputs if split_ref(r)[0] in report.nodes]
             for ref in refs:
@@ -399,6 +713,9 @@ class _Checker:
                 assert shape is not None
                 ins.append(In(ref, shape, dtype))
             else:
+                if op is None:
+                    self.infer_instance(node_id, ins)
+                    continue
                 bad_dtype = [i for i in ins if i.dtype not in op.input_dtypes]
                 if bad_dtype:
                     want = " or ".join(op.input_dtypes)
@@ -488,6 +805,13 @@ class _Checker:
 
         sized = list(self.inputs) + [n for n in report.order if report.nodes[n].shape is not None]
         report.activation_bytes = sum(activation(n) for n in sized)
+        # An instance's inner values count too (its inputs are counted where they come from).
+        for n in report.order:
+            inner = report.instances.get(n)
+            if inner is not None and inner.valid:
+                report.activation_bytes += inner.activation_bytes - _input_bytes(inner)
+        if self.block is not None:
+            return  # a block's body: the graph that places it enforces the limits
         if report.total_params > limits.max_params and counted:
             biggest = max(counted, key=lambda n: report.nodes[n].params or 0)
             report.error(
@@ -505,6 +829,11 @@ class _Checker:
                 f"{fmt_shape(report.nodes[biggest].shape)} alone {activation(biggest):,}); "
                 f"the limit is {limits.max_activation_bytes:,}",
             )
+
+
+def _input_bytes(report: ValidationReport) -> int:
+    assert report.spec is not None
+    return sum(math.prod(i.shape) * DTYPE_BYTES.get(i.dtype, 4) for i in report.spec.inputs)
 
 
 def _strongly_connected(nodes: set[str], deps: dict[str, list[str]]) -> list[list[str]]:

@@ -49,7 +49,7 @@ def test_json_that_is_not_an_object_is_refused(document: str) -> None:
 
 def test_wrong_structure_names_each_path() -> None:
     bad = {
-        "version": 2,
+        "version": 3,  # 1 and 2 exist (2 carries blocks)
         "inputs": [{"id": "x", "shape": ["4"]}],
         "nodes": [{"id": "a", "op": "ReLU", "inputs": ["x"], "colour": "red"}],
         "outputs": "a",
@@ -97,7 +97,8 @@ def test_hostile_json_is_a_spec_error(document: str | bytes) -> None:
 
 def test_json_schema_describes_the_spec() -> None:
     schema = graph_json_schema()
-    assert set(schema["properties"]) == {"version", "inputs", "nodes", "outputs", "layout", "ui"}
+    top = {"version", "inputs", "nodes", "outputs", "blocks", "layout", "ui"}
+    assert set(schema["properties"]) == top
     node = schema["$defs"]["NodeSpec"]
     assert node["additionalProperties"] is False
     assert node["properties"]["id"]["pattern"].startswith("^[A-Za-z_]")

@@ -66,6 +66,11 @@ class ValidationProblem(_Answer):
     code: str
     field: str | None
     message: str
+    path: list[str] | None = Field(
+        default=None,
+        description="For a problem inside a block instance: the instance ids and the inner node, "
+        "outermost first (['stage1', 'res2', 'conv1']); absent otherwise.",
+    )
 
 
 class NodeReport(_Answer):
@@ -181,6 +186,21 @@ class DiffInputs(_Answer):
     changed: list[DiffInputChange]
 
 
+class DiffBlockChange(_Answer):
+    """A block definition both revisions carry under one `Name@version`, with what differs inside it."""
+
+    ref: str = Field(description='"Name@version"')
+    lines: list[str] = Field(description='"conv1.kernel_size: 3 -> 5", "param channels default: 16 -> 32".')
+
+
+class DiffBlocks(_Answer):
+    """The block definitions (spec version 2) one revision carries and the other does not."""
+
+    added: list[str]
+    removed: list[str]
+    changed: list[DiffBlockChange]
+
+
 class RevisionDiff(_Answer):
     """What changed from revision `from` to `to` (layout and UI never count), and the same as lines."""
 
@@ -191,6 +211,7 @@ class RevisionDiff(_Answer):
     edges: DiffEdges
     inputs: DiffInputs
     outputs: RefsChange | None = Field(description="null when the outputs are the same.")
+    blocks: DiffBlocks = Field(description="Block definitions added, removed and changed (instances are nodes).")
     lines: list[str] = Field(description='The changes as a person reads them: "fc1.out_features: 64 -> 128".')
 
 

@@ -1,4 +1,7 @@
-"""Reads of the graphs app that other apps call: a graph's latest revision, what changed between two."""
+"""Reads of the graphs app that other apps call: a graph's latest revision, what changed between two.
+
+The diff (`spec_diff`, `diff_lines`) lives here: GET /api/graphs/<id>/diff/ and the runs compare view.
+"""
 
 from __future__ import annotations
 
@@ -64,19 +67,65 @@ def _changes(old: dict[str, Any], new: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def _blocks_by_ref(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A v2 spec's block definitions by `Name@version`, without their canvas-only parts."""
+    found: dict[str, dict[str, Any]] = {}
+    for block in spec.get("blocks") or []:
+        if isinstance(block, dict):
+            executable = {k: v for k, v in block.items() if k not in ("layout", "ui", "description")}
+            found[f"{block.get('name')}@{block.get('version')}"] = executable
+    return found
+
+
+def _block_params(block: dict[str, Any]) -> dict[str, Any]:
+    return {str(p.get("name")): p.get("default") for p in block.get("params") or [] if isinstance(p, dict)}
+
+
+def _block_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What differs inside one block definition kept under the same `Name@version`, as lines."""
+    lines = []
+    params_a, params_b = _block_params(old), _block_params(new)
+    lines += [f"param {name} removed" for name in params_a if name not in params_b]
+    lines += [f"param {name} added" for name in params_b if name not in params_a]
+    lines += [
+        f"param {name} default: {_short(params_a[name])} -> {_short(params_b[name])}"
+        for name in params_b
+        if name in params_a and params_a[name] != params_b[name]
+    ]
+    # The block's own graph reads like a spec: its inputs are ports without shapes.
+    return lines + diff_lines(spec_diff(old, new))
+
+
+def _blocks_diff(spec_a: dict[str, Any], spec_b: dict[str, Any]) -> dict[str, Any]:
+    blocks_a, blocks_b = _blocks_by_ref(spec_a), _blocks_by_ref(spec_b)
+    changed = []
+    for ref in (r for r in blocks_b if r in blocks_a and blocks_a[r] != blocks_b[r]):
+        changed.append({"ref": ref, "lines": _block_changes(blocks_a[ref], blocks_b[ref]) or ["definition changed"]})
+    return {
+        "added": [r for r in blocks_b if r not in blocks_a],
+        "removed": [r for r in blocks_a if r not in blocks_b],
+        "changed": changed,
+    }
+
+
 def spec_diff(a: Any, b: Any) -> dict[str, Any]:
     """What changed from revision (or spec) `a` to `b`, structured (GET /api/graphs/<id>/diff/).
 
     {"nodes": {"added": [{id, op, params}], "removed": [...], "changed": [{id, op: {from, to} |
     null, params: [{name, from, to}], inputs: {from, to} | null}]}, "edges": {"added": [{source,
     target}], "removed": [...]}, "inputs": {"added": [{id, shape, dtype}], "removed": [...],
-    "changed": [{id, params: [{name, from, to}]}]}, "outputs": {from, to} | null}.
+    "changed": [{id, params: [{name, from, to}]}]}, "outputs": {from, to} | null, "blocks": {"added":
+    ["Name@v"], "removed": [...], "changed": [{ref, lines}]}}.
 
     An edge is one entry of a node's `inputs` (source "n" or port "n:k", target the node), counted
     (Add(x, x) has two). A node is changed when its op or a parameter differs (a parameter absent
     on one side is null there: the op's default), or when the inputs it keeps are read in another
     order (`inputs`: both lists). A renamed node is one removed and one added. Layout and UI
     never count. Nodes keep the spec's order; edges are sorted.
+
+    Block instances are nodes like any other: an upgrade (`ResBlock@1` -> `ResBlock@2`) is an op
+    change, a block parameter a parameter change. `blocks` says which definitions a v2 spec
+    carries that the other does not, and what changed inside one kept under the same `Name@v`.
     """
     spec_a, spec_b = _spec_of(a), _spec_of(b)
     inputs_a, inputs_b = _by_id(spec_a.get("inputs")), _by_id(spec_b.get("inputs"))
@@ -127,6 +176,7 @@ def spec_diff(a: Any, b: Any) -> dict[str, Any]:
         "edges": {"added": edge_list(edges_b - edges_a), "removed": edge_list(edges_a - edges_b)},
         "inputs": inputs,
         "outputs": {"from": outputs_a, "to": outputs_b} if outputs_a != outputs_b else None,
+        "blocks": _blocks_diff(spec_a, spec_b),
     }
 
 
@@ -158,6 +208,11 @@ def diff_lines(diff: dict[str, Any]) -> list[str]:
     lines += [f"edge {e['source']} -> {e['target']} added" for e in diff["edges"]["added"]]
     if diff["outputs"] is not None:
         lines.append(f"outputs: {_short(diff['outputs']['from'])} -> {_short(diff['outputs']['to'])}")
+    blocks = diff.get("blocks") or {}
+    lines += [f"block {ref} removed" for ref in blocks.get("removed") or []]
+    lines += [f"block {ref} added" for ref in blocks.get("added") or []]
+    for block in blocks.get("changed") or []:
+        lines += [f"block {block['ref']}: {line}" for line in block["lines"]]
     return lines
 
 

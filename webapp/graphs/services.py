@@ -41,7 +41,10 @@ def spec_problems_error(exc: Any) -> DomainError:
 
 
 def check_spec(spec: Any) -> tuple[dict[str, Any], str, Any]:
-    """Parse and validate a spec: (normalised JSON, spec_hash, report); raises if not a spec."""
+    """Parse and validate a spec: (normalised JSON, spec_hash, report); raises if not a spec.
+
+    Version 1 and version 2 (block definitions in `blocks`, instances as `Name@v` ops) alike.
+    """
     from engine.spec import SpecError, parse_spec, spec_hash
     from engine.validate import validate
 
@@ -50,7 +53,11 @@ def check_spec(spec: Any) -> tuple[dict[str, Any], str, Any]:
     except SpecError as exc:
         raise spec_problems_error(exc) from None
     report = validate(parsed, engine_limits())
-    return parsed.model_dump(mode="json"), spec_hash(parsed), report
+    normalised = parsed.model_dump(mode="json")
+    if normalised.get("version") == 1 and not normalised.get("blocks"):
+        # A version 1 spec is stored exactly as before blocks existed (version 2 carries them).
+        normalised.pop("blocks", None)
+    return normalised, spec_hash(parsed), report
 
 
 @transaction.atomic

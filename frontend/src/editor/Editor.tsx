@@ -14,7 +14,26 @@ import {
   useReactFlow,
 } from "@xyflow/react";
 import { useCallback, useEffect, useMemo, useRef, useState, useSyncExternalStore } from "react";
+import { ApiError } from "../api/client";
 import type { GraphSpec, OpSchema } from "../api/types";
+import { MakeBlockDialog } from "./BlockDialog";
+import {
+  BlockError,
+  type BlockSpec,
+  type LibraryBlock,
+  type MakeBlockRequest,
+  blocksApi,
+  blocksByRef,
+  definitionOf,
+  docBlocks,
+  exposableParams,
+  makeBlock,
+  opsWithBlocks,
+  parseBlockRef,
+  placeInstance,
+  upgradeInstances,
+  usedBlocks,
+} from "./blocks";
 import { CodePanel, CodeWidthHandle, storedCodeWidth } from "./CodePanel";
 import { copySelection, type Fragment, pasteFragment, removeFromDoc } from "./clipboard";
 import { connectInDoc, connectionProblem } from "./connect";
@@ -25,9 +44,9 @@ import { idBase, nextId } from "./ids";
 import { InsertBox } from "./InsertBox";
 import { Inspector, type InspectorActions } from "./Inspector";
 import { layoutPositions } from "./layout";
-import { type CanvasNode, NODE_HEIGHT, NODE_WIDTH } from "./model";
+import { type CanvasNode, NODE_HEIGHT, NODE_WIDTH, handleIndex } from "./model";
 import { nodeTypes } from "./nodes";
-import { OP_MIME, Palette } from "./Palette";
+import { BLOCK_MIME, OP_MIME, Palette } from "./Palette";
 import { edgeTypes } from "./ShapeEdge";
 import { StatusBar } from "./StatusBar";
 import type { EditorStore } from "./store";
@@ -52,6 +71,37 @@ function localStore(): Storage | null {
 
 type SidePanel = "inspector" | "revisions" | "code";
 
+/** What "Open block" hands the page: the definition an instance pins, and what its body needs to be checked. */
+export interface OpenBlock {
+  instance: string;
+  block: BlockSpec;
+  dependencies: BlockSpec[];
+  /** The shape each block input receives at this instance (null: not known yet). */
+  inputShapes: (number[] | null)[];
+  /** The instance's param values, so the body is checked as this instance builds it. */
+  values: Record<string, unknown>;
+}
+
+/** The editor showing a block's body instead of a graph. */
+export interface BlockMode {
+  title: string;
+  /** The body spec as the validator sees it (block params bound to the instance's values). */
+  checkSpec: (spec: GraphSpec) => GraphSpec;
+  canSave: boolean;
+  saving: boolean;
+  problem: string | null;
+  onSaveVersion: () => void;
+  onClose: () => void;
+}
+
+function messageOf(e: unknown): string {
+  if (e instanceof ApiError && e.fields) {
+    const parts = Object.entries(e.fields).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join("; ") : String(v)}`);
+    if (parts.length) return `${e.message} (${parts.join(" · ")})`;
+  }
+  return (e as Error).message;
+}
+
 export interface EditorProps {
   graphId: number;
   store: EditorStore;
@@ -66,6 +116,13 @@ export interface EditorProps {
   onSave: () => void;
   onRestore: (n: number) => void;
   banner: React.ReactNode;
+  /** The graph's team: blocks are made in and placed from its library. */
+  team: number;
+  library: LibraryBlock[] | null;
+  libraryProblem: string | null;
+  onLibraryChange: () => void;
+  onOpenBlock: (open: OpenBlock) => void;
+  blockMode?: BlockMode;
 }
 
 function isTyping(target: EventTarget | null): boolean {
@@ -74,10 +131,13 @@ function isTyping(target: EventTarget | null): boolean {
 }
 
 export function Editor(props: EditorProps) {
-  const { store, ops, readOnly, graphId } = props;
+  const { store, ops, readOnly, graphId, blockMode, team, library, onLibraryChange, onOpenBlock } = props;
   const state = useSyncExternalStore(store.subscribe, store.getState);
   const flow = useReactFlow();
-  const opsByName = useMemo(() => new Map(ops.map((o) => [o.name, o])), [ops]);
+  const catalog = useMemo(() => new Map(ops.map((o) => [o.name, o])), [ops]);
+  // Block instances read like ops: the definitions the canvas carries join the catalog.
+  const blockDefs = useMemo(() => docBlocks(state.view), [state.view.extra]); // eslint-disable-line react-hooks/exhaustive-deps
+  const opsByName = useMemo(() => opsWithBlocks(catalog, blockDefs), [catalog, blockDefs]);
   const wrapper = useRef<HTMLDivElement>(null);
   const pointer = useRef<{ x: number; y: number } | null>(null);
   const [insertAt, setInsertAt] = useState<{ screen: { x: number; y: number }; flow: { x: number; y: number } } | null>(null);
@@ -86,7 +146,9 @@ export function Editor(props: EditorProps) {
   // The spec follows committed content only, so a drag in progress neither re-checks nor re-saves.
   const spec = useMemo(() => docToSpec(state.committed), [state.committed]);
   const modelKey = useMemo(() => canonicalJson(modelPart(spec)), [spec]);
-  const check = useServerCheck(spec, modelKey);
+  const bindBody = blockMode?.checkSpec;
+  const checkSpec = useMemo(() => (bindBody ? bindBody(spec) : spec), [bindBody, spec]);
+  const check = useServerCheck(checkSpec, modelKey);
   // Wire checks run during a drag, outside React's render: they read the latest report from here.
   const reportRef = useRef(check.report);
   reportRef.current = check.report;
@@ -98,6 +160,117 @@ export function Editor(props: EditorProps) {
   useEffect(() => onSpecChange(spec), [spec, onSpecChange]);
 
   const selected = useMemo(() => state.view.nodes.filter((n) => n.selected), [state.view.nodes]);
+  const selectedOps = selected.filter((n) => n.type === "op").length;
+
+  // ---- Blocks: make one of the selection, place one from the library, upgrade, open ----
+  const [making, setMaking] = useState<{ ids: Set<string>; problem: string | null; busy: boolean } | null>(null);
+  const [blockProblem, setBlockProblem] = useState<string | null>(null);
+
+  const openMakeBlock = useCallback(() => {
+    if (readOnly) return;
+    const ids = new Set(store.getState().view.nodes.filter((n) => n.selected && n.type === "op").map((n) => n.id));
+    if (ids.size) setMaking({ ids, problem: null, busy: false });
+  }, [readOnly, store]);
+
+  const confirmMakeBlock = useCallback(
+    async (req: MakeBlockRequest) => {
+      if (!making) return;
+      let made;
+      try {
+        made = makeBlock(store.getState().view, making.ids, req, opsByName);
+      } catch (e) {
+        setMaking({ ...making, problem: (e as Error).message });
+        return;
+      }
+      setMaking({ ...making, problem: null, busy: true });
+      try {
+        await blocksApi.create(team, req.name, req.description ?? "", made.block);
+      } catch (e) {
+        setMaking({ ...making, problem: messageOf(e), busy: false });
+        return;
+      }
+      try {
+        // One undo step brings the selection back (the block stays in the library).
+        store.edit((d) => makeBlock(d, making.ids, req, opsByName).doc);
+      } catch (e) {
+        setBlockProblem(e instanceof BlockError ? e.message : String(e));
+      }
+      setMaking(null);
+      setPanel("inspector");
+      onLibraryChange();
+    },
+    [making, onLibraryChange, opsByName, store, team],
+  );
+
+  const placeBlock = useCallback(
+    async (lib: { id: number; version: number; name: string }, at?: { x: number; y: number }) => {
+      if (readOnly) return;
+      let position = at;
+      if (!position) {
+        const box = wrapper.current?.getBoundingClientRect();
+        const center = box ? { x: box.left + box.width / 2, y: box.top + box.height / 2 } : { x: 400, y: 300 };
+        position = flow.screenToFlowPosition(center);
+      }
+      const corner = { x: position.x - NODE_WIDTH / 2, y: position.y - NODE_HEIGHT / 2 };
+      try {
+        const v = await blocksApi.version(lib.id, lib.version);
+        store.edit((d) => placeInstance(d, definitionOf(v, lib.name), v.dependencies ?? [], corner).doc);
+        setBlockProblem(null);
+        setPanel("inspector");
+      } catch (e) {
+        setBlockProblem(`Could not place ${lib.name} v${lib.version}: ${messageOf(e)}`);
+      }
+    },
+    [flow, readOnly, store],
+  );
+
+  const blockActions = useMemo(
+    () => ({
+      library,
+      problem: blockProblem,
+      upgrade: async (nodeId: string, version: number) => {
+        const node = store.getState().view.nodes.find((n) => n.id === nodeId);
+        const ref = node?.type === "op" ? parseBlockRef(node.data.op) : null;
+        const lib = ref ? library?.find((b) => b.name === ref.name) : undefined;
+        if (!ref || !lib) return;
+        try {
+          const v = await blocksApi.version(lib.id, version);
+          store.edit((d) => upgradeInstances(d, definitionOf(v, lib.name), v.dependencies ?? [], [nodeId]));
+          setBlockProblem(null);
+        } catch (e) {
+          setBlockProblem(`Could not upgrade ${nodeId}: ${messageOf(e)}`);
+        }
+      },
+      open: (nodeId: string) => {
+        const view = store.getState().view;
+        const node = view.nodes.find((n) => n.id === nodeId);
+        if (node?.type !== "op") return;
+        const all = docBlocks(view);
+        const block = blocksByRef(all).get(node.data.op);
+        if (!block) {
+          setBlockProblem(`The definition of ${node.data.op} is not in this graph.`);
+          return;
+        }
+        // Each block input receives what the wire into that slot carries.
+        const report = reportRef.current;
+        const inputShapes = block.inputs.map((_, k) => {
+          const e = view.edges.find((x) => x.target === nodeId && handleIndex(x.targetHandle) === k);
+          if (!e) return null;
+          const info = report?.nodes[e.source];
+          const port = /^out(\d+)$/.exec(e.sourceHandle ?? "");
+          return (port ? info?.ports?.[Number(port[1])] : info?.shape) ?? null;
+        });
+        onOpenBlock({
+          instance: nodeId,
+          block,
+          dependencies: usedBlocks(block.nodes, all),
+          inputShapes,
+          values: { ...(node.data.params ?? {}) },
+        });
+      },
+    }),
+    [blockProblem, library, onOpenBlock, store],
+  );
 
   const addOp = useCallback(
     (op: string, at?: { x: number; y: number }, anchor: "center" | "corner" = "center") => {
@@ -354,7 +527,18 @@ export function Editor(props: EditorProps) {
               <button type="button" data-testid="fit-view" aria-label="Zoom to fit (F)" title="Zoom to fit (F)" onClick={() => fit()}>
                 Fit
               </button>
-              {!readOnly && TEMPLATES.length > 0 && (
+              {!readOnly && (
+                <button
+                  type="button"
+                  data-testid="make-block"
+                  title="Make a block of the selected nodes (it goes to the team's library)"
+                  disabled={selectedOps === 0}
+                  onClick={openMakeBlock}
+                >
+                  Make block…
+                </button>
+              )}
+              {!readOnly && !blockMode && TEMPLATES.length > 0 && (
                 <select aria-label="Load a template" data-testid="template-select" value="" onChange={(e) => loadTemplate(e.target.value)}>
                   <option value="">Template…</option>
                   {TEMPLATES.map((t) => (
@@ -366,25 +550,48 @@ export function Editor(props: EditorProps) {
               )}
               <span className="spacer" />
               <div className="tabs" role="tablist" aria-label="Side panel">
-                {(["inspector", "revisions", "code"] as SidePanel[]).map((p) => (
+                {(blockMode ? (["inspector", "code"] as SidePanel[]) : (["inspector", "revisions", "code"] as SidePanel[])).map((p) => (
                   <button key={p} type="button" role="tab" aria-selected={panel === p} data-testid={`tab-${p}`} className={panel === p ? "active" : undefined} onClick={() => setPanel(p)}>
                     {p === "inspector" ? "Parameters" : p === "revisions" ? "Revisions" : "Code"}
                   </button>
                 ))}
               </div>
-              {!readOnly && (
+              {blockMode && (
+                <>
+                  <span className="block-mode-title" data-testid="block-mode-title">
+                    {blockMode.title}
+                  </span>
+                  <button type="button" data-testid="block-close" onClick={blockMode.onClose}>
+                    Back to the graph
+                  </button>
+                  {!readOnly && (
+                    <button type="button" className="primary" data-testid="block-save-version" disabled={!blockMode.canSave || blockMode.saving} onClick={blockMode.onSaveVersion}>
+                      {blockMode.saving ? "Saving…" : "Save block version"}
+                    </button>
+                  )}
+                </>
+              )}
+              {!readOnly && !blockMode && (
                 <button type="button" className="primary" data-testid="save" aria-label="Save a revision (Ctrl-S)" title="Save a revision (Ctrl-S)" disabled={!props.dirty} onClick={onSave}>
                   Save
                 </button>
               )}
-              {!readOnly && <TrainButton graphId={graphId} savedRevision={props.savedRevision} dirty={props.dirty} valid={check.report && !check.pending ? check.report.valid : null} />}
+              {!readOnly && !blockMode && <TrainButton graphId={graphId} savedRevision={props.savedRevision} dirty={props.dirty} valid={check.report && !check.pending ? check.report.valid : null} />}
             </div>
             {props.banner}
             <div
               className={panel === "code" && codeWidth !== null ? "editor-body side-resized" : "editor-body"}
               style={panel === "code" && codeWidth !== null ? ({ "--side-width": `${codeWidth}px` } as React.CSSProperties) : undefined}
             >
-              <Palette ops={ops} categories={props.categories} disabled={readOnly} onInsert={(op) => addOp(op)} />
+              <Palette
+                ops={ops}
+                categories={props.categories}
+                disabled={readOnly}
+                onInsert={(op) => addOp(op)}
+                library={library}
+                libraryProblem={props.libraryProblem}
+                onPlaceBlock={(b) => void placeBlock({ id: b.id, version: b.latest_version, name: b.name })}
+              />
               <div
                 className="canvas"
                 ref={wrapper}
@@ -396,12 +603,20 @@ export function Editor(props: EditorProps) {
                   if ((e.target as HTMLElement).classList.contains("react-flow__pane")) openInsert({ x: e.clientX, y: e.clientY });
                 }}
                 onDragOver={(e) => {
-                  if (e.dataTransfer.types.includes(OP_MIME)) {
+                  if (e.dataTransfer.types.includes(OP_MIME) || e.dataTransfer.types.includes(BLOCK_MIME)) {
                     e.preventDefault();
                     e.dataTransfer.dropEffect = "copy";
                   }
                 }}
                 onDrop={(e) => {
+                  const dragged = e.dataTransfer.getData(BLOCK_MIME);
+                  if (dragged) {
+                    e.preventDefault();
+                    const { id, version } = JSON.parse(dragged) as { id: number; version: number };
+                    const lib = library?.find((b) => b.id === id);
+                    if (lib) void placeBlock({ id, version, name: lib.name }, flow.screenToFlowPosition({ x: e.clientX, y: e.clientY }));
+                    return;
+                  }
                   const op = e.dataTransfer.getData(OP_MIME);
                   if (!op) return;
                   e.preventDefault();
@@ -417,6 +632,17 @@ export function Editor(props: EditorProps) {
                   onEdgesChange={store.onEdgesChange}
                   onConnect={onConnect}
                   onConnectEnd={onConnectEnd}
+                  onSelectionContextMenu={(e) => {
+                    if (readOnly) return;
+                    e.preventDefault();
+                    openMakeBlock();
+                  }}
+                  onNodeContextMenu={(e, node) => {
+                    // A right click on one of several selected nodes offers the same as on the selection box.
+                    if (readOnly || !node.selected || store.getState().view.nodes.filter((n) => n.selected && n.type === "op").length < 2) return;
+                    e.preventDefault();
+                    openMakeBlock();
+                  }}
                   isValidConnection={isValidConnection}
                   nodesDraggable={!readOnly}
                   nodesConnectable={!readOnly}
@@ -470,12 +696,24 @@ export function Editor(props: EditorProps) {
                 )}
               </div>
               <aside className="side" aria-label="Details" ref={side}>
-                {panel === "inspector" && <Inspector selected={selected} ops={opsByName} readOnly={readOnly} actions={actions} />}
-                {panel === "revisions" && <RevisionsPanel graphId={graphId} refreshKey={props.revisionsKey} current={props.savedRevision} onRestore={props.onRestore} />}
-                {panel === "code" && <CodePanel spec={spec} specKey={modelKey} />}
+                {panel === "inspector" && (
+                  <Inspector selected={selected} ops={opsByName} readOnly={readOnly} actions={actions} blockActions={blockActions} onMakeBlock={openMakeBlock} />
+                )}
+                {panel === "revisions" && !blockMode && <RevisionsPanel graphId={graphId} refreshKey={props.revisionsKey} current={props.savedRevision} onRestore={props.onRestore} />}
+                {panel === "code" && <CodePanel spec={checkSpec} specKey={modelKey} />}
               </aside>
             </div>
             <StatusBar saveState={props.saveState} readOnly={readOnly} />
+            {making && (
+              <MakeBlockDialog
+                rows={exposableParams(state.view, making.ids, opsByName)}
+                selectedCount={making.ids.size}
+                problem={making.problem}
+                busy={making.busy}
+                onConfirm={(req) => void confirmMakeBlock(req)}
+                onCancel={() => setMaking(null)}
+              />
+            )}
           </div>
         </ReadOnlyContext.Provider>
       </CheckContext.Provider>

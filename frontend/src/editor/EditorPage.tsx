@@ -8,14 +8,31 @@ import { ApiError, api } from "../api/client";
 import type { GraphSpec, GraphSummary, OpSchema } from "../api/types";
 import { TopBar } from "../auth/TopBar";
 import { useSession } from "../auth/session";
+import { type BlockSpec, withBlockDefaults, type LibraryBlock, bindParams, blockToSpec, blocksApi, definitionOf, instancesOf, specToBlock, upgradeInstances } from "./blocks";
 import { EMPTY_SPEC, canonicalJson, docToSpec, modelPart, normalizeSpec, specToDoc } from "./convert";
 import { clearDraft, type Draft, loadDraft, storeDraft } from "./draft";
 import { CompareContext, DiffPanel } from "./DiffPanel";
-import { Editor } from "./Editor";
+import { type BlockMode, Editor, type OpenBlock } from "./Editor";
 import { type LatestInfo, type StaleBase, newerThanOpen, parseStaleBase, saveRevisionOnBase, savedSentence } from "./staleSave";
 import { EditorStore } from "./store";
 
 const EMPTY_BASELINE = docToSpec(specToDoc(EMPTY_SPEC));
+
+/** A block's body open for editing, on top of the graph (or of the body it was opened from). */
+interface BlockEdit {
+  open: OpenBlock;
+  store: EditorStore;
+  saving: boolean;
+  problem: string | null;
+}
+
+/** A block version just saved: the canvas below offers to move its instances to it. */
+interface UpgradeOffer {
+  library: LibraryBlock;
+  version: number;
+}
+
+function noSpecChange(): void {}
 /** How often the open editor asks whether a teammate saved (only while the tab is visible). */
 const POLL_MS = 5000;
 
@@ -63,6 +80,10 @@ export default function EditorPage({ graphId }: { graphId: number }) {
   /** A newer revision a teammate saved while this one is open. */
   const [remote, setRemote] = useState<LatestInfo | null>(null);
   const [diff, setDiff] = useState<{ from: number; to: number } | null>(null);
+  const [library, setLibrary] = useState<LibraryBlock[] | null>(null);
+  const [libraryProblem, setLibraryProblem] = useState<string | null>(null);
+  const [blockEdits, setBlockEdits] = useState<BlockEdit[]>([]);
+  const [upgradeOffer, setUpgradeOffer] = useState<UpgradeOffer | null>(null);
   const openRevision = useRef<number | null>(null);
   openRevision.current = saved.revision;
   const readOnly = !canEdit;
@@ -91,6 +112,71 @@ export default function EditorPage({ graphId }: { graphId: number }) {
       live = false;
     };
   }, [graphId, readOnly]);
+
+  const team = loaded?.graph.team ?? null;
+  const refreshLibrary = useCallback(() => {
+    if (team === null) return;
+    blocksApi
+      .list(team)
+      .then((blocks) => {
+        setLibrary(blocks.filter((b) => b.team === undefined || b.team === team));
+        setLibraryProblem(null);
+      })
+      .catch((e) => setLibraryProblem(`Team blocks: ${(e as Error).message}`));
+  }, [team]);
+  useEffect(() => refreshLibrary(), [refreshLibrary]);
+
+  const onOpenBlock = useCallback((open: OpenBlock) => {
+    const body = blockToSpec(open.block, open.inputShapes, open.dependencies);
+    setUpgradeOffer(null);
+    setBlockEdits((edits) => [...edits, { open, store: new EditorStore(specToDoc(body as GraphSpec)), saving: false, problem: null }]);
+  }, []);
+  const topEdit = blockEdits.length ? blockEdits[blockEdits.length - 1] : null;
+  const closeBlock = useCallback(() => {
+    if (!topEdit) return;
+    if (topEdit.store.getState().canUndo && !window.confirm(`Leave the body of ${topEdit.open.block.name}? Its changes are not saved as a version.`)) return;
+    setBlockEdits((edits) => edits.filter((e) => e.store !== topEdit.store));
+  }, [topEdit]);
+
+  const saveBlockVersion = useCallback(async () => {
+    if (!topEdit) return;
+    const { block } = topEdit.open;
+    const lib = library?.find((b) => b.name === block.name);
+    if (!lib) return;
+    // An edit is known by its store: patching it makes a new object.
+    const patch = (p: Partial<BlockEdit>) => setBlockEdits((edits) => edits.map((e) => (e.store === topEdit.store ? { ...e, ...p } : e)));
+    patch({ saving: true, problem: null });
+    const definition: BlockSpec = specToBlock(withBlockDefaults(docToSpec(topEdit.store.getState().committed)), block);
+    try {
+      const saved = await blocksApi.saveVersion(lib.id, definition);
+      setBlockEdits((edits) => edits.filter((e) => e.store !== topEdit.store));
+      setUpgradeOffer({ library: lib, version: saved.number });
+      refreshLibrary();
+    } catch (e) {
+      const err = e as ApiError;
+      const fields = err.fields ? Object.entries(err.fields).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join("; ") : String(v)}`) : [];
+      patch({ saving: false, problem: [err.message, ...fields].join(" · ") });
+    }
+  }, [library, refreshLibrary, topEdit]);
+
+  const bodyCheck = useMemo(() => {
+    if (!topEdit) return null;
+    const { block, values } = topEdit.open;
+    return (spec: GraphSpec) => bindParams(spec, block, values);
+  }, [topEdit?.open]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  /** The store the upgrade offer applies to: the body below the one just saved, or the graph. */
+  const offerStore = topEdit?.store ?? store;
+  const acceptUpgrade = useCallback(async () => {
+    if (!upgradeOffer || !offerStore) return;
+    try {
+      const v = await blocksApi.version(upgradeOffer.library.id, upgradeOffer.version);
+      offerStore.edit((d) => upgradeInstances(d, definitionOf(v, upgradeOffer.library.name), v.dependencies ?? []));
+      setUpgradeOffer(null);
+    } catch (e) {
+      setSaveError((e as Error).message);
+    }
+  }, [offerStore, upgradeOffer]);
 
   const dirty = useMemo(() => {
     if (!current) return false;
@@ -300,13 +386,57 @@ export default function EditorPage({ graphId }: { graphId: number }) {
       </div>
     ) : null;
 
+  const offerCount = upgradeOffer && offerStore ? instancesOf(offerStore.getState().view, upgradeOffer.library.name).filter((n) => n.data.op !== `${upgradeOffer.library.name}@${upgradeOffer.version}`).length : 0;
+  const upgradeBanner =
+    upgradeOffer && offerCount > 0 ? (
+      <div className="banner" role="status" data-testid="upgrade-offer">
+        <span>
+          {upgradeOffer.library.name} v{upgradeOffer.version} is saved in the team library.
+        </span>
+        <button type="button" data-testid="upgrade-offer-accept" onClick={() => void acceptUpgrade()}>
+          Upgrade the {offerCount === 1 ? "instance" : `${offerCount} instances`} here to v{upgradeOffer.version}
+        </button>
+        <button type="button" data-testid="upgrade-offer-dismiss" onClick={() => setUpgradeOffer(null)}>
+          Not now
+        </button>
+      </div>
+    ) : null;
+
   const banner =
-    draftBanner || remoteBanner ? (
+    draftBanner || remoteBanner || upgradeBanner ? (
       <>
         {remoteBanner}
         {draftBanner}
+        {upgradeBanner}
       </>
     ) : null;
+
+  const blockMode: BlockMode | undefined =
+    topEdit && bodyCheck
+      ? {
+          title: `Block ${topEdit.open.block.name} v${topEdit.open.block.version} (opened from ${topEdit.open.instance})`,
+          checkSpec: bodyCheck,
+          canSave: !!library?.some((b) => b.name === topEdit.open.block.name),
+          saving: topEdit.saving,
+          problem: topEdit.problem,
+          onSaveVersion: () => void saveBlockVersion(),
+          onClose: closeBlock,
+        }
+      : undefined;
+  const blockBanner = blockMode ? (
+    <>
+      <div className="banner" role="status" data-testid="block-mode-banner">
+        Editing the body of {topEdit!.open.block.name} v{topEdit!.open.block.version}: its inputs are the graph inputs here, shaped as {topEdit!.open.instance} receives them.
+        {!blockMode.canSave && " It is not in your team's library, so it cannot get a new version."}
+      </div>
+      {blockMode.problem && (
+        <div className="banner error" role="alert" data-testid="block-save-error">
+          {blockMode.problem}
+        </div>
+      )}
+      {upgradeBanner}
+    </>
+  ) : null;
 
   const staleDialog = stale ? (
     <div className="stale-backdrop">
@@ -359,21 +489,52 @@ export default function EditorPage({ graphId }: { graphId: number }) {
       ) : (
         <CompareContext.Provider value={openDiff}>
           <ReactFlowProvider>
-            <Editor
-              graphId={graphId}
-              store={store}
-              ops={loaded.ops}
-              categories={loaded.categories}
-              readOnly={readOnly}
-              saveState={saveState}
-              dirty={dirty}
-              savedRevision={saved.revision}
-              revisionsKey={revisionsKey}
-              onSpecChange={onSpecChange}
-              onSave={onSave}
-              onRestore={restore}
-              banner={banner}
-            />
+            {topEdit && blockMode ? (
+              <Editor
+                key={`block-${blockEdits.length}`}
+                graphId={graphId}
+                store={topEdit.store}
+                ops={loaded.ops}
+                categories={loaded.categories}
+                readOnly={readOnly}
+                saveState="Block body · “Save block version” adds it to the library"
+                dirty={false}
+                savedRevision={saved.revision}
+                revisionsKey={revisionsKey}
+                onSpecChange={noSpecChange}
+                onSave={blockMode.onSaveVersion}
+                onRestore={restore}
+                banner={blockBanner}
+                team={loaded.graph.team}
+                library={library}
+                libraryProblem={libraryProblem}
+                onLibraryChange={refreshLibrary}
+                onOpenBlock={onOpenBlock}
+                blockMode={blockMode}
+              />
+            ) : (
+              <Editor
+                key="graph"
+                graphId={graphId}
+                store={store}
+                ops={loaded.ops}
+                categories={loaded.categories}
+                readOnly={readOnly}
+                saveState={saveState}
+                dirty={dirty}
+                savedRevision={saved.revision}
+                revisionsKey={revisionsKey}
+                onSpecChange={onSpecChange}
+                onSave={onSave}
+                onRestore={restore}
+                banner={banner}
+                team={loaded.graph.team}
+                library={library}
+                libraryProblem={libraryProblem}
+                onLibraryChange={refreshLibrary}
+                onOpenBlock={onOpenBlock}
+              />
+            )}
           </ReactFlowProvider>
         </CompareContext.Provider>
       )}

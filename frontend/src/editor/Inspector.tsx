@@ -2,6 +2,7 @@
 import { memo, useEffect, useState } from "react";
 import type { OpSchema, ParamSchema, ValidationError } from "../api/types";
 import { formatCount, formatShape } from "../format";
+import { type LibraryBlock, isParamRef, newerVersion, parseBlockRef } from "./blocks";
 import { useCheck } from "./context";
 import type { CanvasNode, InputNode, OpNode } from "./model";
 import { type FieldModel, type SizeMode, UNSET, fieldFor, formatValue, parseParam, sizeModeOf, sizeParts, sizeTextFor } from "./paramForm";
@@ -9,6 +10,15 @@ import { type FieldModel, type SizeMode, UNSET, fieldFor, formatValue, parsePara
 export interface InspectorActions {
   setParam: (nodeId: string, name: string, value: unknown | typeof UNSET, visit: number) => void;
   setInput: (nodeId: string, patch: { shape?: number[]; dtype?: string }, visit: number) => void;
+}
+
+/** What the Inspector offers on a block instance: the team library, upgrade and open. */
+export interface BlockActions {
+  library: LibraryBlock[] | null;
+  upgrade: (nodeId: string, version: number) => void;
+  open: (nodeId: string) => void;
+  /** An error of the last upgrade or open, shown under the buttons. */
+  problem: string | null;
 }
 
 function sameValue(a: unknown, b: unknown): boolean {
@@ -210,17 +220,30 @@ function OpForm({ node, op, readOnly, actions }: { node: OpNode; op: OpSchema | 
   if (op.params.length === 0) return <p className="muted">{op.name} has no parameters.</p>;
   return (
     <>
-      {op.params.map((p) => (
-        <ParamField
-          key={`${node.id}.${p.name}`}
-          nodeId={node.id}
-          param={p}
-          value={node.data.params?.[p.name]}
-          serverErrors={errors.filter((e) => e.field === p.name)}
-          readOnly={readOnly}
-          onValue={(v, visit) => actions.setParam(node.id, p.name, v, visit)}
-        />
-      ))}
+      {op.params.map((p) => {
+        const value = node.data.params?.[p.name];
+        // Inside a block's body: the param follows a block parameter, set on each instance.
+        if (isParamRef(value))
+          return (
+            <div className="field" key={`${node.id}.${p.name}`} data-testid={`param-bound-${p.name}`}>
+              <label>{p.name.replace(/_/g, " ")}</label>
+              <p className="muted small">
+                set by the block parameter <strong>{value.$param}</strong> of each instance
+              </p>
+            </div>
+          );
+        return (
+          <ParamField
+            key={`${node.id}.${p.name}`}
+            nodeId={node.id}
+            param={p}
+            value={node.data.params?.[p.name]}
+            serverErrors={errors.filter((e) => e.field === p.name)}
+            readOnly={readOnly}
+            onValue={(v, visit) => actions.setParam(node.id, p.name, v, visit)}
+          />
+        );
+      })}
     </>
   );
 }
@@ -230,11 +253,15 @@ export const Inspector = memo(function Inspector({
   ops,
   readOnly,
   actions,
+  blockActions,
+  onMakeBlock,
 }: {
   selected: CanvasNode[];
   ops: Map<string, OpSchema>;
   readOnly: boolean;
   actions: InspectorActions;
+  blockActions?: BlockActions;
+  onMakeBlock?: () => void;
 }) {
   const check = useCheck();
   if (selected.length === 0)
@@ -249,11 +276,24 @@ export const Inspector = memo(function Inspector({
         <p>Drag an op from the palette, or double-click the canvas (or press “/”) to insert one.</p>
       </div>
     );
-  if (selected.length > 1) return <p className="muted">{selected.length} nodes selected. Ctrl-C copies them, Delete removes them.</p>;
+  if (selected.length > 1)
+    return (
+      <div className="inspector-empty">
+        <p className="muted">{selected.length} nodes selected. Ctrl-C copies them, Delete removes them.</p>
+        {onMakeBlock && !readOnly && (
+          <button type="button" data-testid="inspector-make-block" onClick={onMakeBlock}>
+            Make block…
+          </button>
+        )}
+      </div>
+    );
   const node = selected[0];
   const info = check.report?.nodes[node.id];
   const nodeErrors = (check.errorsByNode.get(node.id) ?? []).filter((e) => !e.field || node.type !== "op" || !ops.get(node.data.op)?.params.some((p) => p.name === e.field));
-  const title = node.type === "op" ? node.data.op : node.type === "input" ? "Input" : "Output";
+  const block = node.type === "op" ? parseBlockRef(node.data.op) : null;
+  const title = block ? `Block ${block.name} v${block.version}` : node.type === "op" ? node.data.op : node.type === "input" ? "Input" : "Output";
+  const newer = block && node.type === "op" && blockActions?.library ? newerVersion(blockActions.library, node.data.op) : null;
+  const inLibrary = !!block && !!blockActions?.library?.some((b) => b.name === block.name);
   return (
     <form className="inspector-form" data-testid="inspector" aria-label={`Parameters of ${node.id}`} onSubmit={(e) => e.preventDefault()}>
       <h2>
@@ -272,6 +312,24 @@ export const Inspector = memo(function Inspector({
         </p>
       ))}
       {node.type === "op" && <OpForm node={node} op={ops.get(node.data.op)} readOnly={readOnly} actions={actions} />}
+      {block && blockActions && (
+        <div className="block-actions" data-testid="block-actions" style={{ display: "flex", flexWrap: "wrap", gap: 6, marginTop: 10 }}>
+          {newer && !readOnly && (
+            <button type="button" data-testid="block-upgrade" onClick={() => blockActions.upgrade(node.id, newer.version)}>
+              Upgrade to v{newer.version}
+            </button>
+          )}
+          <button type="button" data-testid="block-open" onClick={() => blockActions.open(node.id)}>
+            Open block
+          </button>
+          {blockActions.library && !inLibrary && <p className="muted small">This block is not in your team's library; its definition travels with the graph.</p>}
+          {blockActions.problem && (
+            <p className="field-error" role="alert">
+              {blockActions.problem}
+            </p>
+          )}
+        </div>
+      )}
       {node.type === "input" && <InputForm node={node} readOnly={readOnly} actions={actions} />}
       {node.type === "output" && <p className="muted">Wire the node whose value the model returns into this output.</p>}
     </form>

@@ -1,8 +1,11 @@
 // The op palette: the server's catalog grouped by category, searchable, drag onto the canvas or press Enter.
 import { memo, useMemo, useState } from "react";
 import type { OpSchema } from "../api/types";
+import { BLOCK_CATEGORY, type LibraryBlock } from "./blocks";
 
 export const OP_MIME = "application/x-netloom-op";
+/** A team block dragged from the palette: `{"id": 7, "version": 2}`. */
+export const BLOCK_MIME = "application/x-netloom-block";
 
 /** How well an op matches: its name, its PyTorch name (nn.Conv2d, torch.split), its category, its search words, its help. */
 function matchScore(op: OpSchema, q: string): number {
@@ -41,11 +44,18 @@ export const Palette = memo(function Palette({
   categories,
   disabled,
   onInsert,
+  library,
+  libraryProblem,
+  onPlaceBlock,
 }: {
   ops: OpSchema[];
   categories?: string[];
   disabled: boolean;
   onInsert: (op: string) => void;
+  /** The team's blocks (null while loading). */
+  library?: LibraryBlock[] | null;
+  libraryProblem?: string | null;
+  onPlaceBlock?: (block: LibraryBlock) => void;
 }) {
   const [query, setQuery] = useState("");
   const groups = useMemo(() => {
@@ -58,10 +68,44 @@ export const Palette = memo(function Palette({
     // With a query the best match leads; without one, the catalog's category order.
     return query.trim() ? [...by.entries()] : [...by.entries()].sort(([a], [b]) => order(a) - order(b));
   }, [ops, query, categories]);
+  const blocks = useMemo(() => {
+    const q = query.trim().toLowerCase();
+    return (library ?? []).filter((b) => !q || b.name.toLowerCase().includes(q) || (b.description ?? "").toLowerCase().includes(q));
+  }, [library, query]);
   return (
     <aside className="palette" aria-label="Operations" data-testid="palette">
       <input className="palette-search" type="search" placeholder="Search ops…" aria-label="Search ops" data-testid="palette-search" value={query} onChange={(e) => setQuery(e.target.value)} />
       <div className="palette-groups">
+        {onPlaceBlock && (
+          <section className="palette-group" data-testid="palette-blocks">
+            <h3>{BLOCK_CATEGORY}</h3>
+            {library === null && !libraryProblem && <p className="muted small">Loading…</p>}
+            {libraryProblem && <p className="error small">{libraryProblem}</p>}
+            {library && library.length === 0 && !query.trim() && <p className="muted small">None yet: select nodes and “Make block…”.</p>}
+            <ul>
+              {blocks.map((b) => (
+                <li key={b.id}>
+                  <button
+                    type="button"
+                    className="palette-item palette-block"
+                    data-testid={`palette-block-${b.name}`}
+                    title={b.description || `block ${b.name}`}
+                    aria-label={`Add block ${b.name} v${b.latest_version}`}
+                    disabled={disabled}
+                    draggable={!disabled}
+                    onDragStart={(e) => {
+                      e.dataTransfer.setData(BLOCK_MIME, JSON.stringify({ id: b.id, version: b.latest_version }));
+                      e.dataTransfer.effectAllowed = "copy";
+                    }}
+                    onClick={() => onPlaceBlock(b)}
+                  >
+                    {b.name} <span className="muted small">v{b.latest_version}</span>
+                  </button>
+                </li>
+              ))}
+            </ul>
+          </section>
+        )}
         {groups.map(([category, items]) => (
           <section key={category} className="palette-group">
             <h3>{category}</h3>

@@ -1,4 +1,5 @@
 // Copy and paste a selection: nodes get fresh ids, wires between copied nodes come along.
+import { parseBlockRef } from "./blocks";
 import { idBase, nextId } from "./ids";
 import { type CanvasDoc, type CanvasEdge, type CanvasNode, OUTPUT_PREFIX, edgeId, handleIndex } from "./model";
 
@@ -24,7 +25,7 @@ export function pasteFragment(doc: CanvasDoc, fragment: Fragment, offset: { x: n
       do id = `${OUTPUT_PREFIX}${++outputs}`;
       while (taken.has(id));
     } else {
-      id = nextId(n.type === "op" ? idBase(n.data.op) : "input", taken);
+      id = nextId(n.type === "op" ? idBase(parseBlockRef(n.data.op)?.name ?? n.data.op) : "input", taken);
     }
     taken.add(id);
     rename.set(n.id, id);

@@ -1,5 +1,6 @@
 // Spec <-> canvas. The spec is what the server stores and checks; the canvas is what the user edits.
 import type { GraphSpec, InputSpec, NodeSpec, Position } from "../api/types";
+import { type BlockGraphSpec, type BlockSpec, usedBlocks } from "./blocks";
 import { layoutPositions } from "./layout";
 import {
   type CanvasDoc,
@@ -223,16 +224,22 @@ export function docToSpec(doc: CanvasDoc): GraphSpec {
     opOrder,
     new Map(opOrder.map((id) => [id, (opNodes.get(id)!.inputs ?? []).map((ref) => splitRef(ref).node)])),
   );
-  const spec: GraphSpec = {
-    ...(doc.extra as object),
-    version: 1,
+  const nodes = order.map((id) => opNodes.get(id)!);
+  // Only the block definitions still in use travel (a deleted or upgraded instance leaves its own behind);
+  // a spec with blocks is version 2, one without stays version 1 and hashes as before.
+  const { blocks: carried, ...extra } = doc.extra as { blocks?: BlockSpec[] };
+  const blocks = Array.isArray(carried) ? usedBlocks(nodes, carried) : [];
+  const spec: BlockGraphSpec = {
+    ...extra,
+    version: blocks.length ? 2 : 1,
     inputs,
-    nodes: order.map((id) => opNodes.get(id)!),
+    ...(blocks.length ? { blocks } : {}),
+    nodes,
     outputs: outputsUi.filter((o) => o.source !== null).map((o) => o.source as string),
     layout,
   };
   if (outputsUi.length) spec.ui = { ...((doc.extra.ui as object) ?? {}), [UI_OUTPUT_NODES]: outputsUi };
-  return spec;
+  return spec as GraphSpec;
 }
 
 /** The spec without canvas-only keys: what the model depends on. */
@@ -261,9 +268,18 @@ export const EMPTY_SPEC: GraphSpec = {
 
 /** The spec with the engine's defaults filled in, so "unsaved?" compares content, not spelling. */
 export function normalizeSpec(spec: GraphSpec): string {
+  const blocks = ((spec as BlockGraphSpec).blocks ?? []).map((b) => ({
+    description: "",
+    layout: {},
+    ui: {},
+    ...b,
+    params: b.params.map((p) => ({ description: "", ...p })),
+    nodes: b.nodes.map((n) => ({ params: {}, inputs: [], ...n })),
+  }));
   return canonicalJson({
     ...spec,
-    version: 1,
+    version: blocks.length ? 2 : 1,
+    blocks,
     inputs: spec.inputs.map((i) => ({ dtype: "float32", ...i })),
     nodes: (spec.nodes ?? []).map((n) => ({ params: {}, inputs: [], ...n })),
     outputs: spec.outputs ?? [],

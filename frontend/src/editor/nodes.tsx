@@ -2,6 +2,7 @@
 import { Handle, type NodeProps, type NodeTypes, Position, useNodeConnections, useUpdateNodeInternals } from "@xyflow/react";
 import { memo, useEffect, useMemo, useRef } from "react";
 import { formatCount, formatShape } from "../format";
+import { innerPath, isParamRef, parseBlockRef } from "./blocks";
 import { inputSlotCount, outputPortCount, reportPorts } from "./connect";
 import { useCheck, useOps } from "./context";
 import { handleIndex, type InputNode, type OpNode, type OutputNode } from "./model";
@@ -11,9 +12,17 @@ function ErrorList({ id }: { id: string }) {
   if (!errors?.length) return null;
   return (
     <ul className="node-errors" data-testid={`node-errors-${id}`} role="alert">
-      {errors.map((e, i) => (
-        <li key={i}>{e.field && !e.message.includes(e.field) ? `${e.field}: ${e.message}` : e.message}</li>
-      ))}
+      {errors.map((e, i) => {
+        // A problem inside a block instance names the inner node it sits on (path: instance first).
+        const inner = innerPath(e as { path?: unknown });
+        const text = e.field && !e.message.includes(e.field) ? `${e.field}: ${e.message}` : e.message;
+        return (
+          <li key={i}>
+            {inner && !e.message.includes(`node ${inner.split(" › ").pop()}`) && <strong className="node-error-path">{inner}: </strong>}
+            {text}
+          </li>
+        );
+      })}
     </ul>
   );
 }
@@ -22,7 +31,7 @@ function keyParams(params: Record<string, unknown> | undefined): string {
   if (!params) return "";
   return Object.entries(params)
     .slice(0, 3)
-    .map(([k, v]) => `${k}=${Array.isArray(v) ? `(${v.map((x) => (x === null ? "None" : String(x))).join(",")})` : String(v)}`)
+    .map(([k, v]) => `${k}=${isParamRef(v) ? `‹${v.$param}›` : Array.isArray(v) ? `(${v.map((x) => (x === null ? "None" : String(x))).join(",")})` : String(v)}`)
     .join("  ");
 }
 
@@ -70,6 +79,10 @@ function SourcePorts({ id, count, shapes }: { id: string; count: number; shapes:
   );
 }
 
+// Inline: the shared stylesheet is not the editor's; a block stands out by its border and badge.
+const BLOCK_NODE_STYLE: React.CSSProperties = { borderColor: "#7c4dcc", borderWidth: 2, boxShadow: "3px 3px 0 #d9ccf2" };
+const BLOCK_BADGE_STYLE: React.CSSProperties = { background: "#7c4dcc", color: "#fff", borderRadius: 3, padding: "0 4px", fontSize: 10, fontWeight: 600, textTransform: "uppercase" };
+
 export const OpNodeView = memo(function OpNodeView({ id, data, selected }: NodeProps<OpNode>) {
   const op = useOps().get(data.op);
   const check = useCheck();
@@ -80,7 +93,9 @@ export const OpNodeView = memo(function OpNodeView({ id, data, selected }: NodeP
   const outgoing = useNodeConnections({ handleType: "source" });
   const ports = reportPorts(info);
   const usedPorts = useMemo(() => outgoing.map((c) => c.sourceHandle ?? "out"), [outgoing]);
-  const portCount = op?.multi_output ? outputPortCount(ports, usedPorts) : 0;
+  // A block instance shows all its outputs before the first check says how many ports there are.
+  const blockOutputs = (op as { block_outputs?: number } | undefined)?.block_outputs ?? 0;
+  const portCount = op?.multi_output ? Math.max(outputPortCount(ports, usedPorts), blockOutputs) : 0;
   const updateInternals = useUpdateNodeInternals();
   // React Flow measures handles on mount; re-measure only when the number of input slots or output
   // ports changes (doing it on mount too costs a store update per node: seconds for a 200-node graph).
@@ -92,11 +107,28 @@ export const OpNodeView = memo(function OpNodeView({ id, data, selected }: NodeP
     updateInternals(id);
   }, [id, slots, portCount, updateInternals]);
   const hasErrors = (check.errorsByNode.get(id)?.length ?? 0) > 0;
+  // A block instance (op "Name@v"): a badge and "Name v1" instead of the op name, one handle per block input.
+  const block = parseBlockRef(data.op);
   return (
-    <div className={`node op-node${hasErrors ? " has-errors" : ""}${selected ? " selected" : ""}`} data-testid={`node-${id}`} data-op={data.op} title={op?.help}>
+    <div
+      className={`node op-node${block ? " block-node" : ""}${hasErrors ? " has-errors" : ""}${selected ? " selected" : ""}`}
+      data-testid={`node-${id}`}
+      data-op={data.op}
+      title={op?.help}
+      style={block ? BLOCK_NODE_STYLE : undefined}
+    >
       <TargetHandles id={id} count={slots} />
       <div className="node-head">
-        <span className="node-op">{data.op}</span>
+        {block ? (
+          <span className="node-op" data-testid={`block-title-${id}`}>
+            <span className="block-badge" style={BLOCK_BADGE_STYLE}>
+              block
+            </span>{" "}
+            {block.name} v{block.version}
+          </span>
+        ) : (
+          <span className="node-op">{data.op}</span>
+        )}
         <span className="node-id">{id}</span>
       </div>
       <div className="node-params">{keyParams(data.params)}</div>

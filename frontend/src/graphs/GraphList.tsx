@@ -5,7 +5,7 @@ import type { GraphSummary } from "../api/types";
 import { TopBar } from "../auth/TopBar";
 import { useSession } from "../auth/session";
 import { TEMPLATES } from "../editor/templates";
-import { importedSpec } from "./importSpec";
+import { type ImportedRun, importWeights, importedSpec, weightsProblem } from "./importSpec";
 import { navigate } from "../router";
 
 export function GraphList() {
@@ -15,6 +15,10 @@ export function GraphList() {
   const [name, setName] = useState("");
   const [template, setTemplate] = useState("");
   const [renaming, setRenaming] = useState<{ id: number; name: string } | null>(null);
+  // Optional weights for the next spec import (`--weights-out`): revision 1's first checkpoint.
+  const [weights, setWeights] = useState<File | null>(null);
+  const [imported, setImported] = useState<{ graph: GraphSummary; run: ImportedRun } | null>(null);
+  const [sending, setSending] = useState<string | null>(null);
 
   const load = useCallback(async () => {
     if (!team) return;
@@ -44,15 +48,36 @@ export function GraphList() {
     }
   }
 
-  // A spec file written by `python -m engine import model.py:Net ...` becomes a new graph.
+  // A spec file written by `python -m engine import model.py:Net ...` becomes a new graph; with
+  // its weights chosen too, they become a run's checkpoint `imported` (linked once sent).
   async function importFile(file: File | undefined) {
     if (!team || !file) return;
+    setImported(null);
+    let graph: GraphSummary | null = null;
     try {
+      const problem = weightsProblem(weights);
+      if (problem) throw new Error(problem);
       const { name: graphName, spec } = importedSpec(file.name, await file.text(), name);
-      const graph = await api.createGraph(team.id, graphName, spec);
-      navigate(`/graphs/${graph.id}`);
+      graph = await api.createGraph(team.id, graphName, spec);
+      if (!weights) {
+        navigate(`/graphs/${graph.id}`);
+        return;
+      }
+      setSending(`Sending ${weights.name}…`);
+      const run = await importWeights(graph.id, graph.latest_revision ?? 1, weights, (p) =>
+        setSending(`Sending ${weights.name}… ${p.total ? Math.round((100 * p.loaded) / p.total) : 0}%`),
+      );
+      setImported({ graph, run });
+      setWeights(null);
+      setError(null);
+      await load();
     } catch (err) {
-      setError(err instanceof ApiError ? err.message : (err as Error).message);
+      const message = err instanceof ApiError ? err.message : (err as Error).message;
+      // The graph stays when only its weights were refused: say so, so it is not imported twice.
+      setError(graph ? `Graph "${graph.name}" was created, but its weights were not imported: ${message}` : message);
+      if (graph) await load();
+    } finally {
+      setSending(null);
     }
   }
 
@@ -111,6 +136,26 @@ export function GraphList() {
                 }}
               />
             </label>
+            <label className="button" title="Optional, before the spec file: the weights `python -m engine import ... --weights-out` wrote, kept as a first checkpoint to fine-tune from">
+              {weights ? `Weights: ${weights.name}` : "Weights (.safetensors)…"}
+              <input
+                type="file"
+                accept=".safetensors"
+                data-testid="import-weights"
+                hidden
+                onChange={(e) => {
+                  const chosen = e.target.files?.[0] ?? null;
+                  setError(weightsProblem(chosen));
+                  setWeights(weightsProblem(chosen) ? null : chosen);
+                  e.target.value = "";
+                }}
+              />
+            </label>
+            {weights && (
+              <button type="button" aria-label="Do not import weights" onClick={() => setWeights(null)}>
+                ×
+              </button>
+            )}
           </form>
         )}
         {team && !canEdit && (
@@ -121,6 +166,37 @@ export function GraphList() {
         {error && (
           <p className="error" role="alert">
             {error}
+          </p>
+        )}
+        {sending && (
+          <p className="muted" role="status">
+            {sending}
+          </p>
+        )}
+        {imported && (
+          <p role="status" data-testid="imported-weights">
+            Imported{" "}
+            <a
+              href={`${import.meta.env.BASE_URL}graphs/${imported.graph.id}`}
+              onClick={(e) => {
+                e.preventDefault();
+                navigate(`/graphs/${imported.graph.id}`);
+              }}
+            >
+              {imported.graph.name}
+            </a>{" "}
+            with its weights: run{" "}
+            <a
+              href={`${import.meta.env.BASE_URL}runs/${imported.run.id}`}
+              data-testid="imported-run"
+              onClick={(e) => {
+                e.preventDefault();
+                navigate(`/runs/${imported.run.id}`);
+              }}
+            >
+              {imported.run.name}
+            </a>{" "}
+            holds them as checkpoint “imported”, to start a run from.
           </p>
         )}
         {graphs === null && team && <p className="muted">Loading…</p>}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { importedSpec } from "./importSpec";
+import { importedSpec, weightsProblem } from "./importSpec";
 
 const spec = { version: 1, inputs: [{ id: "x", shape: [4] }], nodes: [{ id: "fc", op: "Linear", inputs: ["x"], params: { out_features: 3 } }], outputs: ["fc"] };
 
@@ -16,5 +16,15 @@ describe("importedSpec", () => {
   it("says what is wrong with a file that is not a spec", () => {
     expect(() => importedSpec("model.py", "import torch", "")).toThrow(/model.py is not JSON/);
     expect(() => importedSpec("data.json", JSON.stringify({ rows: [] }), "")).toThrow(/no "nodes" list/);
+  });
+});
+
+describe("weightsProblem", () => {
+  it("takes a .safetensors file and refuses a pickle by name", () => {
+    expect(weightsProblem(null)).toBeNull();
+    expect(weightsProblem({ name: "init.safetensors", size: 10 })).toBeNull();
+    expect(weightsProblem({ name: "model.pt", size: 10 })).toMatch(/torch.save file \(pickle\)/);
+    expect(weightsProblem({ name: "weights.npz", size: 10 })).toMatch(/not a .safetensors file/);
+    expect(weightsProblem({ name: "empty.safetensors", size: 0 })).toMatch(/empty/);
   });
 });

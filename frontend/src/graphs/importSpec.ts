@@ -1,5 +1,7 @@
 // A spec file from `python -m engine import` (or `netloom graphs pull`) turned into a new graph's
-// name and spec; the server validates the spec itself and names the node at fault.
+// name and spec; the server validates the spec itself and names the node at fault. With the
+// weights it wrote (--weights-out), the graph's revision 1 gets a first checkpoint to fine-tune from.
+import { type UploadProgress, uploadForm } from "../api/client";
 import type { GraphSpec } from "../api/types";
 
 export interface ImportedSpec {
@@ -22,4 +24,34 @@ export function importedSpec(fileName: string, text: string, typedName: string):
   }
   const stem = fileName.replace(/\.json$/i, "").replace(/[._-]+/g, " ").trim();
   return { name: typedName.trim() || stem || "imported graph", spec: spec as GraphSpec };
+}
+
+/** Why a chosen weights file cannot be sent (null: it can): safetensors only, never a pickle. */
+export function weightsProblem(file: { name: string; size: number } | null | undefined): string | null {
+  if (!file) return null;
+  if (/\.(pt|pth|bin|ckpt|pkl)$/i.test(file.name)) {
+    return `${file.name} looks like a torch.save file (pickle), which the server never reads: save the state dict with safetensors (python -m engine import ... --weights-out weights.safetensors).`;
+  }
+  if (!/\.safetensors$/i.test(file.name)) return `${file.name} is not a .safetensors file.`;
+  if (file.size === 0) return `${file.name} is empty.`;
+  return null;
+}
+
+/** The run that holds imported weights as its checkpoint `imported`. */
+export interface ImportedRun {
+  id: number;
+  name: string;
+}
+
+/** POST a weights file as the first checkpoint of a graph revision; the run that holds it. */
+export async function importWeights(
+  graphId: number,
+  revision: number,
+  file: File,
+  onProgress: (p: UploadProgress) => void = () => undefined,
+): Promise<ImportedRun> {
+  const form = new FormData();
+  form.append("file", file, file.name);
+  const { data } = await uploadForm<ImportedRun>(`/api/graphs/${graphId}/revisions/${revision}/weights/`, form, onProgress);
+  return data;
 }
