@@ -17,8 +17,16 @@ from celery import signals
 from django.db import close_old_connections
 
 from webapp.celery import app
-from webapp.queues import RUNS_EXPLAIN, RUNS_EXPORT, RUNS_REAP, RUNS_TRAIN
+from webapp.queues import (
+    RUNS_EXPLAIN,
+    RUNS_EXPORT,
+    RUNS_REAP,
+    RUNS_TRAIN,
+    TRAIN_QUEUE,
+    TRAIN_QUEUES,
+)
 from webapp.runs import conf
+from webapp.runs.devices import device_label, host_name, this_worker
 from webapp.runs.evaluation import evaluation_record
 from webapp.runs.models import (
     TERMINAL_STATUSES,
@@ -41,6 +49,7 @@ from webapp.runs.services import (
     leftovers_sweep,
     metrics_json,
     run_cancel,
+    run_claim,
     run_export_complete,
     run_export_finish,
     run_export_write,
@@ -49,6 +58,9 @@ from webapp.runs.services import (
     run_log,
     run_reap,
     run_recipe_record,
+    worker_announce,
+    worker_forget,
+    worker_start,
 )
 from webapp.sweeps.services import TrialMonitor, trial_monitor
 from workers.recorder import RunCallbacks, RunRecorder
@@ -66,23 +78,65 @@ def _user_message(exc: BaseException) -> str:
     return f"internal error while training ({type(exc).__name__}: {exc}); the administrators have the details"
 
 
+def _token_claim(task: Any, run_id: int) -> tuple[int, str] | str:
+    """What a runs.train token gets this worker: (run id, lease token), or why it trains nothing.
+
+    The token names the run it was sent for (`run_id`), but the worker claims the fairest queued
+    run its devices fit (services.run_claim). Failing that, the named run itself when its
+    previous worker's lease has run out (a redelivered message before the reaper's pass).
+    A token from another need's queue than the claimed run's is sent on for the named run, so
+    every queued run keeps one.
+    """
+    worker = task.request.hostname or host_name()
+    devices = this_worker()
+    named = Run.objects.filter(pk=run_id).first()
+    cancelled = named is not None and named.cancel_requested and named.status in (
+        RunStatus.QUEUED, RunStatus.INTERRUPTED)
+    if cancelled:
+        run_cancel(run=named)
+    claimed = run_claim(worker=worker, devices=devices)
+    if claimed is not None:
+        _token_pass_on(task, named_id=run_id, claimed_id=claimed[0])
+        return claimed
+    if named is None:
+        return "missing"
+    named.refresh_from_db()
+    if named.status in TERMINAL_STATUSES:
+        return "cancelled" if cancelled else "done"
+    if named.status == RunStatus.QUEUED:
+        return "waiting"  # over its team's limit, or not fitting here: its team's next finish re-sends
+    if not devices.fits(kind=named.need_kind, devices=named.need_devices):
+        return "not fitting"
+    token = run_lease_take(run_id=run_id, worker=worker, device=device_label(devices, named.need_devices),
+                           statuses=(RunStatus.RUNNING, RunStatus.INTERRUPTED))
+    return (run_id, token) if token is not None else "leased elsewhere"
+
+
+def _token_pass_on(task: Any, *, named_id: int, claimed_id: int) -> None:
+    """Re-send the token for the named run when it came from another queue than the claimed run's."""
+    from webapp.queues import train_queue
+    from webapp.runs.services import run_token_send
+
+    taken_from = (getattr(task.request, "delivery_info", None) or {}).get("routing_key")
+    if not taken_from or taken_from not in TRAIN_QUEUES or claimed_id == named_id:
+        return
+    need = Run.objects.filter(pk=claimed_id).values_list("need_kind", "need_devices").first()
+    if need and train_queue(*need) != taken_from and Run.objects.filter(pk=named_id, status=RunStatus.QUEUED).exists():
+        run_token_send(run_id=named_id)
+
+
 @app.task(name=RUNS_TRAIN, bind=True, acks_late=True, reject_on_worker_lost=True)
 def train_run(self: Any, run_id: int) -> str:
-    """Train a run (or resume it from its last recorded checkpoint) while holding its lease."""
+    """Train the fairest queued run this worker fits (or resume it from its last recorded
+    checkpoint) while holding its lease; `run_id` is the run the token was sent for."""
     from engine.data import load_dataset
     from engine.train import train
 
-    run = Run.objects.select_related("graph_revision", "dataset").filter(pk=run_id).first()
-    if run is None:
-        return "missing"
-    if run.status in TERMINAL_STATUSES:
-        return "done"
-    if run.cancel_requested and run.status != RunStatus.RUNNING:
-        run_cancel(run=run)
-        return "cancelled"
-    token = run_lease_take(run_id=run_id, worker=self.request.hostname or "worker")
-    if token is None:
-        return "leased elsewhere"
+    claimed = _token_claim(self, run_id)
+    if isinstance(claimed, str):
+        return claimed
+    run_id, token = claimed
+    run = Run.objects.select_related("graph_revision", "dataset").get(pk=run_id)
 
     recorder = RunRecorder(run_id, token)
     recorder.progress(step=run.step, epoch=run.epoch, total_steps=run.total_steps)
@@ -94,11 +148,15 @@ def train_run(self: Any, run_id: int) -> str:
             run_recipe_record(run_id=run_id, lease_token=token, recipe=splits.info.recipe)
         # A sweep's trial reports each epoch's objective; its pruner may stop it (webapp.sweeps).
         monitor = trial_monitor(run_id)
-        result = train(
-            run.graph_revision.spec, splits, run.config,
-            out_dir=conf.run_dir(run_id), callbacks=[RunCallbacks(recorder), *([monitor] if monitor else [])],
-            sink=recorder, should_stop=_stop_check(recorder, monitor), **run_start_from(run=run),
-        )
+        if int(run.config.get("processes") or 1) > 1:
+            result = train_run_distributed(run=run, recipe=splits.info.recipe or recipe, recorder=recorder,
+                                           monitor=monitor)
+        else:
+            result = train(
+                run.graph_revision.spec, splits, run.config,
+                out_dir=conf.run_dir(run_id), callbacks=[RunCallbacks(recorder), *([monitor] if monitor else [])],
+                sink=recorder, should_stop=_stop_check(recorder, monitor), **run_start_from(run=run),
+            )
     except Exception as exc:
         logger.exception("run %s failed", run_id)
         recorder.close()
@@ -150,6 +208,48 @@ def _stop_check(recorder: RunRecorder, monitor: TrialMonitor | None) -> Any:
     if monitor is None:
         return recorder.should_stop
     return lambda: recorder.should_stop() or monitor.should_stop()
+
+
+def train_run_distributed(
+    *, run: Run, recipe: dict[str, Any], recorder: RunRecorder, monitor: TrialMonitor | None
+) -> Any:
+    """Train a run of `config.processes` ranks (engine.train.distributed) and return rank 0's result.
+
+    The ranks run engine code only; this process stays their parent: it tails rank 0's events
+    (JSON lines) into the recorder through the same RunCallbacks as a 1-process run, and turns
+    the recorder's stop check (cancel, lease lost) or the sweep's pruner into the ranks' stop file.
+    Files of the attempt: `runs/<id>/ranks/` (job.json, events.jsonl, rank-N.json, logs/).
+    """
+    from types import SimpleNamespace
+
+    from engine.train.distributed import launch
+
+    callbacks = RunCallbacks(recorder, step_delay=0.0)  # the ranks sleep RUNS_STEP_DELAY_SECONDS
+
+    def on_event(event: dict[str, Any]) -> None:
+        kind = event["type"]
+        if kind == "metric":
+            recorder.log(event["step"], event["epoch"], event["values"])
+            return
+        if kind not in ("train_start", "batch_end", "checkpoint", "validation"):
+            return
+        state = SimpleNamespace(step=event["step"], epoch=event["epoch"], epochs=event["epochs"],
+                                epoch_progress=event["epoch_progress"], total_steps=event["total_steps"])
+        if kind == "train_start":
+            callbacks.on_train_start(state)
+        elif kind == "batch_end":
+            callbacks.on_train_batch_end(state, None)
+        elif kind == "checkpoint":
+            callbacks.on_checkpoint(state, Path(event["path"]))
+        elif monitor is not None:
+            monitor.on_validation_end(state, event["metrics"])
+
+    start = {key: str(path) if path is not None else None for key, path in run_start_from(run=run).items()}
+    job = {"spec": run.graph_revision.spec, "data": recipe, "config": run.config,
+           "out_dir": str(conf.run_dir(run.pk)), "step_delay_s": float(conf.get("RUNS_STEP_DELAY_SECONDS")),
+           **start}
+    return launch(job, conf.run_dir(run.pk) / "ranks", on_event=on_event,
+                  should_stop=_stop_check(recorder, monitor))
 
 
 def best_weights_load(*, run: Run, result: Any) -> dict[str, Any] | None:
@@ -246,6 +346,16 @@ def reap_runs() -> list[int]:
 _reaper_started = threading.Event()
 
 
+_this_worker: dict[str, Any] = {}
+
+
+def _announce(**fields: Any) -> None:
+    """worker_announce for this worker (no-op before worker_ready named it)."""
+    if _this_worker:
+        worker_announce(hostname=_this_worker["hostname"], devices=_this_worker["devices"],
+                        queues=_this_worker["queues"], **fields)
+
+
 def _reaper_loop() -> None:
     interval = float(conf.get("RUNS_REAP_SECONDS"))
     try:  # what a crash of the last worker left behind (the reaper repeats it now and then)
@@ -255,6 +365,7 @@ def _reaper_loop() -> None:
     while True:
         try:
             close_old_connections()
+            _announce()  # the worker's heartbeat: GET /api/workers/ says it is alive
             run_reap()
         except Exception:
             logger.exception("reaper failed")
@@ -262,9 +373,53 @@ def _reaper_loop() -> None:
 
 
 @signals.worker_ready.connect
-def _start_reaper(**_: Any) -> None:
-    """Start this worker's reaper thread (once)."""
+def _start_reaper(sender: Any = None, **_: Any) -> None:
+    """Announce this worker (its devices and queues), take back what its dead predecessor of the
+    same name still holds, and start its reaper thread (once)."""
     if _reaper_started.is_set():
         return
     _reaper_started.set()
+    hostname = getattr(sender, "hostname", None) or host_name()
+    queues = sorted(sender.app.amqp.queues.consume_from) if sender is not None else []
+    devices = this_worker() if any(name in TRAIN_QUEUES for name in queues) else None
+    _this_worker.update(hostname=hostname, devices=devices, queues=queues)
+    try:
+        reaped = worker_start(hostname=hostname, devices=devices, queues=queues)
+        if reaped:
+            logger.warning("worker %s: requeued the runs its predecessor held: %s", hostname, reaped)
+    except Exception:
+        logger.exception("worker %s: announcing it failed (the reaper tries again)", hostname)
+    finally:
+        close_old_connections()
     threading.Thread(target=_reaper_loop, name="runs-reaper", daemon=True).start()
+
+
+@signals.worker_shutdown.connect
+def _forget_worker(**_: Any) -> None:
+    """A clean shutdown removes this worker's row (GET /api/workers/ no longer lists it)."""
+    if not _this_worker:
+        return
+    try:
+        close_old_connections()
+        worker_forget(hostname=_this_worker["hostname"])
+    except Exception:
+        logger.exception("could not remove the worker's row")
+
+
+@signals.celeryd_after_setup.connect
+def _train_queues_for_this_worker(sender: str, instance: Any, **_: Any) -> None:
+    """A worker started on "train" consumes the train queues its devices fit, not "train" itself.
+
+    Runs before the worker consumes anything; the devices it found are logged and announced
+    (webapp/runs/services.py::worker_announce, from workers/runs.py).
+    """
+    queues = instance.app.amqp.queues
+    if TRAIN_QUEUE not in queues.consume_from:
+        return
+    worker = this_worker()
+    queues.deselect(TRAIN_QUEUE)
+    for name in worker.train_queues:
+        # The declared Queue (its own exchange), not a new one bound to the default exchange.
+        queues.select_add(queues[name] if name in queues else name)
+    logger.warning("worker %s: devices %s (%s, capacity %d); train queues %s", sender, ",".join(worker.devices),
+                   worker.kind, worker.capacity, ",".join(worker.train_queues))

@@ -125,6 +125,9 @@ class TrainConfig(_Strict):
     precision: Precision = "fp32"
     compile: bool = False
     device: str = "auto"
+    # Ranks of a DistributedDataParallel run (engine.train.distributed launches them); the global
+    # batch stays batch_size, each rank taking batch_size / processes rows of it.
+    processes: Annotated[int, Field(ge=1, le=8)] = 1
     early_stopping: EarlyStoppingConfig | None = None
     checkpoint_every: Annotated[int, Field(ge=1)] = 1
     keep_checkpoints: Annotated[int, Field(ge=1)] = 3
@@ -171,6 +174,22 @@ class TrainConfig(_Strict):
         if value in ("auto", "cpu", "cuda") or re.fullmatch(r"cuda:\d+", value):
             return value
         raise ValueError(f"device must be 'auto', 'cpu', 'cuda' or 'cuda:N', not {value!r}")
+
+    @field_validator("processes")
+    @classmethod
+    def _batch_splits_over_processes(cls, value: int, info: ValidationInfo) -> int:
+        batch_size, device = info.data.get("batch_size"), info.data.get("device")
+        if value > 1 and batch_size is not None and batch_size % value:
+            raise ValueError(
+                f"batch_size {batch_size} does not split over {value} processes: the global batch "
+                f"is shared out evenly, so batch_size must be a multiple of processes"
+            )
+        if value > 1 and device is not None and device.startswith("cuda:"):
+            raise ValueError(
+                f"with {value} processes each rank takes its own GPU (cuda:LOCAL_RANK); "
+                f"use device 'cuda', 'auto' or 'cpu', not {device!r}"
+            )
+        return value
 
     @model_validator(mode="after")
     def _loss_matches_task(self) -> TrainConfig:

@@ -27,15 +27,16 @@ class Evaluator:
         autocast: AutocastFactory,
         sink: MetricSink | None,
         hooks: Hooks,
+        ranks: Any = None,
     ) -> None:
-        self._model, self._task = model, task
+        self._model, self._task, self._ranks = model, task, ranks
         self._batch_size, self._device, self._autocast = batch_size, device, autocast
         self._sink, self._hooks = sink, hooks
 
     def _evaluate(self, data: Any, prefix: str) -> dict[str, Any]:
         return evaluate(
             self._model, data, self._task, prefix=prefix, batch_size=self._batch_size,
-            device=self._device, autocast=self._autocast,
+            device=self._device, autocast=self._autocast, ranks=self._ranks,
         )
 
     def validate(self, data: Any, state: TrainState) -> dict[str, Any]:

@@ -244,12 +244,20 @@ def evaluate(
     batch_size: int,
     device: torch.device,
     autocast: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext,
+    ranks: Any = None,
 ) -> dict[str, Any]:
     """Loss and task metrics over a whole split.
 
     Batches only keep their predictions; the metrics are computed once at the end, so a pass
     costs one forward per batch plus a few whole-split reductions.
+
+    `ranks` (engine.train.ranks.Ranks, a multi-process run): each rank evaluates its rows
+    `rank::world` of the split, then the loss sums are all-reduced and the predictions gathered,
+    so every rank computes the metrics of the whole split.
     """
+    shard = ranks.shard_split(data) if ranks is not None else None
+    if shard is not None:
+        data = shard
     loss_fn = make_loss(task)
     was_training = model.training
     model.eval()
@@ -283,9 +291,12 @@ def evaluate(
     means = [t.item() for t in losses] if on_cpu else torch.stack(losses).tolist()
     for mean, size in zip(means, sizes, strict=True):
         total += mean * size
-    result: dict[str, Any] = {f"{prefix}/loss": total / count}
     pred = preds[0] if len(preds) == 1 else torch.cat(preds)
     target = targets[0] if len(targets) == 1 else torch.cat(targets)
+    if shard is not None:  # every rank's rows: the whole split
+        total, count = ranks.sum_values([total, float(count)])
+        pred, target = ranks.gather_rows(pred), ranks.gather_rows(target)
+    result: dict[str, Any] = {f"{prefix}/loss": total / count}
     for name, value in _compute(task, pred, target).items():
         if name == "confusion_matrix":
             matrix = value if isinstance(value, list) else value.long().cpu().tolist()

@@ -22,6 +22,7 @@ from engine.train.callbacks import Hooks, MetricSink, StopCheck
 from engine.train.config import TrainConfig
 from engine.train.metrics import TaskSpec, adapt_target, iter_batches, make_loss
 from engine.train.precision import Precision, accumulating_step, backward_step
+from engine.train.ranks import Ranks
 from engine.train.schedule import Schedule
 from engine.train.setup import check_single_output
 from engine.train.state import LastMetrics, TrainState
@@ -78,8 +79,11 @@ class StepLoop:
         total_steps: int,
         class_weight: torch.Tensor | None = None,
         micro_batches_per_epoch: int = 0,
+        ranks: Ranks | None = None,
     ) -> None:
         loss_fn = make_loss(task, label_smoothing=cfg.label_smoothing, weight=class_weight)
+        if ranks is not None:  # each rank's share of the global batch's mean loss
+            loss_fn = ranks.scaled_loss(loss_fn)
         self._model, self._task, self._loss_fn, self._precision = model, task, loss_fn, precision
         params = [p for group in optimizer.param_groups for p in group["params"]]
         self._backward_step = backward_step(

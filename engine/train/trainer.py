@@ -12,6 +12,8 @@
     monitor.py     the best value of a monitored metric: early stopping, the best checkpoint
     resume.py      what a run's checkpoints hold, and resuming from one
     finetune.py    starting from another checkpoint's weights (init_from)
+    ranks.py       one rank of a multi-process run (processes > 1): its share of each batch, the
+                   agreed stop, the summed train window (engine.train.distributed starts the ranks)
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from engine.train.finetune import apply_init
 from engine.train.monitor import Monitor
 from engine.train.optim import make_optimizer
 from engine.train.precision import Precision
+from engine.train.ranks import Ranks
 from engine.train.resume import Checkpointer, find_checkpoint, saved_with_one_group
 from engine.train.schedule import Schedule
 from engine.train.setup import (
@@ -71,6 +74,9 @@ def train(
         callbacks: objects with any of the Lightning-named hooks.
         sink: receives metric points (`train/loss` every `log_every` steps, `val/*` per epoch).
         should_stop: consulted before every step; True cancels within one step.
+            With `config.processes` > 1, train() is one rank of a process group (see
+            engine.train.distributed): the ranks agree on the stop before every step, only rank 0
+            uses `sink` and `out_dir`, and callbacks run on every rank.
         resume_from: a checkpoint directory, or a run directory / `checkpoints/` (latest wins).
             With a config of more epochs (or another max_steps) the run goes on from the
             checkpoint's step with its optimizer and schedule state; cosine and one-cycle, laid
@@ -82,12 +88,17 @@ def train(
             lists what was and was not. Not together with `resume_from`.
     """
     cfg = parse_config(config)
+    ranks = Ranks.current(cfg.processes)
+    if ranks is not None and not ranks.is_main:  # rank 0 alone reports and writes checkpoints
+        sink, out_dir = None, None
     if init_from is not None and resume_from is not None:
         raise TrainingError(
             "init_from starts a new run from a checkpoint's weights and resume_from continues "
             "one; give one of them", field="init_from",
         )
     device = resolve_device(cfg.device)
+    if ranks is not None:
+        device = ranks.device(device)
     precision = Precision.for_device(cfg.precision, device)
     out_path = Path(out_dir) if out_dir is not None else None
     hooks = Hooks(callbacks)
@@ -102,6 +113,7 @@ def train(
     schedule = Schedule(optimizer, cfg, size.total_steps)
     generator = torch.Generator().manual_seed(cfg.seed)
     forward_model: torch.nn.Module = torch.compile(model) if cfg.compile else model  # type: ignore[assignment]
+    eval_model = forward_model
     state = TrainState(config=cfg, model=model, optimizer=optimizer, epochs=cfg.epochs,
                        steps_per_epoch=size.steps_per_epoch, total_steps=size.total_steps,
                        device=str(device))
@@ -113,14 +125,19 @@ def train(
                                best=best_monitor, last=last, hooks=hooks)
     last_checkpoint = checkpoints.restore(resumed, generator) if resumed is not None else None
     epoch_start_generator = generator.get_state()
-    evaluator = Evaluator(forward_model, task, batch_size=size.eval_batch_size, device=device,
-                          autocast=precision.autocast, sink=sink, hooks=hooks)
+    if ranks is not None:  # after restore: every rank starts from the same weights
+        wrapped = ranks.wrap(model, device)
+        forward_model = torch.compile(wrapped) if cfg.compile else wrapped  # type: ignore[assignment]
+        should_stop = ranks.agreed_stop(should_stop)
+    evaluator = Evaluator(eval_model, task, batch_size=size.eval_batch_size, device=device,
+                          autocast=precision.autocast, sink=sink, hooks=hooks, ranks=ranks)
     steps = StepLoop(
         model=forward_model, task=task, first_target=first_y, cfg=cfg, precision=precision,
         optimizer=optimizer, schedule=schedule, last=last, sink=sink, hooks=hooks,
-        window=MetricWindow(device=device, count_correct=task.kind == "multiclass", first_step=state.step),
+        window=MetricWindow(device=device, count_correct=task.kind == "multiclass", first_step=state.step,
+                            reduce=ranks.reduce_window if ranks is not None else None),
         should_stop=should_stop, device=device, total_steps=size.total_steps,
-        class_weight=weight, micro_batches_per_epoch=size.micro_batches_per_epoch,
+        class_weight=weight, micro_batches_per_epoch=size.micro_batches_per_epoch, ranks=ranks,
     )
     status = "succeeded"
     try:
@@ -132,6 +149,8 @@ def train(
                 epoch_start_generator = generator.get_state()
             skip = state.batch_in_epoch * size.grad_accumulation  # micro-batches already done
             batches = epoch_batches(splits.train, size.batch_size, generator, skip)
+            if ranks is not None:
+                batches = ranks.shard(batches)
             ended = steps.run(batches, state)
             steps.flush(state)
             if ended == "cancelled":  # a mid-epoch checkpoint redraws this epoch's order on resume

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -20,13 +21,20 @@ __all__ = ["MetricWindow"]
 # Logit elements a window may hold before its hits are counted early (bounds its memory).
 _FOLD_AT = 1 << 22
 
+# (each step's loss, hits or None, rows) of this rank -> the same over all ranks
+WindowReduce = Callable[[list[float], int | None, int], tuple[list[float], int | None, int]]
+
 
 class MetricWindow:
     """Collects each step's loss (and, for multiclass, logits and targets) until `flush`."""
 
-    def __init__(self, *, device: torch.device, count_correct: bool, first_step: int) -> None:
+    def __init__(
+        self, *, device: torch.device, count_correct: bool, first_step: int, reduce: WindowReduce | None = None
+    ) -> None:
         # On the CPU a read is no sync, and reading each value skips a stack kernel.
         self._on_device = device.type != "cpu"
+        # A multi-process run's ranks sum their windows before reading them (engine.train.ranks).
+        self._reduce = reduce
         self.count_correct = count_correct
         self._losses: list[torch.Tensor] = []
         self._logits: list[torch.Tensor] = []
@@ -81,6 +89,18 @@ class MetricWindow:
             self._buffered = 0
             self._folded = True
 
+    def _read_hits(self) -> int:
+        """The window's correct predictions, read once; the counters start again."""
+        hits = self._hits() if self._logits else self._correct
+        if self._folded and hits is not self._correct:
+            hits = hits + self._correct
+        count = int(hits.item())
+        if self._folded:
+            self._correct.zero_()
+            self._folded = False
+        self._buffered = 0
+        return count
+
     def flush(self, step: int, lr: float) -> dict[str, float] | None:
         """The window's values (`train/loss`, `lr`, `samples_per_s`, `train/accuracy`), then empty it.
 
@@ -93,6 +113,10 @@ class MetricWindow:
             losses = torch.stack(self._losses).float().tolist()  # one device sync per window
         else:
             losses = [t.item() for t in self._losses]
+        samples, hit_count = self._samples, None
+        if self._reduce is not None:
+            hit_count = self._read_hits() if self.count_correct else None
+            losses, hit_count, samples = self._reduce(losses, hit_count, samples)
         for offset, value in enumerate(losses):
             if not math.isfinite(value):
                 kind = "NaN" if math.isnan(value) else "infinite"
@@ -102,17 +126,12 @@ class MetricWindow:
         values: dict[str, Any] = {
             "train/loss": sum(losses) / len(losses),
             "lr": lr,
-            "samples_per_s": self._samples / elapsed,
+            "samples_per_s": samples / elapsed,
         }
         if self.count_correct:
-            hits = self._hits() if self._logits else self._correct
-            if self._folded and hits is not self._correct:
-                hits = hits + self._correct
-            values["train/accuracy"] = float(hits.item()) / self._samples
-            if self._folded:
-                self._correct.zero_()
-                self._folded = False
-            self._buffered = 0
+            if hit_count is None:
+                hit_count = self._read_hits()
+            values["train/accuracy"] = float(hit_count) / samples
         self._losses.clear()
         self._samples = 0
         self._first_step = step
