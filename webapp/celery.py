@@ -1,8 +1,12 @@
 """The Celery app, configured from Django settings (namespace CELERY) with sensible defaults.
 
-Queue and task names come from `webapp.queues`. Workers: `celery -A webapp.celery worker -Q train -c 1` on training machines (one per GPU) and
+Queue and task names come from `webapp.queues`. Workers: `celery -A webapp.celery worker -Q train -c 1` on training machines (one per device set) and
 `celery -A webapp.celery worker -Q short` for explanations, exports and dataset processing, so a
-two-second job never waits behind a two-hour run. `make run` starts one worker on both queues.
+two-second job never waits behind a two-hour run. `make run` starts one worker of each.
+
+A worker started with `-Q train` consumes, instead of "train", the per-need train queues its own
+devices fit (NETLOOM_DEVICES, else CUDA_VISIBLE_DEVICES, else the CPU: webapp/runs/devices.py);
+workers/runs.py::_train_queues_for_this_worker makes that swap before the worker consumes anything.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any
 from celery import Celery
 from kombu import Exchange, Queue
 
-from webapp.queues import QUEUES, RUNS_REAP, SHORT_QUEUE, TASK_QUEUES
+from webapp.queues import ALL_QUEUES, RUNS_REAP, SHORT_QUEUE, TASK_QUEUES
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 logger = logging.getLogger(__name__)
@@ -24,7 +28,7 @@ app = Celery("netloom", include=["workers.runs", "workers.datasets"])
 DEFAULTS = {
     # One exchange per queue: a bare Queue("train") would bind to the default exchange with
     # the default routing key, and a message for "short" would land in both queues.
-    "task_queues": tuple(Queue(name, Exchange(name), routing_key=name) for name in QUEUES),
+    "task_queues": tuple(Queue(name, Exchange(name), routing_key=name) for name in ALL_QUEUES),
     "task_default_queue": SHORT_QUEUE,
     "task_routes": {task: {"queue": queue} for task, queue in TASK_QUEUES.items()},
     "task_serializer": "json",
@@ -45,7 +49,7 @@ DEFAULTS = {
     "task_ignore_result": True,
     "worker_send_task_events": False,
     # For deployments that run `celery beat`; workers also reap on a timer (workers/runs.py).
-    "beat_schedule": {RUNS_REAP: {"task": RUNS_REAP, "schedule": 30.0}},
+    "beat_schedule": {RUNS_REAP: {"task": RUNS_REAP, "schedule": 2.0}},
     "beat_scheduler": "celery.beat:Scheduler",  # in memory: no shelve (pickle) file
 }
 
@@ -64,13 +68,16 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.add_defaults(_defaults_not_in_settings)
 
 
-def task_send(name: str, *, args: list[Any] | None = None, kwargs: dict[str, Any] | None = None) -> None:
+def task_send(
+    name: str, *, args: list[Any] | None = None, kwargs: dict[str, Any] | None = None, queue: str | None = None
+) -> None:
     """Queue the task `name` (a `webapp.queues` name) on its queue; the webapp never imports workers.
 
     Through this app, not celery.current_app: in the web process the current app would be
-    Celery's default (AMQP) unless this module had been imported first.
+    Celery's default (AMQP) unless this module had been imported first. `queue` overrides the
+    task's own (runs.train goes to the queue of the run's need).
     """
-    app.send_task(name, args=args, kwargs=kwargs, queue=TASK_QUEUES[name])
+    app.send_task(name, args=args, kwargs=kwargs, queue=queue or TASK_QUEUES[name])
 
 
 # A request that sends a task must not hang on a broker that is down: a few quick tries, then
@@ -78,7 +85,9 @@ def task_send(name: str, *, args: list[Any] | None = None, kwargs: dict[str, Any
 QUICK_PUBLISH_RETRY = {"max_retries": 2, "interval_start": 0.0, "interval_step": 0.2, "interval_max": 0.2}
 
 
-def task_send_or_owe(name: str, *, args: list[Any] | None = None, kwargs: dict[str, Any] | None = None) -> str:
+def task_send_or_owe(
+    name: str, *, args: list[Any] | None = None, kwargs: dict[str, Any] | None = None, queue: str | None = None
+) -> str:
     """Queue the task `name` like task_send, but never raise: "" when sent, else why it was not.
 
     For `transaction.on_commit` senders: their row is committed, so a broker that is down must
@@ -86,8 +95,10 @@ def task_send_or_owe(name: str, *, args: list[Any] | None = None, kwargs: dict[s
     marks the send as owed; the reaper (webapp/runs/services.py::run_reap) sends it again.
     """
     try:
-        app.send_task(name, args=args, kwargs=kwargs, queue=TASK_QUEUES[name], retry_policy=QUICK_PUBLISH_RETRY)
+        app.send_task(name, args=args, kwargs=kwargs, queue=queue or TASK_QUEUES[name],
+                      retry_policy=QUICK_PUBLISH_RETRY)
     except Exception as exc:  # kombu/redis raise many kinds; none may reach the request
         logger.warning("could not send %s %s: %s", name, args or kwargs, exc)
         return f"{type(exc).__name__}: {exc}"
     return ""
+

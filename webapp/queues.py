@@ -3,15 +3,44 @@
 The webapp queues work by task name (it never imports `workers`); the workers register their
 tasks under the same names; `webapp.celery` routes each task to its queue from `TASK_QUEUES`;
 `make run` (webapp/devserver.py) starts a worker on `QUEUES`. No imports: any process can read it.
+
+Training is routed by what a run needs: `train.<kind>.<devices>` (kind "cpu", "gpu", or "any"
+for `device: auto`; devices 1..MAX_DEVICES, the run's processes). A worker is started with
+`-Q train`; at start it swaps that name for the queues its own devices fit
+(`train_queues_for`: its kind and "any", 1..its capacity), so only fitting workers consume them.
+A message on a train queue is a token, not an order: the worker that takes it claims the fairest
+fitting queued run (webapp/runs/services.py::run_claim).
 """
 
 from __future__ import annotations
 
-# Long GPU/CPU training; one worker process per device.
+# What a training worker is started with (`-Q train`); it consumes the train queues it fits.
 TRAIN_QUEUE = "train"
 # Explanations, exports, dataset checks, the reaper: seconds each, never behind a long run.
 SHORT_QUEUE = "short"
 QUEUES = (TRAIN_QUEUE, SHORT_QUEUE)
+
+# Kinds of worker, and of what a run needs ("any": `device: auto`, taken by either kind).
+WORKER_KINDS = ("cpu", "gpu")
+NEED_KINDS = ("cpu", "gpu", "any")
+# Most devices (processes) one run may ask for.
+MAX_DEVICES = 8
+
+
+def train_queue(kind: str, devices: int) -> str:
+    """The queue of runs that need `devices` devices of `kind` ("cpu", "gpu", "any")."""
+    return f"{TRAIN_QUEUE}.{kind}.{min(max(int(devices), 1), MAX_DEVICES)}"
+
+
+def train_queues_for(kind: str, capacity: int) -> list[str]:
+    """The train queues a worker of `kind` with `capacity` devices consumes (what it fits)."""
+    top = min(max(int(capacity), 1), MAX_DEVICES)
+    return [train_queue(need, n) for need in (kind, "any") for n in range(1, top + 1)]
+
+
+# Every train queue (declared on the broker, with its own exchange: webapp/celery.py).
+TRAIN_QUEUES = tuple(train_queue(kind, n) for kind in NEED_KINDS for n in range(1, MAX_DEVICES + 1))
+ALL_QUEUES = (TRAIN_QUEUE, *TRAIN_QUEUES, SHORT_QUEUE)
 
 RUNS_TRAIN = "runs.train"
 RUNS_EXPLAIN = "runs.explain"
@@ -19,8 +48,9 @@ RUNS_EXPORT = "runs.export"
 RUNS_REAP = "runs.reap"
 DATASETS_PROCESS = "datasets.process"
 
+# runs.train names its queue at each send (train_queue of the run's need); this is the fallback.
 TASK_QUEUES: dict[str, str] = {
-    RUNS_TRAIN: TRAIN_QUEUE,
+    RUNS_TRAIN: train_queue("any", 1),
     RUNS_EXPLAIN: SHORT_QUEUE,
     RUNS_EXPORT: SHORT_QUEUE,
     RUNS_REAP: SHORT_QUEUE,

@@ -117,7 +117,8 @@ def test_two_instances_on_one_redis_never_see_each_others_tasks_or_groups(
             mine = two.api("a").get(f"/api/runs/{run['id']}/").json()
             assert mine["status"] == "queued" and mine["attempts"] == 0, mine
         client = redis.Redis.from_url(two.redis.url, socket_timeout=5)
-        assert client.llen(f"{two.prefix}:train") == len(waiting), "stack 2's messages wait in its own queue"
+        # device "cpu", one process: the tokens wait on train.cpu.1 (webapp/queues.py), in stack 2's keys.
+        assert client.llen(f"{two.prefix}:train.cpu.1") == len(waiting), "stack 2's messages wait in its own queue"
 
 
 def _last_run_id(stack: ServiceStack) -> int:

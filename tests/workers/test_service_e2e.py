@@ -84,7 +84,7 @@ def test_a_queued_run_whose_message_was_lost_is_sent_again_and_trains(stack: Ser
         assert run["status"] == "queued"
         # Redis restarted without persistence before any worker took the message.
         dropped = stack.drop_queued_messages()
-        assert f"{stack.prefix}:train" in dropped, dropped
+        assert f"{stack.prefix}:train.cpu.1" in dropped, dropped  # the run's need queue (webapp/queues.py)
     finally:
         stack.start_worker()
     deadline = time.monotonic() + TIMEOUT

@@ -86,8 +86,9 @@ class TeamSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Team
-        fields = ["id", "name", "role", "created_at"]
-        read_only_fields = ["id", "role", "created_at"]
+        # The limits are set by site admins (Django admin); team members only read them.
+        fields = ["id", "name", "role", "created_at", "max_concurrent_runs", "max_devices_per_run"]
+        read_only_fields = ["id", "role", "created_at", "max_concurrent_runs", "max_devices_per_run"]
 
     def get_role(self, team: Team) -> str | None:
         return role_in_team(user=self.context["request"].user, team=team)

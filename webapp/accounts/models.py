@@ -28,6 +28,14 @@ class Team(models.Model):
 
     name = models.CharField(max_length=100, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Sharing the workers (set by site admins in the Django admin; null: no limit). A run that
+    # asks for more devices is refused at create; one over the concurrent limit waits queued.
+    max_concurrent_runs = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Most runs of this team training at once (empty: no limit)."
+    )
+    max_devices_per_run = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Most devices (processes) one run of this team may use (empty: no limit)."
+    )
     members = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="teams"
     )

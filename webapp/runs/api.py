@@ -13,7 +13,7 @@ from typing import Any
 
 from django.http import FileResponse, HttpResponse
 from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
-from rest_framework import mixins, serializers, status, viewsets
+from rest_framework import generics, mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import MultiPartParser
@@ -78,6 +78,7 @@ from .selectors import (
     run_exports,
     run_graph_revision_ref,
     run_metric_series,
+    run_queue_position,
     runs_best_checkpoints,
     runs_compare_rows,
     runs_config_diff,
@@ -86,7 +87,27 @@ from .selectors import (
     runs_metric_series,
     runs_summaries,
     runs_visible_to,
+    workers_for_user,
 )
+
+QUEUE_SCHEMA = {
+    "type": "object", "nullable": True,
+    "description": "Where a queued run stands (null unless queued, and in lists): its position in the fair "
+                   "order (1: next), how many runs go first, and why it waits.",
+    "properties": {
+        "position": {"type": "integer", "minimum": 1},
+        "ahead": {"type": "integer", "minimum": 0},
+        "waiting_for": {"type": "string", "enum": ["team_limit", "no_fitting_worker", "behind"]},
+        "detail": {"type": "string"},
+    },
+    "required": ["position", "ahead", "waiting_for", "detail"],
+}
+NEED_SCHEMA = {
+    "type": "object",
+    "description": "What the run needs from a worker: kind cpu | gpu | any (device auto), and devices (processes).",
+    "properties": {"kind": {"type": "string", "enum": ["cpu", "gpu", "any"]}, "devices": {"type": "integer"}},
+    "required": ["kind", "devices"],
+}
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -95,7 +116,8 @@ class RunSerializer(serializers.ModelSerializer):
     graph = serializers.IntegerField(source="graph_revision.graph_id", read_only=True)
     graph_name = serializers.CharField(source="graph_revision.graph.name", read_only=True)
     revision = serializers.IntegerField(source="graph_revision.number", read_only=True)
-    dataset_name = serializers.CharField(source="dataset.name", read_only=True)
+    # null for a run of imported weights (no dataset).
+    dataset_name = serializers.CharField(source="dataset.name", read_only=True, default=None, allow_null=True)
     created_by = serializers.CharField(source="created_by.username", read_only=True, default=None, allow_null=True)
     progress = serializers.SerializerMethodField()
     last_seq = serializers.IntegerField(source="event_seq", read_only=True)
@@ -112,6 +134,8 @@ class RunSerializer(serializers.ModelSerializer):
     duration_s = serializers.SerializerMethodField()
     best_checkpoint = serializers.SerializerMethodField()
     summary = serializers.SerializerMethodField()
+    need = serializers.SerializerMethodField()
+    queue = serializers.SerializerMethodField()
 
     class Meta:
         model = Run
@@ -119,10 +143,22 @@ class RunSerializer(serializers.ModelSerializer):
             "id", "team", "name", "notes", "tags", "graph", "graph_name", "graph_revision", "revision",
             "dataset", "dataset_name", "config", "recipe", "init", "origin", "status", "progress",
             "latest_metrics", "final_metrics", "summary", "best_checkpoint", "duration_s", "error",
-            "cancel_requested", "attempts", "max_attempts", "worker", "heartbeat_at", "created_by",
-            "created_at", "started_at", "finished_at", "last_seq", "stream", "exports",
+            "cancel_requested", "attempts", "max_attempts", "worker", "device", "need", "priority", "queue",
+            "heartbeat_at", "created_by", "created_at", "started_at", "finished_at", "last_seq", "stream", "exports",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(NEED_SCHEMA)
+    def get_need(self, run: Run) -> dict[str, Any]:
+        """{kind, devices}: which workers fit it (webapp/runs/devices.py::run_need)."""
+        return {"kind": run.need_kind, "devices": run.need_devices}
+
+    @extend_schema_field(QUEUE_SCHEMA)
+    def get_queue(self, run: Run) -> dict[str, Any] | None:
+        """A queued run's position and why it waits (selectors.run_queue_position); null in lists."""
+        if not self.context.get("queue", True):
+            return None
+        return run_queue_position(run=run)
 
     def _page(self, name: str, run: Run) -> Any:
         """The per-page read `name` (summaries, best checkpoints): given by the list view in one
@@ -180,6 +216,9 @@ class RunCreateSerializer(serializers.Serializer):
         required=False, default=None,
         help_text='Start from a checkpoint: {"run": id, "checkpoint": name, "mode": "finetune" | "resume"}.',
     )
+    priority = serializers.JSONField(
+        required=False, default=None, help_text="-10..10: the order among the team's own queued runs (higher first)."
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """A run needs `graph_revision`, or `graph` (with `revision`, the latest by default)."""
@@ -194,6 +233,9 @@ class RunUpdateSerializer(serializers.Serializer):
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
     notes = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
     tags = serializers.JSONField(required=False, help_text="At most 20 distinct tags of 1..40 characters.")
+    priority = serializers.JSONField(
+        required=False, help_text="-10..10: the order among the team's own queued runs (higher first)."
+    )
 
 
 class CheckpointSerializer(serializers.ModelSerializer):
@@ -318,7 +360,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         """A page of runs; summaries and best checkpoints read once for the whole page."""
         page = self.paginate_queryset(self.get_queryset())
         ids = [run.pk for run in page]
-        context = {**self.get_serializer_context(), "summaries": runs_summaries(run_ids=ids),
+        context = {**self.get_serializer_context(), "queue": False, "summaries": runs_summaries(run_ids=ids),
                    "best_checkpoints": runs_best_checkpoints(run_ids=ids)}
         return self.get_paginated_response(RunSerializer(page, many=True, context=context).data)
 
@@ -345,6 +387,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
             user=request.user, team=refs.team, graph_revision=refs.graph_revision, dataset=refs.dataset,
             config=data.get("config"), transforms=data.get("transforms"), split=data.get("split"),
             name=data.get("name") or "", notes=data.get("notes") or "", tags=data.get("tags"), init=data.get("init"),
+            priority=data.get("priority"),
         )
         run = self.get_queryset().get(pk=run.pk)
         return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)
@@ -518,6 +561,33 @@ COMPARE_MIN_RUNS = 2
 COMPARE_MAX_RUNS = 20
 
 
+class WorkerSerializer(serializers.Serializer):
+    """A worker as GET /api/workers/ shows it (selectors.workers_for_user)."""
+
+    hostname = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["cpu", "gpu"])
+    devices = serializers.ListField(child=serializers.CharField())
+    capacity = serializers.IntegerField(help_text="Most devices (processes) one run may use on it.")
+    queues = serializers.ListField(child=serializers.CharField())
+    trains = serializers.BooleanField(help_text="True when it consumes a train queue (else short jobs only).")
+    busy = serializers.BooleanField(help_text="True while it trains a run (of any team).")
+    current_run = serializers.DictField(
+        allow_null=True, help_text="{id, name} of the run it trains, when that run's team is one of yours; else null."
+    )
+    started_at = serializers.DateTimeField()
+    last_seen = serializers.DateTimeField()
+    alive = serializers.BooleanField(help_text="Heard from within the run lease (it announces every few seconds).")
+
+
+class WorkerListView(APIView):
+    """GET /api/workers/: the workers, their devices and queues, what they train, when last seen."""
+
+    @extend_schema(responses=WorkerSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        """Every worker seen within a day (any signed-in user; another team's run is not named)."""
+        return Response(WorkerSerializer(workers_for_user(user=request.user), many=True).data)
+
+
 class RunCompareView(APIView):
     """GET /api/runs/compare/?ids=1,2&keys=a,b&max_points=N: many runs' series in one request."""
 
@@ -589,3 +659,47 @@ class ExplanationMethodsView(APIView):
         from engine.explain import METHODS
 
         return Response({"methods": METHODS})
+
+
+class WeightsImportSerializer(serializers.Serializer):
+    """What POST /api/graphs/<id>/revisions/<n>/weights/ takes (multipart)."""
+
+    file = serializers.FileField(help_text="A .safetensors file whose keys and shapes are the revision's "
+                                 "state dict (`python -m engine import ... --weights-out`). Never a pickle.")
+    name = serializers.CharField(required=False, allow_blank=True, max_length=200,
+                                 help_text='The run\'s name (default "imported <file>").')
+
+
+class RevisionWeightsView(TeamScopedMixin, generics.GenericAPIView):
+    """POST /api/graphs/<id>/revisions/<n>/weights/: weights trained elsewhere as a first checkpoint.
+
+    Answers the new run (succeeded, no dataset, origin {"kind": "import", "file"}) whose checkpoint
+    `imported` a run's `init` can start from.
+    """
+
+    queryset = Run.objects.none()
+    serializer_class = WeightsImportSerializer
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(request={"multipart/form-data": WeightsImportSerializer}, responses={201: RunSerializer})
+    def post(self, request: Request, graph_pk: int, number: int) -> Response:
+        from webapp.datasets.uploads import LimitedUploadHandler
+
+        from .imports import import_revision_for_user, max_weights_bytes, run_import_create
+
+        revision = import_revision_for_user(user=request.user, graph_id=graph_pk, number=number)
+        # Role check against the graph's team before a byte of the file is read: editors import.
+        self.require_role(revision.graph.team_id, Role.EDITOR)
+        request._request.upload_handlers = [LimitedUploadHandler(request._request, max_bytes=max_weights_bytes())]
+        payload = WeightsImportSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        upload = payload.validated_data["file"]
+        if not hasattr(upload, "temporary_file_path"):
+            raise ApiError(status.HTTP_400_BAD_REQUEST, "invalid", "The upload was not stored; try again.",
+                           fields={"file": ["The upload was not stored; try again."]})
+        run = run_import_create(
+            user=request.user, graph_revision=revision, upload_path=Path(upload.temporary_file_path()),
+            file_name=upload.name or "weights.safetensors", name=payload.validated_data.get("name", ""),
+        )
+        run = Run.objects.select_related("graph_revision__graph", "dataset", "created_by").get(pk=run.pk)
+        return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)

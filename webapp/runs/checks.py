@@ -280,7 +280,10 @@ def init_source(
                           f"Checkpoint {name!r} of run {run_id} is no longer kept (training pruned it).",
                           field=field["checkpoint"])
     problems: list[dict[str, str]] = []
-    if mode == "resume":
+    if mode == "resume" and name == "imported" and (source.origin or {}).get("kind") == "import":
+        problems.append({"field": field["mode"], "message":
+                         "imported weights have no optimizer state or counters to resume; use mode 'finetune'"})
+    elif mode == "resume":
         if source.graph_revision_id != graph_revision.pk:
             problems.append({"field": "graph_revision", "message":
                              f"resume needs the checkpoint's graph revision ({source.graph_revision_id}); "

@@ -11,14 +11,17 @@ DEFAULTS: dict[str, Any] = {
     # Where run folders (checkpoints, exports, explanation images) live; None: MEDIA_ROOT/runs.
     "RUNS_ROOT": None,
     # A worker owns a run while its lease is fresh; it renews the lease on every heartbeat.
-    "RUNS_LEASE_SECONDS": 60.0,
-    "RUNS_HEARTBEAT_SECONDS": 5.0,
+    # Short, so a killed worker's run trains again elsewhere within seconds (docs/benchmarks.md,
+    # "Recovery after SIGKILL"): lease 8 s = four heartbeats, a reaper pass every 2 s.
+    "RUNS_LEASE_SECONDS": 8.0,
+    "RUNS_HEARTBEAT_SECONDS": 2.0,
     # How often the worker's recorder thread reads the cancel flag (never once per step).
     "RUNS_CONTROL_POLL_SECONDS": 0.5,
     # Worker-lost retries: a run is tried at most this many times before it fails.
     "RUNS_MAX_ATTEMPTS": 3,
-    # How often each worker's reaper thread looks for runs whose lease expired.
-    "RUNS_REAP_SECONDS": 10.0,
+    # How often each worker's reaper thread looks for runs whose lease expired (and announces
+    # the worker: its row's last_seen, webapp/runs/services.py::worker_announce).
+    "RUNS_REAP_SECONDS": 2.0,
     # The recorder writes a batch at least this often and publishes at most this many times/s.
     "RUNS_FLUSH_SECONDS": 0.2,
     "RUNS_PUBLISH_PER_SECOND": 4.0,

@@ -38,7 +38,10 @@ class Run(models.Model):
     graph_revision = models.ForeignKey(
         "graphs.GraphRevision", on_delete=models.PROTECT, related_name="runs"
     )
-    dataset = models.ForeignKey("datasets.Dataset", on_delete=models.PROTECT, related_name="runs")
+    # Null only for a run that recorded imported weights (origin {"kind": "import"}): nothing trained.
+    dataset = models.ForeignKey(
+        "datasets.Dataset", on_delete=models.PROTECT, related_name="runs", null=True, blank=True
+    )
     # What people call it and note about it (editable; the runs table searches them).
     name = models.CharField(max_length=200, blank=True, default="")
     notes = models.TextField(blank=True, default="")
@@ -47,7 +50,8 @@ class Run(models.Model):
     # "mode": "finetune" | "resume", "plan": the init plan (loaded / mismatched / new / unused)}.
     # The checkpoint is copied into the run's own folder (`init/`) when the run is created.
     init = models.JSONField(default=dict, blank=True)
-    # Who made it besides its creator: {} or {"sweep": id, "trial": number} (a sweep's trial).
+    # Who made it besides its creator: {} or {"sweep": id, "trial": number} (a sweep's trial), or
+    # {"kind": "import", "file": name}: weights uploaded for a revision, kept as checkpoint `imported`.
     origin = models.JSONField(default=dict, blank=True)
     # The whole validated TrainConfig (engine defaults filled in), so a run can be repeated.
     config = models.JSONField()
@@ -78,6 +82,14 @@ class Run(models.Model):
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     worker = models.CharField(max_length=200, blank=True, default="")
+    # The devices of that worker the run trains on ("cpu", "cpu x2", "cuda:0,cuda:1"); kept after it ends.
+    device = models.CharField(max_length=200, blank=True, default="")
+    # What the run needs from a worker (webapp/runs/devices.py::run_need, from config device and
+    # processes): its train queue is train.<need_kind>.<need_devices> (webapp/queues.py).
+    need_kind = models.CharField(max_length=3, default="any")
+    need_devices = models.PositiveSmallIntegerField(default=1)
+    # Order inside its team's queued runs (higher first); editors set -10..10 (services.run_update).
+    priority = models.SmallIntegerField(default=0)
     cancel_requested = models.BooleanField(default=False)
     # When runs.train was last sent for this run while queued (create, requeue, the reaper's
     # re-send of a message the broker may have lost); null on runs older than this field.
@@ -114,6 +126,41 @@ class Run(models.Model):
     def is_finished(self) -> bool:
         """True once the run has reached a terminal status."""
         return self.status in TERMINAL_STATUSES
+
+
+class WorkerKind(models.TextChoices):
+    """What a worker trains on."""
+
+    CPU = "cpu", "CPU"
+    GPU = "gpu", "GPU"
+
+
+class Worker(models.Model):
+    """A Celery worker as it last announced itself (at start and on every reaper pass).
+
+    `queues` are the ones it consumes ("short", train.<kind>.<n>); a worker without a train queue
+    only runs short jobs. Alive while `last_seen` is newer than the run lease (selectors).
+    """
+
+    hostname = models.CharField(max_length=200, unique=True)
+    kind = models.CharField(max_length=3, choices=WorkerKind.choices, default=WorkerKind.CPU)
+    devices = models.JSONField(default=list, blank=True)
+    capacity = models.PositiveSmallIntegerField(default=1)
+    queues = models.JSONField(default=list, blank=True)
+    current_run = models.ForeignKey(Run, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    started_at = models.DateTimeField()
+    last_seen = models.DateTimeField(db_index=True)
+
+    class Meta:
+        ordering = ["hostname"]
+
+    def __str__(self) -> str:
+        return f"worker {self.hostname} ({self.kind} x{self.capacity})"
+
+    @property
+    def trains(self) -> bool:
+        """True when it consumes a train queue."""
+        return any(str(name).startswith("train.") for name in self.queues)
 
 
 class MetricPoint(models.Model):

@@ -134,12 +134,14 @@ class RunInit(BaseModel):
 
 
 class RunOrigin(BaseModel):
-    """Who made a run besides its creator: {} or a sweep's trial."""
+    """Who made a run besides its creator: {}, a sweep's trial, or an import of weights."""
 
     model_config = OPEN_WIRE_CONFIG
 
     sweep: int | None = None
     trial: int | None = None
+    kind: str | None = Field(default=None, description='"import": weights uploaded for a revision.')
+    file: str | None = Field(default=None, description="The imported weights file's name.")
 
 
 @extend_schema_field({"$ref": "#/components/schemas/RunInit"})

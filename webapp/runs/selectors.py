@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import QuerySet
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 
 from webapp.accounts.models import Membership, Role, Team, role_at_least
 from webapp.errors import Conflict, DomainError, Forbidden
@@ -25,6 +25,7 @@ from .models import (
     MetricRollup,
     Run,
     RunStatus,
+    Worker,
 )
 
 
@@ -282,9 +283,11 @@ def run_export_checkpoint(*, run: Run) -> str | None:
 
 
 def checkpoint_kind(name: str) -> str:
-    """"best", "cancelled" (the `step-…` folder a cancel writes) or "epoch"."""
+    """"best", "cancelled" (the `step-…` folder a cancel writes), "imported" or "epoch"."""
     if name == "best":
         return "best"
+    if name == "imported":  # weights uploaded for a revision (webapp/runs/imports.py)
+        return "imported"
     return "cancelled" if name.startswith("step-") else "epoch"
 
 
@@ -368,6 +371,9 @@ def run_data_recipe(run: Run) -> dict[str, Any]:
     """The DataRecipe JSON a run trains on; rebuilt from its dataset when the run has none."""
     if run.recipe:
         return run.recipe
+    if run.dataset_id is None:  # a run of imported weights: nothing was trained on anything
+        raise Conflict("no_dataset", f"Run {run.pk} holds imported weights and has no dataset; "
+                       "start a run from its checkpoint 'imported' to train or evaluate it.")
     from webapp.datasets.selectors import dataset_recipe
 
     return dataset_recipe(dataset=run.dataset)
@@ -583,7 +589,8 @@ def runs_compare_rows(*, runs: list[Run]) -> list[dict[str, Any]]:
             "id": run.pk, "name": run.name, "status": run.status,
             "graph": run.graph_revision.graph_id, "graph_name": run.graph_revision.graph.name,
             "revision": run.graph_revision.number, "graph_revision": run.graph_revision_id,
-            "dataset": run.dataset_id, "dataset_name": run.dataset.name, "config": run.config,
+            "dataset": run.dataset_id, "dataset_name": run.dataset.name if run.dataset else None,
+            "config": run.config,
             "final_metrics": run.final_metrics or {}, "summary": summaries[run.pk],
             "created_by": getattr(run.created_by, "username", None),
         }
@@ -600,3 +607,156 @@ def run_duration_s(run: Run) -> float | None:
     end = run.finished_at or (timezone.now() if run.status == RunStatus.RUNNING else None)
     return None if end is None else max(0.0, (end - run.started_at).total_seconds())
 
+
+# --- the queue: fair order, positions, workers ------------------------------------------------
+
+
+def _team_last_start() -> Subquery:
+    """When the run's team last had a run start (null: never): the fair order's first key."""
+    return Subquery(
+        Run.objects.filter(team=OuterRef("team"), started_at__isnull=False)
+        .order_by("-started_at").values("started_at")[:1]
+    )
+
+
+def teams_at_run_limit() -> set[int]:
+    """Ids of the teams whose running runs reach their max_concurrent_runs."""
+    running = dict(
+        Run.objects.filter(status=RunStatus.RUNNING).values("team").annotate(n=Count("pk")).values_list("team", "n")
+    )
+    limited = Team.objects.filter(pk__in=list(running), max_concurrent_runs__isnull=False)
+    return {pk for pk, limit in limited.values_list("pk", "max_concurrent_runs") if running[pk] >= limit}
+
+
+def runs_claimable(*, kind: str | None = None, capacity: int | None = None) -> Any:
+    """Queued runs a worker of `kind` with `capacity` devices may take now, fairest first.
+
+    The fair order (DESIGN.md "Running it"): the team whose last run started least recently
+    (never first), then the run's priority (higher first) inside its team, then age. A team at
+    its max_concurrent_runs, and a run over its team's max_devices_per_run, are skipped.
+    """
+    runs = Run.objects.filter(status=RunStatus.QUEUED, cancel_requested=False)
+    if kind is not None:
+        runs = runs.filter(need_kind__in=[kind, "any"])
+    if capacity is not None:
+        runs = runs.filter(need_devices__lte=capacity)
+    return (
+        runs.exclude(team_id__in=teams_at_run_limit())
+        .filter(Q(team__max_devices_per_run__isnull=True) | Q(team__max_devices_per_run__gte=F("need_devices")))
+        .annotate(team_last_start=_team_last_start())
+        .order_by(F("team_last_start").asc(nulls_first=True), "-priority", "created_at", "pk")
+    )
+
+
+def workers_alive() -> QuerySet[Worker]:
+    """Workers heard from within the run lease (they announce on every reaper pass)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    window = max(float(conf.get("RUNS_LEASE_SECONDS")), 3 * float(conf.get("RUNS_REAP_SECONDS")))
+    return Worker.objects.filter(last_seen__gte=timezone.now() - timedelta(seconds=window))
+
+
+# Workers not heard from for this long drop out of GET /api/workers/ (a killed one's row stays).
+WORKERS_LISTED_SECONDS = 24 * 3600
+
+
+def workers_for_user(*, user: AbstractBaseUser) -> list[dict[str, Any]]:
+    """GET /api/workers/: every worker seen within a day; a current run only if the user may see it.
+
+    Each: hostname, kind, devices, capacity, queues, trains, busy, current_run ({id, name} or
+    null), started_at, last_seen, alive.
+    """
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    teams = set(Membership.objects.filter(user=user).values_list("team_id", flat=True))
+    alive = set(workers_alive().values_list("pk", flat=True))
+    since = timezone.now() - timedelta(seconds=WORKERS_LISTED_SECONDS)
+    answer = []
+    for worker in Worker.objects.filter(last_seen__gte=since).select_related("current_run"):
+        run = worker.current_run
+        answer.append({
+            "hostname": worker.hostname, "kind": worker.kind, "devices": list(worker.devices or []),
+            "capacity": worker.capacity, "queues": list(worker.queues or []), "trains": worker.trains,
+            "busy": run is not None,
+            "current_run": {"id": run.pk, "name": run.name} if run is not None and run.team_id in teams else None,
+            "started_at": worker.started_at, "last_seen": worker.last_seen, "alive": worker.pk in alive,
+        })
+    return answer
+
+
+# The fair order is simulated over at most this many queued runs (the rest count as ahead).
+QUEUE_SIMULATED = 5000
+
+
+def run_queue_position(*, run: Run) -> dict[str, Any] | None:
+    """Where a queued run stands: {position, ahead, waiting_for, detail}; None unless queued.
+
+    `ahead` is how many queued runs the fair order (runs_claimable) would start first, taking
+    each team's turn as it comes (a team that just started a run goes to the back); position is
+    ahead + 1. `waiting_for`: "team_limit" (its team is at max_concurrent_runs, or the run asks
+    for more devices than max_devices_per_run), "no_fitting_worker" (no live worker of its kind
+    with enough devices), else "behind" (ahead runs first, or a fitting worker finishing).
+    """
+    import heapq
+
+    if run.status != RunStatus.QUEUED:
+        return None
+    team = run.team
+    rows = list(
+        runs_claimable().values_list("pk", "team_id", "priority", "created_at", "team_last_start")[:QUEUE_SIMULATED]
+    )
+    mine = (run.pk, run.team_id, run.priority, run.created_at,
+            Run.objects.filter(team_id=run.team_id, started_at__isnull=False).order_by("-started_at")
+            .values_list("started_at", flat=True).first())
+    if all(row[0] != run.pk for row in rows):
+        rows.append(mine)
+    by_team: dict[int, list[tuple[Any, ...]]] = {}
+    last: dict[int, Any] = {}
+    for row in rows:
+        by_team.setdefault(row[1], []).append(row)
+        last[row[1]] = row[4]
+    for queued in by_team.values():
+        queued.sort(key=lambda row: (-row[2], row[3], row[0]))
+    # (never started first, then least recent start, then the oldest head); a turn sends it last.
+    def head_key(queued: list[tuple[Any, ...]]) -> tuple[int, float]:
+        return -queued[0][2], queued[0][3].timestamp()
+
+    heap = [((0, 0.0, *head_key(q)) if last[t] is None else (1, last[t].timestamp(), *head_key(q)), t)
+            for t, q in by_team.items()]
+    heapq.heapify(heap)
+    ahead, turn = 0, 0
+    while heap:
+        _, team_id = heapq.heappop(heap)
+        taken = by_team[team_id].pop(0)
+        if taken[0] == run.pk:
+            break
+        ahead += 1
+        turn += 1
+        if by_team[team_id]:
+            heapq.heappush(heap, ((2, float(turn), *head_key(by_team[team_id])), team_id))
+    answer = {"position": ahead + 1, "ahead": ahead}
+    running = Run.objects.filter(team_id=run.team_id, status=RunStatus.RUNNING).count()
+    if team.max_devices_per_run is not None and run.need_devices > team.max_devices_per_run:
+        return {**answer, "waiting_for": "team_limit",
+                "detail": f"asks for {run.need_devices} devices; team {team.name} may use {team.max_devices_per_run} per run"}
+    if team.max_concurrent_runs is not None and running >= team.max_concurrent_runs:
+        return {**answer, "waiting_for": "team_limit",
+                "detail": f"team {team.name} has {running} of its {team.max_concurrent_runs} allowed runs training"}
+    fitting = [
+        worker for worker in workers_alive()
+        if worker.trains and run.need_kind in (worker.kind, "any") and worker.capacity >= run.need_devices
+    ]
+    if not fitting:
+        kind = "any" if run.need_kind == "any" else run.need_kind.upper()
+        return {**answer, "waiting_for": "no_fitting_worker",
+                "detail": f"no live worker has {run.need_devices} {kind} device(s) for it"}
+    if ahead:
+        detail = f"behind {ahead} queued run{'s' if ahead != 1 else ''}"
+    else:
+        free = sum(1 for worker in fitting if worker.current_run_id is None)
+        detail = "next; a fitting worker takes it now" if free else "next; waiting for a fitting worker to finish its run"
+    return {**answer, "waiting_for": "behind", "detail": detail}

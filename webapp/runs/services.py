@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -25,8 +25,9 @@ from webapp.errors import Conflict, DomainError
 from webapp.queues import RUNS_EXPLAIN, RUNS_EXPORT, RUNS_TRAIN
 
 from . import conf
+from .devices import WorkerDevices, device_label, run_need
 from .events import event_emit, finite_or_none
-from .models import Explanation, ExplanationStatus, ExportStatus, Run, RunStatus
+from .models import Explanation, ExplanationStatus, ExportStatus, Run, RunStatus, Worker
 from .selectors import (
     run_download_name,
     run_export_data_info,
@@ -34,6 +35,7 @@ from .selectors import (
     run_export_zip,
     run_exports,
     run_trained_model,
+    runs_claimable,
 )
 from .signals import run_finished_send
 
@@ -64,7 +66,13 @@ def _send_on_commit(name: str, pk: int, *, owed: Any) -> None:
 
 
 def _queue_train(run_id: int, *, announce: bool = True) -> None:
-    """Send runs.train after the commit; when the broker is down, mark it owed for the reaper."""
+    """Send a runs.train token to the run's need queue after the commit; when the broker is down,
+    mark it owed for the reaper.
+
+    The token carries the run's id, but the worker that takes it claims the fairest fitting
+    queued run (run_claim), which may be another one: one token per queued run.
+    """
+    from webapp.queues import train_queue
 
     def owed(error: str) -> None:
         with transaction.atomic():
@@ -76,7 +84,16 @@ def _queue_train(run_id: int, *, announce: bool = True) -> None:
                                f"as it is back (nothing to do on your side): {error}",
                 })
 
-    _send_on_commit(RUNS_TRAIN, run_id, owed=owed)
+    def send() -> None:
+        from webapp.celery import task_send_or_owe
+
+        need = Run.objects.filter(pk=run_id).values_list("need_kind", "need_devices").first()
+        queue = train_queue(*need) if need else None
+        error = task_send_or_owe(RUNS_TRAIN, args=[run_id], queue=queue)
+        if error:
+            owed(error)
+
+    transaction.on_commit(send, robust=True)
 
 
 # --- create -------------------------------------------------------------------------------
@@ -162,9 +179,27 @@ def run_notes_clean(notes: Any) -> str:
     return notes
 
 
-def run_update(*, run: Run, name: Any = None, notes: Any = None, tags: Any = None) -> Run:
-    """Change a run's name, notes or tags (what is None stays)."""
+PRIORITY_MIN, PRIORITY_MAX = -10, 10
+
+
+def run_priority_clean(priority: Any) -> int:
+    """An integer in -10..10; else a DomainError naming `priority`."""
+    if isinstance(priority, bool) or not isinstance(priority, int) or not PRIORITY_MIN <= priority <= PRIORITY_MAX:
+        raise DomainError("invalid", f"priority must be an integer from {PRIORITY_MIN} to {PRIORITY_MAX}.",
+                          field="priority")
+    return priority
+
+
+def run_update(
+    *, run: Run, name: Any = None, notes: Any = None, tags: Any = None, priority: Any = None
+) -> Run:
+    """Change a run's name, notes, tags or priority (what is None stays).
+
+    The priority orders a team's own queued runs (higher first); it never jumps another team's.
+    """
     fields: dict[str, Any] = {}
+    if priority is not None:
+        fields["priority"] = run_priority_clean(priority)
     if name is not None:
         fields["name"] = run_name_clean(name)
     if notes is not None:
@@ -203,8 +238,12 @@ def run_create(
     tags: list[str] | None = None,
     init: dict[str, Any] | None = None,
     origin: dict[str, Any] | None = None,
+    priority: int | None = None,
 ) -> Run:
     """Validate config, data recipe and graph against the dataset; store the run queued; queue training.
+
+    A run that asks for more devices (config.processes) than its team may use per run is refused
+    (a DomainError naming `config.processes`); `priority` (-10..10) orders it within its team.
 
     `init` {run, checkpoint, mode: "finetune" | "resume"} starts the weights from a checkpoint of
     a run the user can see: checked here (run_init_check), its plan stored in `run.init`, and the
@@ -233,8 +272,13 @@ def run_create(
     outputs = list((report.get("outputs") or {}).values())
     check_config_fits(config=config_json, recipe=recipe, summary=dataset.summary or {},
                       output_shape=outputs[0] if len(outputs) == 1 else None)
+    need_kind, need_devices = run_need(config_json)
+    run_team_limits_check(team=team, devices=need_devices)
     with transaction.atomic():
         run = Run.objects.create(
+            need_kind=need_kind,
+            need_devices=need_devices,
+            priority=run_priority_clean(priority) if priority is not None else 0,
             team=team,
             graph_revision=graph_revision,
             dataset=dataset,
@@ -255,6 +299,15 @@ def run_create(
         _queue_train(run.pk)
     run.refresh_from_db()
     return run
+
+
+def run_team_limits_check(*, team: Any, devices: int) -> None:
+    """Refuse a run that asks for more devices than its team may use per run (names config.processes)."""
+    limit = getattr(team, "max_devices_per_run", None)
+    if limit is not None and devices > limit:
+        message = (f"This run asks for {devices} devices (processes); team {team.name} may use at most "
+                   f"{limit} per run (ask a site administrator to raise max_devices_per_run).")
+        raise DomainError("team_limit", message, fields={"config.processes": [message]})
 
 
 # --- cancel -------------------------------------------------------------------------------
@@ -292,28 +345,31 @@ def run_cancel(*, run: Run, user: AbstractBaseUser | None = None) -> Run:
 # --- worker side: lease, heartbeat, finish, reap ---------------------------------------------
 
 
-def run_lease_take(*, run_id: int, worker: str) -> str | None:
+_LEASABLE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.INTERRUPTED)
+
+
+def run_lease_take(
+    *, run_id: int, worker: str, device: str = "", statuses: tuple[str, ...] = _LEASABLE
+) -> str | None:
     """Take the run's lease for this delivery; None when another worker holds it or it is done.
 
     The conditional UPDATE is the fence: two deliveries of the same message (the broker's
-    visibility timeout, a requeue by the reaper) can never both train the run.
+    visibility timeout, a requeue by the reaper) can never both train the run. `device` is
+    what it trains on there ("cpu", "cuda:0,cuda:1"); the worker's row names the run.
     """
     now = timezone.now()
     token = uuid.uuid4().hex
     lease = timedelta(seconds=float(conf.get("RUNS_LEASE_SECONDS")))
     with transaction.atomic():
         taken = (
-            Run.objects.filter(
-                pk=run_id,
-                status__in=[RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.INTERRUPTED],
-                cancel_requested=False,
-            )
+            Run.objects.filter(pk=run_id, status__in=list(statuses), cancel_requested=False)
             .filter(Q(lease_token__isnull=True) | Q(lease_expires_at__lt=now))
             .update(
                 lease_token=token,
                 lease_expires_at=now + lease,
                 heartbeat_at=now,
                 worker=worker[:200],
+                device=device[:200],
                 status=RunStatus.RUNNING,
                 attempts=F("attempts") + 1,
                 started_at=Coalesce("started_at", now),
@@ -322,10 +378,75 @@ def run_lease_take(*, run_id: int, worker: str) -> str | None:
         )
         if not taken:
             return None
+        Worker.objects.filter(hostname=worker[:200]).update(current_run_id=run_id, last_seen=now)
         attempts, max_attempts = Run.objects.filter(pk=run_id).values_list("attempts", "max_attempts").get()
-        detail = f"training on {worker}" + (f" (attempt {attempts} of {max_attempts})" if attempts > 1 else "")
+        where = f"{worker} ({device})" if device else worker
+        detail = f"training on {where}" + (f" (attempt {attempts} of {max_attempts})" if attempts > 1 else "")
         event_emit(run_id=run_id, event={"type": "status", "status": RunStatus.RUNNING, "detail": detail})
     return token
+
+
+def run_claim(*, worker: str, devices: WorkerDevices) -> tuple[int, str] | None:
+    """Take the lease of the fairest queued run this worker fits: (run id, lease token), or None.
+
+    What a runs.train token does when a worker takes it. One transaction per try: the row is
+    locked (SELECT ... FOR UPDATE SKIP LOCKED on PostgreSQL, so two workers never wait on or
+    take the same run; SQLite serialises writers), and a team with a concurrency limit is
+    locked and counted again, so two workers cannot both start its last allowed run.
+    """
+    from webapp.accounts.models import Team
+
+    skipped: set[int] = set()
+    for _ in range(8):
+        with transaction.atomic():
+            candidates = runs_claimable(kind=devices.kind, capacity=devices.capacity).exclude(pk__in=skipped)
+            if connection.features.has_select_for_update_skip_locked:
+                candidates = candidates.select_for_update(skip_locked=True, of=("self",))
+            picked = candidates.values_list("pk", "team_id", "need_devices").first()
+            if picked is None:
+                return None
+            run_id, team_id, need = picked
+            limit = Team.objects.select_for_update().filter(pk=team_id).values_list("max_concurrent_runs", flat=True)
+            limit = limit.first()
+            if limit is not None and Run.objects.filter(team_id=team_id, status=RunStatus.RUNNING).count() >= limit:
+                skipped.add(run_id)
+                continue
+            token = run_lease_take(run_id=run_id, worker=worker, device=device_label(devices, need),
+                                   statuses=(RunStatus.QUEUED,))
+            if token is not None:
+                return run_id, token
+            skipped.add(run_id)  # taken or cancelled meanwhile
+    return None
+
+
+def _team_freed(run_id: int) -> None:
+    """A run of a team with a concurrency limit left `running`: a token for its next queued run.
+
+    Its queued runs may have had their tokens dropped while the team was at its limit (a worker
+    that found nothing it could take). Sent after the commit; an extra token is harmless.
+    """
+    team_id = Run.objects.filter(pk=run_id, team__max_concurrent_runs__isnull=False).values_list("team_id", flat=True)
+    team_id = team_id.first()
+    if team_id is None:
+        return
+    waiting = runs_claimable().filter(team_id=team_id).values_list("pk", flat=True).first()
+    if waiting is not None:
+        _queue_train(waiting, announce=False)
+
+
+def run_token_send(*, run_id: int) -> None:
+    """Send one more runs.train token for a queued run (after the commit); an extra one is harmless."""
+    _queue_train(run_id, announce=False)
+
+
+def run_reap_worker(*, worker: str) -> list[int]:
+    """At a worker's start: the runs still leased under its own name are its dead predecessor's.
+
+    They are interrupted and requeued at once (as run_reap does when a lease expires), so a
+    worker restarted on the same host resumes them without waiting for the lease to run out.
+    """
+    held = Run.objects.filter(status=RunStatus.RUNNING, worker=worker[:200], lease_token__isnull=False)
+    return run_reap(now=timezone.now(), runs=held, why="its worker restarted")
 
 
 def run_heartbeat(*, run_id: int, lease_token: str, run_fields: dict[str, Any] | None = None) -> bool:
@@ -386,11 +507,13 @@ def run_finish(
         event_emit(run_id=run_id, event=event)
         if succeeded:
             _queue_export(run_id)
+        Worker.objects.filter(current_run_id=run_id).update(current_run=None)
+        _team_freed(run_id)
         run_finished_send(run_id=run_id, status=status)
     return True
 
 
-def run_reap(*, now: Any = None) -> list[int]:
+def run_reap(*, now: Any = None, runs: Any = None, why: str = "worker lost") -> list[int]:
     """Mark runs whose worker stopped heartbeating `interrupted`, then requeue or fail them.
 
     Also sends every task whose send is owed or whose message looks lost: runs.train for runs
@@ -398,26 +521,31 @@ def run_reap(*, now: Any = None) -> list[int]:
     (explanation_resend), datasets.process (dataset_resend_processing); and removes crash
     leftovers (leftovers_sweep). Safe to run from many workers at once: every transition is a
     conditional UPDATE. Returns the ids of the runs it interrupted.
+
+    `runs` (run_reap_worker): interrupt these running runs whatever their lease says, and
+    nothing else.
     """
     now = now or timezone.now()
     reaped: list[int] = []
-    expired = list(
-        Run.objects.filter(status=RunStatus.RUNNING, lease_expires_at__lt=now).values_list(
-            "pk", "lease_token", "attempts", "max_attempts", "heartbeat_at", "step"
-        )
-    )
+    if runs is None:
+        held = Run.objects.filter(status=RunStatus.RUNNING, lease_expires_at__lt=now)
+    else:
+        held = runs.filter(status=RunStatus.RUNNING)
+    expired = list(held.values_list("pk", "lease_token", "attempts", "max_attempts", "heartbeat_at", "step"))
     for run_id, token, attempts, max_attempts, heartbeat_at, step in expired:
         with transaction.atomic():
-            lost = Run.objects.filter(
-                pk=run_id, status=RunStatus.RUNNING, lease_token=token, lease_expires_at__lt=now
-            ).update(status=RunStatus.INTERRUPTED, lease_token=None, lease_expires_at=None, worker="")
+            still = Run.objects.filter(pk=run_id, status=RunStatus.RUNNING, lease_token=token)
+            if runs is None:
+                still = still.filter(lease_expires_at__lt=now)
+            lost = still.update(status=RunStatus.INTERRUPTED, lease_token=None, lease_expires_at=None, worker="")
             if not lost:
                 continue
             reaped.append(run_id)
+            Worker.objects.filter(current_run_id=run_id).update(current_run=None)
             since = heartbeat_at.isoformat() if heartbeat_at else "never"
             event_emit(run_id=run_id, event={
                 "type": "status", "status": RunStatus.INTERRUPTED,
-                "detail": f"worker lost (last heartbeat {since}, step {step})",
+                "detail": f"{why} (last heartbeat {since}, step {step})",
             })
             if attempts < max_attempts:
                 Run.objects.filter(pk=run_id, status=RunStatus.INTERRUPTED).update(
@@ -436,9 +564,12 @@ def run_reap(*, now: Any = None) -> list[int]:
                 event_emit(run_id=run_id, event={
                     "type": "status", "status": RunStatus.FAILED, "detail": message, "error": message,
                 })
+                _team_freed(run_id)
                 run_finished_send(run_id=run_id, status=RunStatus.FAILED)
     if reaped:
-        logger.warning("reaped runs whose worker was lost: %s", reaped)
+        logger.warning("reaped runs (%s): %s", why, reaped)
+    if runs is not None:
+        return reaped
     run_resend_queued(now=now)
     run_export_resend(now=now)
     explanation_resend(now=now)
@@ -557,6 +688,9 @@ def explanation_create(
 
     from .selectors import run_checkpoint_row
 
+    if run.dataset_id is None:  # imported weights (webapp/runs/imports.py): no data, no pipeline
+        raise Conflict("no_dataset", f"Run {run.pk} holds imported weights and has no dataset; start a run "
+                       "from its checkpoint 'imported' and explain that one.")
     if checkpoint is not None:
         # A kept checkpoint's weights (any run that wrote one: a cancelled run's `step-…` too).
         if not isinstance(checkpoint, str) or not checkpoint:
@@ -982,6 +1116,50 @@ def run_log(*, run_id: int, message: str, level: str = "info") -> None:
         event_emit(run_id=run_id, event={"type": "log", "level": level, "message": message})
 
 
+# --- workers ------------------------------------------------------------------------------------
+
+
+def worker_announce(*, hostname: str, devices: WorkerDevices | None, queues: list[str], now: Any = None) -> None:
+    """Upsert this worker's row (at start and on every reaper pass): its devices, queues, last_seen.
+
+    `devices` None: a worker without a train queue (short jobs only). Its current run is the
+    one leased under its name, if any (run_lease_take sets it, run_finish clears it).
+    """
+    now = now or timezone.now()
+    hostname = hostname[:200]
+    current = (
+        Run.objects.filter(status=RunStatus.RUNNING, worker=hostname, lease_token__isnull=False)
+        .values_list("pk", flat=True).first()
+    )
+    fields = {
+        "kind": devices.kind if devices else "cpu",
+        "devices": list(devices.devices) if devices else [],
+        "capacity": devices.capacity if devices else 0,
+        "queues": sorted(queues),
+        "current_run_id": current,
+        "last_seen": now,
+    }
+    if not Worker.objects.filter(hostname=hostname).update(**fields):
+        Worker.objects.get_or_create(hostname=hostname, defaults={**fields, "started_at": now})
+
+
+def worker_start(*, hostname: str, devices: WorkerDevices | None, queues: list[str]) -> list[int]:
+    """A worker starts: reap the runs its dead predecessor (same name) still holds; announce it.
+
+    Returns the ids of the runs it requeued.
+    """
+    now = timezone.now()
+    reaped = run_reap_worker(worker=hostname) if devices is not None else []
+    Worker.objects.filter(hostname=hostname[:200]).update(started_at=now)
+    worker_announce(hostname=hostname, devices=devices, queues=queues, now=now)
+    return reaped
+
+
+def worker_forget(*, hostname: str) -> None:
+    """A worker that shuts down cleanly removes its row (a killed one stays, no longer alive)."""
+    Worker.objects.filter(hostname=hostname[:200]).delete()
+
+
 __all__ = [
     "EXPORT_FORMATS",
     "RunDownload",
@@ -992,6 +1170,14 @@ __all__ = [
     "run_tags_clean",
     "run_cancel",
     "run_lease_take",
+    "run_claim",
+    "runs_claimable",
+    "run_reap_worker",
+    "run_token_send",
+    "run_priority_clean",
+    "worker_announce",
+    "worker_start",
+    "worker_forget",
     "run_heartbeat",
     "run_finish",
     "run_reap",

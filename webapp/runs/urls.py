@@ -8,8 +8,10 @@ from .api import (
     ExplanationMethodsView,
     ExplanationViewSet,
     InitPlanView,
+    RevisionWeightsView,
     RunCompareView,
     RunViewSet,
+    WorkerListView,
 )
 
 router = SimpleRouter()
@@ -22,6 +24,10 @@ urlpatterns = [
     path("runs/compare/", RunCompareView.as_view(), name="run-compare"),
     path("runs/init-plan/", InitPlanView.as_view(), name="run-init-plan"),
     path("explanations/methods/", ExplanationMethodsView.as_view(), name="explanation-methods"),
+    path("workers/", WorkerListView.as_view(), name="worker-list"),
+    # Served by the runs app (it records a run), under the revision it belongs to.
+    path("graphs/<int:graph_pk>/revisions/<int:number>/weights/", RevisionWeightsView.as_view(),
+         name="graph-revision-weights"),
     *router.urls,
 ]
 
@@ -51,4 +57,7 @@ API_ROUTES = [
     # Any signed-in user; a source run of another team is a 404 inside (tests/webapp/runs/test_experiments_*).
     ("post", "/api/runs/init-plan/"),
     ("get", "/api/explanations/methods/"),
+    # Any signed-in user; another team's current run is null inside (tests/webapp/runs/test_workers_api.py).
+    ("get", "/api/workers/"),
+    ("post", "/api/graphs/{graph}/revisions/{revision}/weights/"),
 ]

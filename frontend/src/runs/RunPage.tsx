@@ -19,6 +19,7 @@ import { chartKeys } from "./series";
 import { ACTIVE_STATUSES, type DatasetSummary, type Run, type RunExports } from "./types";
 import { useRunStream } from "./useRunStream";
 import { RunMeta } from "./RunMeta";
+import { RunPlacement } from "./RunPlacement";
 
 function ConfusionMatrix({ name, matrix, classes }: { name: string; matrix: number[][]; classes?: string[] | null }) {
   const label = (i: number) => classes?.[i] ?? String(i);
@@ -236,6 +237,7 @@ export default function RunPage({ runId }: { runId: number }) {
               {active && run.progress.eta_seconds !== null ? ` · about ${formatDuration(run.progress.eta_seconds)} left` : ""}
             </span>
           </div>
+          <RunPlacement run={run} />
           {run.error && (
             <p className="error" role="alert" data-testid="run-error">
               {run.error}

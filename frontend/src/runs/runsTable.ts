@@ -128,7 +128,7 @@ export function tableColumns(runs: readonly RunRow[]): { fixed: Column[]; config
     { id: "when", label: "When", value: (r) => when(r.created_at) },
     { id: "duration", label: "Duration", value: (r) => durationOf(r) },
     { id: "graph", label: "Graph", value: (r) => `${r.graph_name.toLowerCase()}\u0000${String(r.revision).padStart(8, "0")}` },
-    { id: "dataset", label: "Dataset", value: (r) => r.dataset_name.toLowerCase() },
+    { id: "dataset", label: "Dataset", value: (r) => (r.dataset_name ?? "").toLowerCase() },
   ];
   const flat = new Map(runs.map((r) => [r.id, flattenConfig(r.config)]));
   const config = differingFields(runs.map((r) => r.config)).map<Column>((path) => ({
