@@ -78,8 +78,13 @@ bench: $(VENV)/.installed
 	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq wrk >/dev/null; } || echo "install wrk (apt-get install wrk) for bench/api_load.py"
 	$(BIN)/python bench/api_load.py --json var/bench/api_load.json $(API_BENCH_ARGS)
 
+# On a CUDA machine: fp32/bf16/torch.compile speed against a hand loop, export parity, a 2-process
+# NCCL run with 2+ GPUs (scripts/gpu_check.py, a few minutes), then the gpu-marked tests. Without
+# CUDA it says so and exits 0.
 gpu-check: $(VENV)/.installed
-	$(BIN)/python -m pytest -m gpu -q tests
+	$(BIN)/python scripts/gpu_check.py $(GPU_CHECK_ARGS)
+	@if $(BIN)/python -c "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)"; then \
+		$(BIN)/python -m pytest -m gpu -q -p no:cacheprovider tests; fi
 
 clean:
 	rm -rf $(VENV) frontend/node_modules frontend/scripts/codegen/node_modules frontend/dist

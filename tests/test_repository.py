@@ -1,46 +1,12 @@
-"""Promises about the repository as a whole: deployment shape and part boundaries."""
+"""Promises about the repository as a whole: part boundaries (the deployment: tests/test_deploy.py)."""
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
-import jsonschema
 import pytest
-import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-COMPOSE_SCHEMA = ROOT.parent / "shared" / "compose-spec.schema.json"
-
-
-@pytest.fixture(scope="module")
-def compose() -> dict:
-    return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
-
-
-@pytest.mark.skipif(not COMPOSE_SCHEMA.exists(), reason="../shared/compose-spec.schema.json is absent")
-def test_compose_file_matches_the_compose_specification(compose):
-    schema = json.loads(COMPOSE_SCHEMA.read_text())
-    jsonschema.validate(compose, schema)
-
-
-def test_training_workers_reserve_a_gpu_and_short_work_has_its_own_queue(compose):
-    services = compose["services"]
-    devices = services["worker-train"]["deploy"]["resources"]["reservations"]["devices"]
-    assert devices[0]["capabilities"] == ["gpu"]
-    assert "train" in services["worker-train"]["command"]
-    assert "short" in services["worker-short"]["command"]
-    assert {"db", "redis", "web"} <= services.keys()
-
-
-def test_compose_commands_name_modules_that_exist(compose):
-    assert (ROOT / "webapp" / "celery.py").exists()
-    web = " ".join(compose["services"]["web"]["command"])
-    # The web service runs the one server launcher, which serves webapp.asgi:application.
-    assert "python -m webapp.serve" in web and (ROOT / "webapp" / "serve.py").exists()
-    from webapp.serve import APP
-
-    assert APP == "webapp.asgi:application" and (ROOT / "webapp" / "asgi.py").exists()
 
 
 def test_the_engine_never_imports_the_service_layer():

@@ -15,6 +15,7 @@ Environment (all optional on a developer machine):
                               tasks or groups; default "netloom" (`make run` picks one per checkout)
     MEDIA_ROOT                where datasets and run artefacts are stored; default var/media
     NETLOOM_MAX_UPLOAD_BYTES  largest accepted dataset upload; default 200 MiB
+    NETLOOM_MAX_WEIGHTS_BYTES largest weights file imported as a first checkpoint; default the upload limit
     NETLOOM_MAX_PARAMS        largest model a graph may describe; default 100 million parameters
     NETLOOM_MAX_NODES         most nodes in one graph; default 500
     NETLOOM_DATASET_PROCESSING "auto" (default: on the short-queue worker when one answers, else
@@ -28,7 +29,10 @@ Environment (all optional on a developer machine):
     NETLOOM_MAX_TOKENS_PER_USER   most live (unrevoked, unexpired) API tokens one user may hold; default 100
     NETLOOM_DEVICES           devices this deployment's workers have, checked when a run is created:
                               "cpu" (default), "cuda" (GPUs: cuda and cuda:N pass; a worker checks the
-                              index), or a list such as "cpu,cuda:0,cuda:1"; "auto" always passes
+                              index), or a list such as "cpu,cuda:0,cuda:1"; "auto" always passes.
+                              A training worker's own devices: its cuda entries (else CUDA_VISIBLE_DEVICES,
+                              else the CPU), which pick the train queues it consumes (webapp/runs/devices.py)
+    NETLOOM_CPU_PROCESSES     most processes one run may use on a CPU training worker (its capacity); default 8
     NETLOOM_DATASET_RESEND_SECONDS an upload still processing with nothing written for this long gets
                               datasets.process sent again (the broker may have lost it); default 60
     STATIC_ROOT               where collectstatic puts files; default var/static
@@ -109,6 +113,7 @@ INSTALLED_APPS = [
     "webapp.accounts",
     "webapp.datasets",
     "webapp.graphs",
+    "webapp.blocks",
     "webapp.runs",
     "webapp.sweeps",
 ]
@@ -207,6 +212,9 @@ MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 MEDIA_URL = "/media/"  # never served directly: downloads go through permission-checked views
 
 NETLOOM_MAX_UPLOAD_BYTES = env_int("NETLOOM_MAX_UPLOAD_BYTES", 200 * 1024 * 1024)
+# Largest weights file (.safetensors) imported as a revision's first checkpoint; every upload is
+# also held to NETLOOM_MAX_UPLOAD_BYTES.
+NETLOOM_MAX_WEIGHTS_BYTES = env_int("NETLOOM_MAX_WEIGHTS_BYTES", NETLOOM_MAX_UPLOAD_BYTES)
 # Uploaded files always go to disk (our own handler streams them into MEDIA_ROOT). Under ASGI
 # Django also copies every request body into a spooled file of this size before a view runs:
 # past 1 MiB it is on disk (0 would mean "never roll over", holding any body in memory).
@@ -227,6 +235,7 @@ NETLOOM_DATASET_PROCESSING = os.environ.get("NETLOOM_DATASET_PROCESSING", "auto"
 NETLOOM_DATASET_RESEND_SECONDS = float(os.environ.get("NETLOOM_DATASET_RESEND_SECONDS", "60"))
 # Devices a run may ask for at create time (issue 13 will let workers announce theirs).
 NETLOOM_DEVICES = env_list("NETLOOM_DEVICES", ["cpu"])
+NETLOOM_CPU_PROCESSES = env_int("NETLOOM_CPU_PROCESSES", 8)
 NETLOOM_MAX_TOKENS_PER_USER = env_int("NETLOOM_MAX_TOKENS_PER_USER", 100)
 # Check every stored, published and sent stream event against its model (tests; costs a little).
 NETLOOM_CHECK_EVENTS = env_bool("NETLOOM_CHECK_EVENTS", False)

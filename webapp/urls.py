@@ -4,12 +4,13 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from webapp import pages
+from webapp import health, pages
 
 api_patterns = [
     path("", include("webapp.accounts.urls")),
     path("", include("webapp.datasets.urls")),
     path("", include("webapp.graphs.urls")),
+    path("", include("webapp.blocks.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # Swagger UI from drf-spectacular-sidecar's static files: works on a server without internet.
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
@@ -17,6 +18,7 @@ api_patterns = [
 
 urlpatterns = [
     path("", pages.index, name="index"),
+    path("healthz", health.healthz, name="healthz"),  # load balancers, docker-compose: docs/deploy.md
     path("api/", include(api_patterns)),
     path("api/", include("webapp.runs.urls")),
     path("api/", include("webapp.sweeps.urls")),

@@ -39,6 +39,84 @@ class BestConfig(TypedDict):
     mode: NotRequired[Literal["min", "max"]]
 
 
+class Block(TypedDict):
+    """A block as the library lists it."""
+    id: int
+    team: int
+    name: str
+    description: str
+    latest_version: int | None
+    versions: list[int]
+    interface: BlockInterface | None
+    created_by: UserRef | None
+    created_at: str
+    updated_at: str
+
+
+class BlockCreateRequest(TypedDict):
+    team: int
+    name: str
+    description: NotRequired[str]
+    definition: dict[str, Any]
+    note: NotRequired[str]
+    input_shapes: NotRequired[list[list[int]]]
+
+
+class BlockDetail(TypedDict):
+    """A block as the library lists it."""
+    id: int
+    team: int
+    name: str
+    description: str
+    latest_version: int | None
+    versions: list[int]
+    interface: BlockInterface | None
+    created_by: UserRef | None
+    created_at: str
+    updated_at: str
+    latest: BlockVersion | None
+
+
+class BlockInterface(TypedDict):
+    """What an instance of the newest version looks like: its parameters and ports."""
+    params: list[BlockParam]
+    inputs: list[str]
+    outputs: list[str]
+
+
+class BlockParam(TypedDict):
+    name: str
+    default: Any
+    description: NotRequired[str]
+
+
+class BlockVersion(TypedDict):
+    """A version with its definition and the definitions it uses (so the canvas can place it)."""
+    block: int
+    number: int
+    ref: str
+    note: str
+    created_by: UserRef | None
+    created_at: str
+    definition: dict[str, Any]
+    dependencies: list[dict[str, Any]]
+
+
+class BlockVersionCreateRequest(TypedDict):
+    definition: dict[str, Any]
+    note: NotRequired[str]
+    input_shapes: NotRequired[list[list[int]]]
+
+
+class BlockVersionSummary(TypedDict):
+    block: int
+    number: int
+    ref: str
+    note: str
+    created_by: UserRef | None
+    created_at: str
+
+
 class BuiltinDataset(TypedDict):
     """One built-in dataset (engine.data.BUILTIN_DATASETS)."""
     name: str
@@ -194,6 +272,19 @@ class DatasetUploadRequest(TypedDict):
     name: NotRequired[str]
     options: NotRequired[str]
     file: str
+
+
+class DiffBlockChange(TypedDict):
+    """A block definition both revisions carry under one `Name@version`, with what differs inside it."""
+    ref: str
+    lines: list[str]
+
+
+class DiffBlocks(TypedDict):
+    """The block definitions (spec version 2) one revision carries and the other does not."""
+    added: list[str]
+    removed: list[str]
+    changed: list[DiffBlockChange]
 
 
 class DiffEdge(TypedDict):
@@ -587,6 +678,20 @@ class PaginatedApiTokenList(TypedDict):
     results: list[ApiToken]
 
 
+class PaginatedBlockList(TypedDict):
+    count: int
+    next: NotRequired[str | None]
+    previous: NotRequired[str | None]
+    results: list[Block]
+
+
+class PaginatedBlockVersionSummaryList(TypedDict):
+    count: int
+    next: NotRequired[str | None]
+    previous: NotRequired[str | None]
+    results: list[BlockVersionSummary]
+
+
 class PaginatedDatasetList(TypedDict):
     count: int
     next: NotRequired[str | None]
@@ -653,6 +758,10 @@ class Param(TypedDict):
     item_nullable: NotRequired[bool]
 
 
+class PatchedBlockUpdateRequest(TypedDict):
+    description: NotRequired[str]
+
+
 class PatchedDatasetUpdateRequest(TypedDict):
     """PATCH body: a new name, new CSV options (merged; null removes one), or both."""
     name: NotRequired[str]
@@ -674,6 +783,7 @@ class PatchedRunUpdateRequest(TypedDict):
     name: NotRequired[str]
     notes: NotRequired[str]
     tags: NotRequired[Any]
+    priority: NotRequired[Any]
 
 
 PerClassMetrics = TypedDict("PerClassMetrics", {"class": "str", "precision": "float | None", "recall": "float | None", "f1": "float | None", "support": "int"})
@@ -765,7 +875,7 @@ class Revision(TypedDict):
     spec: Any
 
 
-RevisionDiff = TypedDict("RevisionDiff", {"graph": "int", "from": "int", "to": "int", "nodes": "DiffNodes", "edges": "DiffEdges", "inputs": "DiffInputs", "outputs": "RefsChange | None", "lines": "list[str]"})
+RevisionDiff = TypedDict("RevisionDiff", {"graph": "int", "from": "int", "to": "int", "nodes": "DiffNodes", "edges": "DiffEdges", "inputs": "DiffInputs", "outputs": "RefsChange | None", "blocks": "DiffBlocks", "lines": "list[str]"})
 
 
 class RevisionRef(TypedDict):
@@ -818,8 +928,8 @@ class Run(TypedDict):
     graph_name: str
     graph_revision: int
     revision: int
-    dataset: int
-    dataset_name: str
+    dataset: int | None
+    dataset_name: str | None
     config: dict[str, Any]
     recipe: dict[str, Any]
     init: RunInit
@@ -836,6 +946,10 @@ class Run(TypedDict):
     attempts: int
     max_attempts: int
     worker: str
+    device: str
+    need: dict[str, Any]
+    priority: int
+    queue: dict[str, Any] | None
     heartbeat_at: str | None
     created_by: str | None
     created_at: str
@@ -860,6 +974,7 @@ class RunCreateRequest(TypedDict):
     notes: NotRequired[str]
     tags: NotRequired[Any]
     init: NotRequired[RunInitRequest | None]
+    priority: NotRequired[Any]
 
 
 class RunExports(TypedDict):
@@ -891,9 +1006,11 @@ class RunInitRequest(TypedDict):
 
 
 class RunOrigin(TypedDict):
-    """Who made a run besides its creator: {} or a sweep's trial."""
+    """Who made a run besides its creator: {}, a sweep's trial, or an import of weights."""
     sweep: NotRequired[int | None]
     trial: NotRequired[int | None]
+    kind: NotRequired[str | None]
+    file: NotRequired[str | None]
 
 
 class RunStreamBatchFrame(TypedDict):
@@ -1117,6 +1234,8 @@ class Team(TypedDict):
     name: str
     role: str | None
     created_at: str
+    max_concurrent_runs: int | None
+    max_devices_per_run: int | None
 
 
 class TeamDetail(TypedDict):
@@ -1124,6 +1243,8 @@ class TeamDetail(TypedDict):
     name: str
     role: str | None
     created_at: str
+    max_concurrent_runs: int | None
+    max_devices_per_run: int | None
     members: list[Member]
 
 
@@ -1157,6 +1278,7 @@ class TrainConfig(TypedDict):
     precision: NotRequired[Literal["fp32", "bf16", "fp16"]]
     compile: NotRequired[bool]
     device: NotRequired[str]
+    processes: NotRequired[int]
     early_stopping: NotRequired[EarlyStoppingConfig | None]
     checkpoint_every: NotRequired[int]
     keep_checkpoints: NotRequired[int]
@@ -1187,6 +1309,7 @@ class ValidationProblem(TypedDict):
     code: str
     field: str | None
     message: str
+    path: NotRequired[list[str] | None]
 
 
 class ValidationReport(TypedDict):
@@ -1201,6 +1324,27 @@ class ValidationReport(TypedDict):
 
 
 ValueChange = TypedDict("ValueChange", {"name": "str", "from": "Any", "to": "Any"})
+
+
+class WeightsImportRequest(TypedDict):
+    """What POST /api/graphs/<id>/revisions/<n>/weights/ takes (multipart)."""
+    file: str
+    name: NotRequired[str]
+
+
+class Worker(TypedDict):
+    """A worker as GET /api/workers/ shows it (selectors.workers_for_user)."""
+    hostname: str
+    kind: WorkerKindEnum
+    devices: list[str]
+    capacity: int
+    queues: list[str]
+    trains: bool
+    busy: bool
+    current_run: dict[str, Any] | None
+    started_at: str
+    last_seen: str
+    alive: bool
 
 
 CheckpointJsonKindEnum: TypeAlias = Literal["best", "epoch", "cancelled"]
@@ -1263,11 +1407,22 @@ SweepStatusEnum: TypeAlias = Literal["running", "succeeded", "cancelled", "faile
 TaskEnum: TypeAlias = Literal["classification", "regression"]
 
 
+WorkerKindEnum: TypeAlias = Literal["cpu", "gpu"]
+
+
 __all__ = [
     "ApiToken",
     "Arity",
     "BestCheckpoint",
     "BestConfig",
+    "Block",
+    "BlockCreateRequest",
+    "BlockDetail",
+    "BlockInterface",
+    "BlockParam",
+    "BlockVersion",
+    "BlockVersionCreateRequest",
+    "BlockVersionSummary",
     "BuiltinDataset",
     "BuiltinList",
     "CheckpointEvent",
@@ -1291,6 +1446,8 @@ __all__ = [
     "DatasetSummary",
     "DatasetUploadKindEnum",
     "DatasetUploadRequest",
+    "DiffBlockChange",
+    "DiffBlocks",
     "DiffEdge",
     "DiffEdges",
     "DiffInput",
@@ -1342,6 +1499,8 @@ __all__ = [
     "OpSchema",
     "OptimizerConfig",
     "PaginatedApiTokenList",
+    "PaginatedBlockList",
+    "PaginatedBlockVersionSummaryList",
     "PaginatedDatasetList",
     "PaginatedGraphList",
     "PaginatedRevisionSummaryList",
@@ -1351,6 +1510,7 @@ __all__ = [
     "PaginatedTeamList",
     "Param",
     "ParamKindEnum",
+    "PatchedBlockUpdateRequest",
     "PatchedDatasetUpdateRequest",
     "PatchedGraphRenameRequest",
     "PatchedLayoutRequest",
@@ -1418,4 +1578,7 @@ __all__ = [
     "ValidationProblem",
     "ValidationReport",
     "ValueChange",
+    "WeightsImportRequest",
+    "Worker",
+    "WorkerKindEnum",
 ]

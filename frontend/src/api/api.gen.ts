@@ -123,6 +123,81 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/blocks/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The blocks of the user's teams (`?team=` one of them), newest version first, each with
+         *     its version numbers and the newest version's params and ports.
+         */
+        get: operations["blocks_list"];
+        put?: never;
+        /** @description Create a block and its version 1; the engine checks the definition (400 naming the inner node). */
+        post: operations["blocks_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/blocks/{block_pk}/versions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Versions of one block: list, save a new one (POST), read one with what it uses. */
+        get: operations["blocks_versions_list"];
+        put?: never;
+        /** @description Save a new version (number latest + 1); the engine checks the definition. */
+        post: operations["blocks_versions_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/blocks/{block_pk}/versions/{number}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description One version: its definition and `dependencies` (the definitions it uses, dependencies first). */
+        get: operations["blocks_versions_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/blocks/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The blocks of the user's teams (viewers read, editors write). */
+        get: operations["blocks_retrieve"];
+        put?: never;
+        post?: never;
+        /** @description The blocks of the user's teams (viewers read, editors write). */
+        delete: operations["blocks_destroy"];
+        options?: never;
+        head?: never;
+        /** @description Change the description (the name is part of every `Name@v` reference). */
+        patch: operations["blocks_partial_update"];
+        trace?: never;
+    };
     "/api/datasets/": {
         parameters: {
             query?: never;
@@ -327,6 +402,28 @@ export interface paths {
         get: operations["graphs_revisions_code_retrieve"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/graphs/{graph_pk}/revisions/{number}/weights/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description POST /api/graphs/<id>/revisions/<n>/weights/: weights trained elsewhere as a first checkpoint.
+         *
+         *     Answers the new run (succeeded, no dataset, origin {"kind": "import", "file"}) whose checkpoint
+         *     `imported` a run's `init` can start from.
+         */
+        post: operations["graphs_revisions_weights_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -809,6 +906,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/workers/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Every worker seen within a day (any signed-in user; another team's run is not named). */
+        get: operations["workers_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -856,6 +970,98 @@ export interface components {
              * @enum {string}
              */
             mode?: "min" | "max";
+        };
+        /** @description A block as the library lists it. */
+        Block: {
+            readonly id: number;
+            readonly team: number;
+            readonly name: string;
+            readonly description: string;
+            readonly latest_version: number | null;
+            readonly versions: number[];
+            readonly interface: components["schemas"]["BlockInterface"] | null;
+            readonly created_by: components["schemas"]["UserRef"] | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+        };
+        BlockCreateRequest: {
+            /** Format: int64 */
+            team: number;
+            name: string;
+            description?: string;
+            /** @description A block definition (engine BlockSpec: params, inputs, nodes, outputs, description, layout, ui); `name` and `version` are set by the server. */
+            definition: {
+                [key: string]: unknown;
+            };
+            note?: string;
+            /** @description Optional: a shape per block input, to check shapes through the block too. */
+            input_shapes?: number[][];
+        };
+        /** @description A block as the library lists it. */
+        BlockDetail: {
+            readonly id: number;
+            readonly team: number;
+            readonly name: string;
+            readonly description: string;
+            readonly latest_version: number | null;
+            readonly versions: number[];
+            readonly interface: components["schemas"]["BlockInterface"] | null;
+            readonly created_by: components["schemas"]["UserRef"] | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+            readonly latest: components["schemas"]["BlockVersion"] | null;
+        };
+        /** @description What an instance of the newest version looks like: its parameters and ports. */
+        BlockInterface: {
+            params: components["schemas"]["BlockParam"][];
+            inputs: string[];
+            outputs: string[];
+        };
+        BlockParam: {
+            name: string;
+            default: unknown;
+            description?: string;
+        };
+        /** @description A version with its definition and the definitions it uses (so the canvas can place it). */
+        BlockVersion: {
+            readonly block: number;
+            readonly number: number;
+            /** @description How a spec names it: "Name@number". */
+            readonly ref: string;
+            readonly note: string;
+            readonly created_by: components["schemas"]["UserRef"] | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** @description A block definition (engine BlockSpec: params, inputs, nodes, outputs, description, layout, ui); `name` and `version` are set by the server. */
+            readonly definition: {
+                [key: string]: unknown;
+            };
+            readonly dependencies: {
+                [key: string]: unknown;
+            }[];
+        };
+        BlockVersionCreateRequest: {
+            /** @description A block definition (engine BlockSpec: params, inputs, nodes, outputs, description, layout, ui); `name` and `version` are set by the server. */
+            definition: {
+                [key: string]: unknown;
+            };
+            note?: string;
+            /** @description Optional: a shape per block input, to check shapes through the block too. */
+            input_shapes?: number[][];
+        };
+        BlockVersionSummary: {
+            readonly block: number;
+            readonly number: number;
+            /** @description How a spec names it: "Name@number". */
+            readonly ref: string;
+            readonly note: string;
+            readonly created_by: components["schemas"]["UserRef"] | null;
+            /** Format: date-time */
+            readonly created_at: string;
         };
         /** @description One built-in dataset (engine.data.BUILTIN_DATASETS). */
         BuiltinDataset: {
@@ -1108,6 +1314,19 @@ export interface components {
             options?: string;
             /** Format: binary */
             file: string;
+        };
+        /** @description A block definition both revisions carry under one `Name@version`, with what differs inside it. */
+        DiffBlockChange: {
+            /** @description "Name@version" */
+            ref: string;
+            /** @description "conv1.kernel_size: 3 -> 5", "param channels default: 16 -> 32". */
+            lines: string[];
+        };
+        /** @description The block definitions (spec version 2) one revision carries and the other does not. */
+        DiffBlocks: {
+            added: string[];
+            removed: string[];
+            changed: components["schemas"]["DiffBlockChange"][];
         };
         /** @description One wire: `source` is a node or input id, or port "node:k"; `target` the node reading it. */
         DiffEdge: {
@@ -1679,6 +1898,36 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["ApiToken"][];
         };
+        PaginatedBlockList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["Block"][];
+        };
+        PaginatedBlockVersionSummaryList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["BlockVersionSummary"][];
+        };
         PaginatedDatasetList: {
             /** @example 123 */
             count: number;
@@ -1844,6 +2093,9 @@ export interface components {
         };
         /** @enum {string} */
         ParamKindEnum: "int" | "float" | "bool" | "choice" | "int_list" | "int_or_tuple";
+        PatchedBlockUpdateRequest: {
+            description?: string;
+        };
         /** @description PATCH body: a new name, new CSV options (merged; null removes one), or both. */
         PatchedDatasetUpdateRequest: {
             name?: string;
@@ -1873,6 +2125,8 @@ export interface components {
             notes?: string;
             /** @description At most 20 distinct tags of 1..40 characters. */
             tags?: unknown;
+            /** @description -10..10: the order among the team's own queued runs (higher first). */
+            priority?: unknown;
         };
         /** @description Precision, recall, F1 and support of one class on the test split. */
         PerClassMetrics: {
@@ -2011,6 +2265,8 @@ export interface components {
             inputs: components["schemas"]["DiffInputs"];
             /** @description null when the outputs are the same. */
             outputs: components["schemas"]["RefsChange"] | null;
+            /** @description Block definitions added, removed and changed (instances are nodes). */
+            blocks: components["schemas"]["DiffBlocks"];
             /** @description The changes as a person reads them: "fc1.out_features: 64 -> 128". */
             lines: string[];
         };
@@ -2082,8 +2338,8 @@ export interface components {
             readonly graph_name: string;
             readonly graph_revision: number;
             readonly revision: number;
-            readonly dataset: number;
-            readonly dataset_name: string;
+            readonly dataset: number | null;
+            readonly dataset_name: string | null;
             readonly config: {
                 [key: string]: unknown;
             };
@@ -2113,6 +2369,22 @@ export interface components {
             readonly attempts: number;
             readonly max_attempts: number;
             readonly worker: string;
+            readonly device: string;
+            /** @description What the run needs from a worker: kind cpu | gpu | any (device auto), and devices (processes). */
+            readonly need: {
+                /** @enum {string} */
+                kind: "cpu" | "gpu" | "any";
+                devices: number;
+            };
+            readonly priority: number;
+            /** @description Where a queued run stands (null unless queued, and in lists): its position in the fair order (1: next), how many runs go first, and why it waits. */
+            readonly queue: {
+                position: number;
+                ahead: number;
+                /** @enum {string} */
+                waiting_for: "team_limit" | "no_fitting_worker" | "behind";
+                detail: string;
+            } | null;
             /** Format: date-time */
             readonly heartbeat_at: string | null;
             readonly created_by: string | null;
@@ -2150,6 +2422,8 @@ export interface components {
             tags?: unknown;
             /** @description Start from a checkpoint: {"run": id, "checkpoint": name, "mode": "finetune" | "resume"}. */
             init?: components["schemas"]["RunInitRequest"] | null;
+            /** @description -10..10: the order among the team's own queued runs (higher first). */
+            priority?: unknown;
         };
         /** @description A stored event of a run's stream. */
         RunEvent: components["schemas"]["MetricEvent"] | components["schemas"]["StatusEvent"] | components["schemas"]["LogEvent"] | components["schemas"]["CheckpointEvent"] | components["schemas"]["ExplanationEvent"] | components["schemas"]["ExportEvent"];
@@ -2196,12 +2470,22 @@ export interface components {
              */
             mode?: "finetune" | "resume";
         };
-        /** @description Who made a run besides its creator: {} or a sweep's trial. */
+        /** @description Who made a run besides its creator: {}, a sweep's trial, or an import of weights. */
         RunOrigin: {
             /** @default null */
             sweep?: number | null;
             /** @default null */
             trial?: number | null;
+            /**
+             * @description "import": weights uploaded for a revision.
+             * @default null
+             */
+            kind?: string | null;
+            /**
+             * @description The imported weights file's name.
+             * @default null
+             */
+            file?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -2704,6 +2988,10 @@ export interface components {
             readonly role: string | null;
             /** Format: date-time */
             readonly created_at: string;
+            /** @description Most runs of this team training at once (empty: no limit). */
+            readonly max_concurrent_runs: number | null;
+            /** @description Most devices (processes) one run of this team may use (empty: no limit). */
+            readonly max_devices_per_run: number | null;
         };
         TeamDetail: {
             readonly id: number;
@@ -2711,6 +2999,10 @@ export interface components {
             readonly role: string | null;
             /** Format: date-time */
             readonly created_at: string;
+            /** @description Most runs of this team training at once (empty: no limit). */
+            readonly max_concurrent_runs: number | null;
+            /** @description Most devices (processes) one run of this team may use (empty: no limit). */
+            readonly max_devices_per_run: number | null;
             readonly members: components["schemas"]["Member"][];
         };
         TeamRequest: {
@@ -2787,6 +3079,11 @@ export interface components {
              * @default auto
              */
             device?: string;
+            /**
+             * Processes
+             * @default 1
+             */
+            processes?: number;
             /** @default null */
             early_stopping?: components["schemas"]["EarlyStoppingConfig"] | null;
             /**
@@ -2845,6 +3142,11 @@ export interface components {
             code: string;
             field: string | null;
             message: string;
+            /**
+             * @description For a problem inside a block instance: the instance ids and the inner node, outermost first (['stage1', 'res2', 'conv1']); absent otherwise.
+             * @default null
+             */
+            path?: string[] | null;
         };
         /** @description POST /api/graphs/validate/: engine.validate(...).to_json() (200 even when invalid). */
         ValidationReport: {
@@ -2866,6 +3168,45 @@ export interface components {
             from: unknown;
             to: unknown;
         };
+        /** @description What POST /api/graphs/<id>/revisions/<n>/weights/ takes (multipart). */
+        WeightsImportRequest: {
+            /**
+             * Format: binary
+             * @description A .safetensors file whose keys and shapes are the revision's state dict (`python -m engine import ... --weights-out`). Never a pickle.
+             */
+            file: string;
+            /** @description The run's name (default "imported <file>"). */
+            name?: string;
+        };
+        /** @description A worker as GET /api/workers/ shows it (selectors.workers_for_user). */
+        Worker: {
+            hostname: string;
+            kind: components["schemas"]["WorkerKindEnum"];
+            devices: string[];
+            /** @description Most devices (processes) one run may use on it. */
+            capacity: number;
+            queues: string[];
+            /** @description True when it consumes a train queue (else short jobs only). */
+            trains: boolean;
+            /** @description True while it trains a run (of any team). */
+            busy: boolean;
+            /** @description {id, name} of the run it trains, when that run's team is one of yours; else null. */
+            current_run: {
+                [key: string]: unknown;
+            } | null;
+            /** Format: date-time */
+            started_at: string;
+            /** Format: date-time */
+            last_seen: string;
+            /** @description Heard from within the run lease (it announces every few seconds). */
+            alive: boolean;
+        };
+        /**
+         * @description * `cpu` - cpu
+         *     * `gpu` - gpu
+         * @enum {string}
+         */
+        WorkerKindEnum: "cpu" | "gpu";
         /** @description Every error answer of the API. */
         ErrorBody: {
             error: {
@@ -3350,6 +3691,534 @@ export interface operations {
             };
             /** @description The object is not in a state that allows this now. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    blocks_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedBlockList"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    blocks_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BlockCreateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BlockDetail"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body's content type is not one this operation reads. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    blocks_versions_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path: {
+                block_pk: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedBlockVersionSummaryList"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    blocks_versions_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                block_pk: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BlockVersionCreateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BlockVersion"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body's content type is not one this operation reads. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    blocks_versions_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                block_pk: number;
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BlockVersion"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    blocks_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BlockDetail"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    blocks_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    blocks_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedBlockUpdateRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BlockDetail"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body's content type is not one this operation reads. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4467,6 +5336,95 @@ export interface operations {
             };
             /** @description The object is not in a state that allows this now. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    graphs_revisions_weights_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                graph_pk: number;
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["WeightsImportRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body's content type is not one this operation reads. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6773,6 +7731,34 @@ export interface operations {
             };
             /** @description The object is not in a state that allows this now. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    workers_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Worker"][];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
