@@ -5,13 +5,19 @@ machine's Redis under a prefix of its own, the ASGI server through webapp/serve.
 `--web-workers` processes, a training worker and a short-job worker) and measures, one after the
 other in one invocation:
 
+0. the baselines, the same load on two bench-only views (tests/workers/bench_urls.py): `bare`, a
+   plain Django view answering a constant body (the server, the middleware and the ASGI handler:
+   the ceiling of this machine for any Django view), and `token`, a DRF view with the service's
+   token authentication and permission answering the same body;
 1. load alone: wrk (Debian's; `apt-get install wrk`), `--connections` connections for `--seconds`
    on loopback, a token in the Authorization header: requests/s and the latency distribution;
 2. training alone: a run of the iris MLP trains (no step delay) for `--seconds`; its speed is the
    steps it advanced per second (its `progress.step`, read at the start and the end);
 3. both at once: the same wrk load while the same run goes on training.
 
-The ratios (3 vs 1 for requests/s, 3 vs 2 for training steps/s) say whether either starves the other.
+The ratios (3 vs 1 for requests/s, 3 vs 2 for training steps/s) say whether either starves the other;
+1 against 0 says what the run detail costs over the ceiling. `DATABASE_URL=postgres://...` runs the
+stack on a PostgreSQL database of its own (created and dropped), as the test stacks do.
 
     .venv/bin/python bench/api_load.py [--seconds 30] [--connections 64] [--threads 2] [--web-workers 2]
         [--json out.json]
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -91,9 +98,13 @@ def main() -> None:
         probe = stack.api("a").get(f"/api/runs/{target['id']}/")
         assert probe.status_code == 200, probe.text
 
-        def load() -> dict[str, Any]:
-            return wrk(url, token, seconds=args.seconds, connections=args.connections, threads=args.threads)
+        def load(target_url: str = url) -> dict[str, Any]:
+            return wrk(target_url, token, seconds=args.seconds, connections=args.connections, threads=args.threads)
 
+        baselines = {}
+        for name in ("bare", "token"):
+            baselines[name] = load(f"{stack.base}/bench/{name}/")
+            print(json.dumps({"phase": f"baseline {name}", **baselines[name]}), flush=True)
         alone = load()
         print(json.dumps({"phase": "load alone", **alone}), flush=True)
         training = stack.create_run(epochs=100_000)
@@ -110,6 +121,8 @@ def main() -> None:
 
     result = {
         "bench": "api_load", "args": {**vars(args), "json": str(args.json)},
+        "database": "postgresql" if os.environ.get("DATABASE_URL", "").startswith("postgres") else "sqlite",
+        "baseline_bare": baselines["bare"], "baseline_token": baselines["token"],
         "load_alone": alone, "load_with_training": both,
         "training_steps_per_s_alone": train_alone, "training_steps_per_s_with_load": train_loaded,
         "requests_ratio": both["requests_per_s"] / alone["requests_per_s"],
@@ -118,11 +131,17 @@ def main() -> None:
     print()
     print("| phase | requests/s | p50 ms | p90 ms | p99 ms | training steps/s |")
     print("|---|---:|---:|---:|---:|---:|")
+    for name, label in (("bare", "baseline: plain Django view"), ("token", "baseline: DRF + token")):
+        b = baselines[name]
+        print(f"| {label} | {b['requests_per_s']:.0f} | {b.get('p50_ms')} | {b.get('p90_ms')} | "
+              f"{b.get('p99_ms')} | - |")
     print(f"| load alone | {alone['requests_per_s']:.0f} | {alone.get('p50_ms')} | {alone.get('p90_ms')} | "
           f"{alone.get('p99_ms')} | - |")
     print(f"| training alone | - | - | - | - | {train_alone:.1f} |")
     print(f"| both | {both['requests_per_s']:.0f} | {both.get('p50_ms')} | {both.get('p90_ms')} | "
           f"{both.get('p99_ms')} | {train_loaded:.1f} |")
+    print(f"run detail / plain Django view: {alone['requests_per_s'] / baselines['bare']['requests_per_s']:.2f}; "
+          f"run detail / DRF + token: {alone['requests_per_s'] / baselines['token']['requests_per_s']:.2f}")
     print(f"requests/s with training / alone: {result['requests_ratio']:.2f}; "
           f"training with load / alone: {result['training_ratio']:.2f}")
     if args.json:

@@ -8,3 +8,8 @@ from tests.workers.e2e_settings import *  # noqa: F403
 
 NETLOOM_CHECK_EVENTS = False
 LOGGING = {**LOGGING, "root": {"handlers": ["console"], "level": "ERROR"}}  # noqa: F405
+ROOT_URLCONF = "tests.workers.bench_urls"  # the service's URLs plus the baselines of bench/api_load.py
+# Persistent connections as in production (webapp/settings.py: conn_max_age=60); the test stacks'
+# conn_max_age=0 opened a new connection per request, which is not what a deployment measures.
+DATABASES["default"]["CONN_MAX_AGE"] = 60  # noqa: F405
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True  # noqa: F405
