@@ -15,6 +15,7 @@ from engine.ops.rules import (
     as_written,
     bool_param,
     check_divides,
+    check_pool_padding,
     float_param,
     int_param,
     need_min_rank,
@@ -247,14 +248,7 @@ def _maxpool(spatial: int, cls: type[nn.Module]) -> OpDef:
     def infer(p: P, ins: list[In]) -> Inferred:
         (x,) = ins
         need_rank(name, x, (spatial + 1,), layout)
-        k, d, pad = (per_dim(p[f], spatial) for f in ("kernel_size", "dilation", "padding"))
-        for kk, dd, pp in zip(k, d, pad, strict=True):
-            if 2 * pp > dd * (kk - 1) + 1:
-                raise ShapeError(
-                    f"{name} 'padding' ({shown(p['padding'])}) must be at most half the window "
-                    f"({dd * (kk - 1) + 1})",
-                    field="padding",
-                )
+        check_pool_padding(name, p["kernel_size"], p["padding"], p["dilation"], spatial)
         out = windowed(
             name, x, spatial, p["kernel_size"], _pool_stride(p), p["padding"], p["dilation"]
         )
@@ -301,14 +295,7 @@ def _avgpool(spatial: int, cls: type[nn.Module]) -> OpDef:
     def infer(p: P, ins: list[In]) -> Inferred:
         (x,) = ins
         need_rank(name, x, (spatial + 1,), layout)
-        k, pad = per_dim(p["kernel_size"], spatial), per_dim(p["padding"], spatial)
-        for kk, pp in zip(k, pad, strict=True):
-            if 2 * pp > kk:
-                raise ShapeError(
-                    f"{name} 'padding' ({shown(p['padding'])}) must be at most half of "
-                    f"kernel_size ({shown(p['kernel_size'])})",
-                    field="padding",
-                )
+        check_pool_padding(name, p["kernel_size"], p["padding"], 1, spatial)
         out = windowed(name, x, spatial, p["kernel_size"], _pool_stride(p), p["padding"], 1)
         return Inferred((x.shape[0], *out), "float32", 0)
 

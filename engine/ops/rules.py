@@ -65,6 +65,26 @@ def windowed(
     return out
 
 
+def check_pool_padding(op: str, kernel: Any, padding: Any, dilation: Any, spatial: int) -> None:
+    """Raise a bad_param error on 'padding' unless it is at most half of kernel_size in every
+    dimension, as PyTorch's pooling checks it (the dilation does not widen the limit)."""
+    k, p, d = (per_dim(v, spatial) for v in (kernel, padding, dilation))
+    for i, (kk, pp, dd) in enumerate(zip(k, p, d, strict=True)):
+        if pp <= kk // 2:
+            continue
+        where = (
+            f" in spatial dimension {i}"
+            if isinstance(kernel, list | tuple) or isinstance(padding, list | tuple)
+            else ""
+        )
+        why = f"; PyTorch does not count dilation {dd} here" if dd > 1 else ""
+        raise ShapeError(
+            f"{op} 'padding' {pp} must be at most half of kernel_size {kk}{where} "
+            f"(at most {kk // 2}{why})",
+            field="padding",
+        )
+
+
 def size_param(
     name: str,
     default: Any,
@@ -134,6 +154,7 @@ __all__ = [
     "batched_dim",
     "bool_param",
     "check_divides",
+    "check_pool_padding",
     "describe_ins",
     "first",
     "float_param",

@@ -563,6 +563,29 @@ def _reduction(
         )
         return Inferred(shape, ins[0].dtype, 0)
 
+    # An input with no per-sample dimensions (one value per sample) has nothing to reduce, so
+    # the op is the identity there: torch reads dim=() as "every dimension", the batch too.
+    def to_fx(g: fx.Graph, args: list[fx.Node], p: P, ins: list[In], node: str) -> fx.Node:
+        if not dims(p, ins):
+            return args[0]
+        return g.create_node(
+            "call_function",
+            fn,
+            (args[0],),
+            {"dim": dims(p, ins), "keepdim": p["keepdim"]},
+            name=node,
+        )
+
+    def source(names: list[str], p: P, ins: list[In]) -> str:
+        if not dims(p, ins):
+            return names[0]
+        return f"{written}({names[0]}, dim={dims(p, ins)!r}, keepdim={p['keepdim']!r})"
+
+    def apply(xs: list[torch.Tensor], p: P, ins: list[In]) -> torch.Tensor:
+        if not dims(p, ins):
+            return xs[0]
+        return fn(xs[0], dim=dims(p, ins), keepdim=p["keepdim"])
+
     return OpDef(
         name=name,
         category="Reduction",
@@ -572,7 +595,8 @@ def _reduction(
                 "dim",
                 "int_or_tuple",
                 None,
-                "Per-sample dimension(s) to reduce: one number or several (null: all of them).",
+                "Per-sample dimension(s) to reduce: one number or several (null: all of them; "
+                "an input with none passes through unchanged).",
                 nullable=True,
                 min_items=1,
                 max_items=8,
@@ -582,19 +606,7 @@ def _reduction(
         ),
         arity=(1, 1),
         infer=infer,
-        function=FunctionCall(
-            fx=lambda g, args, p, ins, node: g.create_node(
-                "call_function",
-                fn,
-                (args[0],),
-                {"dim": dims(p, ins), "keepdim": p["keepdim"]},
-                name=node,
-            ),
-            source=lambda names, p, ins: (
-                f"{written}({names[0]}, dim={dims(p, ins)!r}, keepdim={p['keepdim']!r})"
-            ),
-            apply=lambda xs, p, ins: fn(xs[0], dim=dims(p, ins), keepdim=p["keepdim"]),
-        ),
+        function=FunctionCall(fx=to_fx, source=source, apply=apply),
         input_dtypes=dtypes,
         input_hint="any",
         torch_name=written,

@@ -9,6 +9,8 @@ import pytest
 import torch
 from torch import nn
 
+from engine.build import build
+from engine.codegen import codegen
 from engine.ops import (
     CATEGORIES,
     In,
@@ -20,6 +22,7 @@ from engine.ops import (
     registry,
 )
 from engine.ops.registry import PARAM_KINDS, TORCH_DTYPES
+from engine.validate import validate
 
 # (op, params, input shapes, input dtype): one representative call per op.
 SAMPLES: list[tuple[str, dict[str, Any], list[tuple[int, ...]], str]] = [
@@ -155,6 +158,10 @@ SAMPLES: list[tuple[str, dict[str, Any], list[tuple[int, ...]], str]] = [
     ("Mean", {"dim": [1, 2]}, [(3, 4, 5)], "float32"),
     ("Mean", {"dim": 0, "keepdim": True}, [(6, 4)], "float32"),
     ("Mean", {}, [(6, 4)], "float32"),
+    # One value per sample: nothing to reduce, and the batch dimension stays.
+    ("Mean", {}, [()], "float32"),
+    ("Sum", {"keepdim": True}, [()], "int64"),
+    ("Max", {}, [()], "float32"),
     ("Sum", {"dim": -1}, [(3, 4)], "int64"),
     ("Max", {"dim": [-1, 0], "keepdim": True}, [(3, 4, 2)], "float32"),
     ("MatMul", {}, [(3, 4), (4, 5)], "float32"),
@@ -495,3 +502,105 @@ def test_new_shape_rules_explain_what_is_wrong(
         op.run_infer(resolved, [In(f"in{i}", s) for i, s in enumerate(shapes)])
     assert text in err.value.message
     assert err.value.field == field
+
+
+@pytest.mark.parametrize("op", ["Mean", "Sum", "Max"])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_reducing_all_dims_of_one_value_per_sample_keeps_the_batch(op: str, keepdim: bool) -> None:
+    spec = {
+        "version": 1,
+        "inputs": [{"id": "x", "shape": [4]}],
+        "nodes": [
+            {"id": "avg", "op": "Mean", "inputs": ["x"]},  # [4] -> []
+            {"id": "again", "op": op, "params": {"keepdim": keepdim}, "inputs": ["avg"]},
+        ],
+        "outputs": ["again"],
+    }
+    report = validate(spec)
+    assert report.valid, report.summary()
+    assert report.nodes["again"].shape == ()
+    x = torch.randn(3, 4)
+    out = build(spec).eval()(x)
+    assert out.shape == (3,)
+    torch.testing.assert_close(out, x.mean(dim=1), rtol=0, atol=0)
+    source = codegen(spec)
+    assert "again = avg  # (B, )" in source
+    namespace: dict[str, Any] = {"__name__": "generated_model"}
+    exec(compile(source, "model.py", "exec"), namespace)
+    torch.testing.assert_close(namespace["Net"]()(x), out, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "shape", "text"),
+    [
+        (
+            "MaxPool1d",
+            {"kernel_size": 3, "padding": 2},
+            (2, 12),
+            "'padding' 2 must be at most half",
+        ),
+        # PyTorch halves kernel_size itself: a dilated window does not allow more padding.
+        (
+            "MaxPool1d",
+            {"kernel_size": 3, "padding": 2, "dilation": 2},
+            (2, 12),
+            "'padding' 2 must be at most half of kernel_size 3 (at most 1; PyTorch does not "
+            "count dilation 2 here)",
+        ),
+        (
+            "MaxPool2d",
+            {"kernel_size": [3, 3], "padding": [1, 2], "dilation": [1, 3]},
+            (2, 12, 12),
+            "'padding' 2 must be at most half of kernel_size 3 in spatial dimension 1",
+        ),
+        (
+            "MaxPool3d",
+            {"kernel_size": 2, "padding": 2},
+            (1, 8, 8, 8),
+            "'padding' 2 must be at most half of kernel_size 2 (at most 1)",
+        ),
+        ("AvgPool1d", {"kernel_size": 3, "padding": 2}, (2, 12), "kernel_size 3 (at most 1)"),
+        (
+            "AvgPool2d",
+            {"kernel_size": [2, 4], "padding": [2, 1]},
+            (2, 12, 12),
+            "'padding' 2 must be at most half of kernel_size 2 in spatial dimension 0",
+        ),
+    ],
+)
+def test_pooling_refuses_padding_over_half_the_kernel_like_pytorch(
+    name: str, params: dict[str, Any], shape: tuple[int, ...], text: str
+) -> None:
+    op = registry[name]
+    resolved, problems = op.resolve_params(params)
+    assert problems == []
+    with pytest.raises(ShapeError) as err:
+        op.run_infer(resolved, [In("in0", shape)])
+    assert text in err.value.message and err.value.field == "padding"
+    # PyTorch refuses the same layer when it runs.
+    module = op.make_module(resolved, [In("in0", shape)])
+    with pytest.raises(RuntimeError, match="half of (effective )?kernel size"):
+        module(torch.randn(2, *shape))
+    # And validation names the node and the field.
+    spec = {
+        "version": 1,
+        "inputs": [{"id": "x", "shape": list(shape)}],
+        "nodes": [{"id": "pool", "op": name, "params": params, "inputs": ["x"]}],
+        "outputs": ["pool"],
+    }
+    (error,) = validate(spec).errors
+    assert (error.node, error.code, error.field) == ("pool", "bad_param", "padding")
+    assert text in error.message
+
+
+def test_pooling_takes_padding_of_exactly_half_the_kernel() -> None:
+    for name, params, shape in [
+        ("MaxPool1d", {"kernel_size": 3, "padding": 1, "dilation": 2}, (2, 12)),
+        ("MaxPool2d", {"kernel_size": [4, 2], "padding": [2, 1]}, (2, 8, 8)),
+        ("AvgPool1d", {"kernel_size": 4, "padding": 2}, (2, 8)),
+    ]:
+        op = registry[name]
+        resolved, _ = op.resolve_params(params)
+        rule = op.run_infer(resolved, [In("in0", shape)])
+        out = op.make_module(resolved, [In("in0", shape)])(torch.randn(2, *shape))
+        assert tuple(out.shape) == (2, *rule.shape), name
