@@ -3,7 +3,7 @@ running again on another worker, over several trials (docs/benchmarks.md, "Recov
 
     .venv/bin/python bench/recovery.py [--trials 10] [--write]
 
-A real stack (tests/workers/stack.py: its own database, Redis prefix, daphne) with two training
+A real stack (tests/workers/stack.py: its own database, Redis prefix, the ASGI server) with two training
 workers (solo pool, `-Q train,short`) and the production timings of webapp/runs/conf.py (lease,
 heartbeat, reaper: bench/recovery_settings.py). Each trial starts a long run, waits until it is
 running, SIGKILLs the worker that trains it, and times until GET /api/runs/<id>/ says `running`
@@ -143,7 +143,7 @@ def section(figures: list[float]) -> str:
     rows = " | ".join(f"{f:.1f}" for f in figures)
     return f"""{HEADING}
 
-Command: `{COMMAND}`. A real stack (daphne, two solo-pool Celery workers on `-Q train,short`,
+Command: `{COMMAND}`. A real stack (uvicorn through webapp/serve.py, two solo-pool Celery workers on `-Q train,short`,
 Redis, SQLite) with the production timings of webapp/runs/conf.py: lease {lease:g} s, heartbeat
 {beat:g} s, reaper pass {reap:g} s. Each trial starts a long run, SIGKILLs the worker training it
 a few seconds in, and times until `GET /api/runs/<id>/` says `running` on the other worker (the

@@ -17,6 +17,7 @@ from django.db import IntegrityError, transaction
 
 from webapp.accounts.models import Team
 from webapp.errors import DomainError
+from webapp.limits import engine_limits
 
 from .models import Block, BlockVersion
 from .selectors import REF_SEPARATOR, block_refs_used, team_block_version
@@ -31,17 +32,6 @@ def _max_definition_bytes() -> int:
     from engine.validate import Limits
 
     return int(getattr(settings, "NETLOOM_MAX_SPEC_BYTES", Limits().max_spec_bytes))
-
-
-def _engine_limits() -> Any:
-    """The engine's validation limits with this service's settings (as graphs use them)."""
-    from engine.validate import Limits
-
-    return Limits(
-        max_nodes=settings.NETLOOM_MAX_NODES,
-        max_params=settings.NETLOOM_MAX_PARAMS,
-        max_activation_bytes=settings.NETLOOM_MAX_ACTIVATION_BYTES,
-    )
 
 
 def block_name_clean(name: Any) -> str:
@@ -159,7 +149,7 @@ def block_definition_check(
         parsed,
         dependencies=[BlockSpec.model_validate(d) for d in dependencies],
         input_shapes=input_shapes,
-        limits=_engine_limits(),
+        limits=engine_limits(),
     )
     if not report.valid:
         raise _problems_error(report)

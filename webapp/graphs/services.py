@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError
@@ -13,23 +12,13 @@ from django.utils import timezone
 
 from webapp.accounts.models import Team
 from webapp.errors import Conflict, DomainError
+from webapp.limits import engine_limits
 
 from .models import Graph, GraphRevision
 from .selectors import revision_latest
 
 CANVAS_KEYS = ("layout", "ui")  # canvas-only parts of a spec; they never change the hash
 SAVE_ATTEMPTS = 3
-
-
-def engine_limits() -> Any:
-    """The engine's validation Limits with this service's settings."""
-    from engine.validate import Limits
-
-    return Limits(
-        max_nodes=settings.NETLOOM_MAX_NODES,
-        max_params=settings.NETLOOM_MAX_PARAMS,
-        max_activation_bytes=settings.NETLOOM_MAX_ACTIVATION_BYTES,
-    )
 
 
 def spec_problems_error(exc: Any) -> DomainError:

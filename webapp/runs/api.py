@@ -681,16 +681,25 @@ class RevisionWeightsView(TeamScopedMixin, generics.GenericAPIView):
     serializer_class = WeightsImportSerializer
     parser_classes = [MultiPartParser]
 
-    @extend_schema(request={"multipart/form-data": WeightsImportSerializer}, responses={201: RunSerializer})
-    def post(self, request: Request, graph_pk: int, number: int) -> Response:
+    def initialize_request(self, request: Any, *args: Any, **kwargs: Any) -> Request:
+        """The weights limit applies while the file streams in. Set before anything reads the body:
+        a browser session's CSRF check reads a multipart body while DRF authenticates, after which
+        Django refuses new upload handlers (that was a 500 for every signed-in browser)."""
         from webapp.datasets.uploads import LimitedUploadHandler
 
-        from .imports import import_revision_for_user, max_weights_bytes, run_import_create
+        from .imports import max_weights_bytes
+
+        request.upload_handlers = [LimitedUploadHandler(request, max_bytes=max_weights_bytes())]
+        return super().initialize_request(request, *args, **kwargs)
+
+    @extend_schema(request={"multipart/form-data": WeightsImportSerializer}, responses={201: RunSerializer})
+    def post(self, request: Request, graph_pk: int, number: int) -> Response:
+        from .imports import import_revision_for_user, run_import_create
 
         revision = import_revision_for_user(user=request.user, graph_id=graph_pk, number=number)
-        # Role check against the graph's team before a byte of the file is read: editors import.
+        # Role check against the graph's team before the file is parsed (a token request's body is
+        # still unread here): editors import.
         self.require_role(revision.graph.team_id, Role.EDITOR)
-        request._request.upload_handlers = [LimitedUploadHandler(request._request, max_bytes=max_weights_bytes())]
         payload = WeightsImportSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         upload = payload.validated_data["file"]

@@ -56,6 +56,7 @@ def run_evaluation_create(*, run: Run, checkpoint: str | None = None) -> dict[st
     """Evaluate the final model or a kept checkpoint of a run on its test split now, and store it."""
     from engine.data import load_dataset
 
+    run_data_recipe(run)  # a run of imported weights has no dataset: 409 no_dataset, said first
     if checkpoint:
         # Any run that has trained a while may have kept checkpoints (also failed or cancelled ones).
         model = _checkpoint_model(run, checkpoint)

@@ -180,7 +180,17 @@ function CheckpointRowView({
               </a>
             </span>
           ))}
-          {canEdit && (
+          {/* Weights imported from elsewhere have no dataset to evaluate, explain or resume on:
+              fine-tuning (on a dataset the new run names) is what they are for. */}
+          {canEdit && run.dataset === null && (
+            <>
+              {" | "}
+              <button type="button" className="link" data-testid="checkpoint-finetune" onClick={() => onStart("finetune")}>
+                Fine-tune from this
+              </button>
+            </>
+          )}
+          {canEdit && run.dataset !== null && (
             <>
               {" | "}
               <button type="button" className="link" data-testid="checkpoint-evaluate" disabled={evaluation === "evaluating…"} onClick={onEvaluate}>

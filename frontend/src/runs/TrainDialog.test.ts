@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defaultDataset, recipeOf, splitInitErrors, trainBlocker, valuesForRun } from "./TrainDialog";
+import { datasetOfRun, defaultDataset, priorityBody, recipeOf, splitInitErrors, takePriorityErrors, trainBlocker, valuesForRun } from "./TrainDialog";
 import type { ConfigForm } from "./configForm";
 import type { Dataset } from "./types";
 
@@ -46,5 +46,23 @@ describe("the train dialog", () => {
       init: ["checkpoint: no checkpoint epoch-9", "resume needs the same revision"],
       rest: { "config.epochs": ["bad"] },
     });
+  });
+
+  it("starts a run of imported weights on no dataset until one is picked", () => {
+    expect(datasetOfRun({ dataset: 7 })).toBe("7");
+    expect(datasetOfRun({ dataset: null })).toBe("");
+    expect(datasetOfRun(null)).toBe("");
+  });
+
+  it("sends the priority as a number, and what is not one as typed for the server to refuse", () => {
+    expect(priorityBody("0")).toEqual({ priority: 0 });
+    expect(priorityBody(" -3 ")).toEqual({ priority: -3 });
+    expect(priorityBody("+10")).toEqual({ priority: 10 });
+    expect(priorityBody("")).toEqual({});
+    expect(priorityBody("2.5")).toEqual({ priority: "2.5" });
+    const fields: Record<string, unknown> = { priority: ["priority must be an integer from -10 to 10."], dataset: ["x"] };
+    expect(takePriorityErrors(fields)).toEqual(["priority must be an integer from -10 to 10."]);
+    expect(fields).toEqual({ dataset: ["x"] });
+    expect(takePriorityErrors({})).toEqual([]);
   });
 });

@@ -425,6 +425,31 @@ export function splitInitErrors(fields: Record<string, unknown> | null | undefin
   return { init, rest };
 }
 
+/**
+ * The dataset the form starts on: the run's own for "Run again" and a start from its checkpoints;
+ * none for a run without one (imported weights), whose user must pick the data to train on.
+ */
+export function datasetOfRun(run: Pick<Run, "dataset"> | null | undefined): string {
+  return run?.dataset != null ? String(run.dataset) : "";
+}
+
+/**
+ * What the priority field sends: nothing when blank (the server's default, 0), a whole number as a
+ * number, anything else as typed, so that the server's 400 on `priority` says what is wrong.
+ */
+export function priorityBody(text: string): Pick<RunCreateBody, "priority"> {
+  const t = text.trim();
+  if (t === "") return {};
+  return { priority: /^[+-]?\d+$/.test(t) ? Number(t) : t };
+}
+
+/** The `priority` messages of a 400, taken out of `fields` (they show next to the priority field). */
+export function takePriorityErrors(fields: Record<string, unknown>): string[] {
+  const v = fields.priority;
+  delete fields.priority;
+  return v === undefined ? [] : (Array.isArray(v) ? v : [v]).map(String);
+}
+
 export function TrainDialog({ graphId, revision: firstRevision, onClose, from = null, init: initialInit = null }: TrainDialogProps) {
   const ids = useId();
   // Opened from a run, the graph's other revisions can be trained too (fine-tune a changed graph).
@@ -432,7 +457,10 @@ export function TrainDialog({ graphId, revision: firstRevision, onClose, from = 
   const [revisions, setRevisions] = useState<number[]>([]);
   const dialog = useRef<HTMLDialogElement>(null);
   const [datasets, setDatasets] = useState<Dataset[] | null>(null);
-  const [datasetId, setDatasetId] = useState<string>(from ? String(from.dataset) : "");
+  const [datasetId, setDatasetId] = useState<string>(datasetOfRun(from));
+  // A run without a dataset (imported weights): nothing is picked for the user.
+  const mustPickDataset = from !== null && from.dataset == null;
+  const [priority, setPriority] = useState("0");
   const [team, setTeam] = useState<number | null>(from?.team ?? null);
   // The fields come from the engine's schema (GET /api/runs/config-schema/): null while loading.
   const [form, setForm] = useState<ConfigForm | null>(null);
@@ -504,16 +532,18 @@ export function TrainDialog({ graphId, revision: firstRevision, onClose, from = 
           const ready = list.filter((d) => d.status === "ready" && d.summary?.task);
           setDatasets(ready);
           const first = defaultDataset(ready, inputShapes);
-          if (first) setDatasetId((id) => id || String(first.id));
+          if (first && !mustPickDataset) setDatasetId((id) => id || String(first.id));
         },
         (e) => live && setErrors({ ...NO_ERRORS, general: [(e as Error).message] }),
       );
     return () => {
       live = false;
     };
-  }, [graphId, revision]);
+  }, [graphId, revision, mustPickDataset]);
 
   const picked = datasets?.find((d) => String(d.id) === datasetId);
+  // The run's own data: train again on its split and transforms.
+  const sameData = from !== null && from.dataset != null && String(from.dataset) === datasetId;
   const planBlocks = init !== null && (plan === null || (plan.problems?.length ?? 0) > 0);
 
   async function start() {
@@ -540,8 +570,9 @@ export function TrainDialog({ graphId, revision: firstRevision, onClose, from = 
       revision,
       dataset: Number(datasetId),
       config,
-      ...(from && String(from.dataset) === datasetId ? recipeOf(from) : {}),
+      ...(sameData ? recipeOf(from) : {}),
       ...(init ? { init } : {}),
+      ...priorityBody(priority),
     };
     try {
       const run = await runsApi.createRun(body);
@@ -550,12 +581,14 @@ export function TrainDialog({ graphId, revision: firstRevision, onClose, from = 
     } catch (e) {
       if (e instanceof ApiError) {
         const { init: initProblems, rest } = splitInitErrors(e.fields);
+        const priorityProblems = takePriorityErrors(rest);
         const freezeProblems = Object.entries(rest)
           .filter(([k]) => k === "config.freeze" || k.startsWith("config.freeze."))
           .flatMap(([, v]) => (Array.isArray(v) ? v : [v]).map(String));
         for (const k of Object.keys(rest)) if (k === "config.freeze" || k.startsWith("config.freeze.")) delete rest[k];
         const mapped = mapServerErrors(rest, form.fields.map((f) => f.path));
         if (freezeProblems.length) mapped.fields.freeze = freezeProblems;
+        if (priorityProblems.length) mapped.fields.priority = priorityProblems;
         setInitErrors(initProblems);
         if (!initProblems.length && !mapped.graph.length && !mapped.general.length && !Object.keys(mapped.fields).length) mapped.general.push(e.message);
         setErrors(mapped);
@@ -629,6 +662,11 @@ export function TrainDialog({ graphId, revision: firstRevision, onClose, from = 
                 setErrors(NO_ERRORS);
               }}
             >
+              {(mustPickDataset || !datasetId) && (
+                <option value="" disabled>
+                  Choose a dataset
+                </option>
+              )}
               {datasets.map((d) => (
                 <option key={d.id} value={d.id}>
                   {d.name} ({d.kind})
@@ -640,7 +678,12 @@ export function TrainDialog({ graphId, revision: firstRevision, onClose, from = 
             <p className="help">
               {picked.summary.task} · features {formatShape(picked.summary.feature_shape)}
               {picked.summary.num_classes ? ` · ${picked.summary.num_classes} classes` : ""} · {picked.summary.rows?.total ?? "?"} rows
-              {from && String(from.dataset) === datasetId ? " · the split of run #" + from.id : ""}
+              {sameData ? ` · the split of run #${from?.id}` : ""}
+            </p>
+          )}
+          {mustPickDataset && !picked && (
+            <p className="help" data-testid="train-pick-dataset">
+              Run #{from?.id} holds weights trained elsewhere, without a dataset: choose the one to train on.
             </p>
           )}
           {errors.fields.dataset?.map((m) => (
@@ -675,6 +718,30 @@ export function TrainDialog({ graphId, revision: firstRevision, onClose, from = 
             }}
           />
         )}
+        <div className="config-grid">
+          <div className="field">
+            <label htmlFor={`${ids}-priority`}>Priority</label>
+            <input
+              id={`${ids}-priority`}
+              data-testid="train-priority"
+              type="text"
+              inputMode="numeric"
+              value={priority}
+              aria-invalid={!!errors.fields.priority?.length}
+              className={errors.fields.priority?.length ? "invalid" : undefined}
+              onChange={(e) => {
+                setPriority(e.target.value);
+                setErrors((old) => (old.fields.priority ? { ...old, fields: { ...old.fields, priority: [] } } : old));
+              }}
+            />
+            <p className="help">Order among your team's queued runs: -10..10, higher first.</p>
+            {errors.fields.priority?.map((m) => (
+              <p key={m} className="field-error" data-testid="error-priority" role="alert">
+                {m}
+              </p>
+            ))}
+          </div>
+        </div>
         <FreezeChooser nodes={nodes} chosen={freeze} onChange={setFreeze} errors={errors.fields.freeze} />
         {errors.graph.length > 0 && (
           <div className="error" role="alert" data-testid="train-graph-errors">

@@ -244,6 +244,9 @@ def test_the_import_run_answers_every_run_endpoint_without_a_server_error(
     for path in reads:
         answer = api_a.get(path)
         assert answer.status_code < 500, (path, answer.content[:300])
+    # "How good is it" on the run page says why there is nothing to evaluate, not "not trained".
+    evaluation = api_a.get(f"/api/runs/{run}/evaluation/")
+    assert evaluation.status_code == 409 and evaluation.json()["error"]["code"] == "no_dataset", evaluation.content[:300]
     listed = api_a.get(f"/api/runs/?graph={graph_id}").json()["results"]
     assert [(r["id"], r["dataset"], r["dataset_name"]) for r in listed] == [(run, None, None)]
     writes = [
