@@ -24,7 +24,7 @@ from tests.engine.export.test_export import torch_only_path
 from tests.workers.stack import ServiceStack
 from tests.workers.test_run_e2e import wait_status
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.one_database]
 
 MLP = {
     "version": 1,

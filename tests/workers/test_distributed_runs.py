@@ -28,7 +28,7 @@ from tests.workers.test_run_e2e import (
     ws_headers,
 )
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.one_database]
 
 
 def rank_outcomes(stack: ServiceStack, run_id: int) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ import pytest
 from tests.workers.stack import ServiceStack
 from tests.workers.test_run_e2e import wait_status
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.one_database]
 
 SPECS = Path(__file__).resolve().parents[2] / "examples" / "specs"
 SOURCE_CONFIG = {"device": "cpu", "epochs": 10, "batch_size": 32, "optimizer": {"lr": 0.01}, "seed": 0,

@@ -1,8 +1,8 @@
 """No job waits behind another, and two Netloom instances share one Redis without meeting (issue 12).
 
 - With a training worker (`-Q train`) and a short-job worker (`-Q short`), as `make run` and
-  docker-compose start them, an explanation asked for while a long run trains is ready while that
-  run is still running.
+  docker-compose start them, ten explanations asked for together with a long run are ready while
+  that run is still running (issue 13's "two workers on two queues").
 - Two stacks on the same Redis database, each with its own NETLOOM_INSTANCE prefix: a run created
   in stack 1 is trained by stack 1's worker only (stack 2's queued run, with the same id, stays
   queued with its message waiting in its own queue), and stack 2's stream of its run with that
@@ -57,26 +57,40 @@ def _wait_json(stack: ServiceStack, path: str, done: Any, timeout: float = TIMEO
         time.sleep(0.1)
 
 
-def test_an_explanation_is_ready_while_a_long_run_is_still_training(split_stack: ServiceStack) -> None:
+def test_ten_explanations_finish_while_a_long_run_is_still_training(split_stack: ServiceStack) -> None:
+    """Two workers on two queues (issue 13): the train worker announces its devices and consumes
+    only train queues, the short one only `short`; ten explanations asked for together with a long
+    run are all answered while that run still trains on the train worker."""
     stack = split_stack
-    trained = stack.create_run(epochs=1)
-    assert wait_status(stack, trained["id"], {"succeeded", "failed"})["status"] == "succeeded", stack.logs()
+    api = stack.api("a")
+    tiny = stack.create_run(epochs=1)
+    assert wait_status(stack, tiny["id"], {"succeeded", "failed"})["status"] == "succeeded", stack.logs()
+
+    workers = {w["hostname"]: w for w in api.get("/api/workers/").json()}
+    trains = [w for w in workers.values() if w["trains"]]
+    assert len(trains) == 1 and trains[0]["kind"] == "cpu" and "short" not in trains[0]["queues"], workers
+    assert any(w["queues"] == ["short"] for w in workers.values()), workers
+
     long_run = stack.create_run(epochs=500)
-    wait_status(stack, long_run["id"], {"running"})
-
-    created = stack.api("a").post(f"/api/runs/{trained['id']}/explanations/", {"index": 0, "method": "saliency"})
-    assert created.status_code == 202, created.text
-    explanation = _wait_json(
-        stack, f"/api/explanations/{created.json()['id']}/", lambda e: e["status"] in ("succeeded", "failed")
-    )
-    still = stack.api("a").get(f"/api/runs/{long_run['id']}/").json()
-
-    assert explanation["status"] == "succeeded", explanation
-    assert still["status"] == "running", "the explanation was answered while the long run trained"
-    assert 0 < still["progress"]["fraction"] < 1
-    cancelled = stack.api("a").post(f"/api/runs/{long_run['id']}/cancel/")
-    assert cancelled.status_code in (200, 202), cancelled.text
-    wait_status(stack, long_run["id"], {"cancelled", "succeeded"})
+    explanations = [
+        api.post(f"/api/runs/{tiny['id']}/explanations/", {"index": i, "method": "saliency"}).json()["id"]
+        for i in range(10)
+    ]
+    try:
+        for explanation_id in explanations:
+            done = _wait_json(stack, f"/api/explanations/{explanation_id}/",
+                              lambda e: e["status"] in ("succeeded", "failed"))
+            assert done["status"] == "succeeded", done
+        still = api.get(f"/api/runs/{long_run['id']}/").json()
+        assert still["status"] == "running", "the ten explanations finished while the long run still trains"
+        assert 0 < still["progress"]["fraction"] < 1
+        assert still["worker"] == trains[0]["hostname"] and still["device"] == "cpu"
+        busy = {w["hostname"]: w for w in api.get("/api/workers/").json()}[still["worker"]]
+        assert busy["current_run"] == {"id": long_run["id"], "name": ""}
+    finally:
+        cancelled = api.post(f"/api/runs/{long_run['id']}/cancel/")
+        assert cancelled.status_code in (200, 202), cancelled.text
+    assert wait_status(stack, long_run["id"], {"cancelled", "succeeded"})["status"] == "cancelled"
 
 
 def test_two_instances_on_one_redis_never_see_each_others_tasks_or_groups(

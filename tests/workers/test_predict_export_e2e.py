@@ -24,7 +24,7 @@ from tests.workers.stack import ServiceStack
 from tests.workers.test_run_e2e import wait_status
 from tests.workers.test_service_e2e import wait_dataset
 
-pytestmark = [pytest.mark.slow]
+pytestmark = [pytest.mark.slow, pytest.mark.one_database]
 
 SPECS = Path(__file__).resolve().parents[2] / "examples" / "specs"
 

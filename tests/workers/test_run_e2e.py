@@ -282,6 +282,7 @@ def test_a_killed_worker_leaves_the_run_interrupted_and_a_new_one_resumes_it(sta
 
 
 @pytest.mark.skipif(not RedisServer.available(), reason="needs a redis-server binary for a private Redis")
+@pytest.mark.one_database
 def test_training_goes_on_while_redis_restarts(tmp_path: Path) -> None:
     redis_server = RedisServer.private(tmp_path / "redis")
     with ServiceStack(tmp_path / "stack", redis_server, step_delay=STEP_DELAY) as stack:

@@ -80,6 +80,7 @@ def test_a_stream_is_closed_when_its_user_leaves_the_team(stack: ServiceStack) -
 
 
 @pytest.mark.skipif(not RedisServer.available(), reason="needs a redis-server binary for a private Redis")
+@pytest.mark.one_database
 def test_a_stream_opened_while_redis_is_down_stays_open_and_streams_from_the_database(
     tmp_path: Path,
 ) -> None:
