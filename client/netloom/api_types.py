@@ -54,12 +54,13 @@ class Block(TypedDict):
 
 
 class BlockCreateRequest(TypedDict):
-    team: int
-    name: str
-    description: NotRequired[str]
+    """A new block: its team, name and description, and its first version."""
     definition: dict[str, Any]
     note: NotRequired[str]
     input_shapes: NotRequired[list[list[int]]]
+    team: int
+    name: str
+    description: NotRequired[str]
 
 
 class BlockDetail(TypedDict):

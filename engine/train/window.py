@@ -53,14 +53,8 @@ class MetricWindow:
 
     def add(self, loss: torch.Tensor, out: torch.Tensor, target: torch.Tensor, samples: int) -> None:
         """Keep one step's loss, logits and target (no device work)."""
-        self._losses.append(loss.detach())
-        if self.count_correct:
-            self._logits.append(out.detach())
-            self._targets.append(target)
-            self._buffered += out.numel()
-            if self._buffered > _FOLD_AT:
-                self._fold()
-        self._samples += samples
+        self.add_loss(loss)
+        self.add_outputs(out, target, samples)
 
     def add_outputs(self, out: torch.Tensor, target: torch.Tensor, samples: int) -> None:
         """Keep one micro-batch's logits and target (gradient accumulation; its loss comes by step)."""

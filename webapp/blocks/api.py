@@ -142,25 +142,6 @@ class InputShapesField(serializers.ListField):
     )
 
 
-class BlockCreateSerializer(serializers.Serializer):
-    team = IdField()
-    name = serializers.CharField(max_length=64)
-    description = serializers.CharField(
-        required=False, allow_blank=True, max_length=services.DESCRIPTION_MAX
-    )
-    definition = DefinitionField()
-    note = serializers.CharField(required=False, allow_blank=True, max_length=services.NOTE_MAX)
-    input_shapes = InputShapesField(
-        required=False,
-        max_length=64,
-        help_text="Optional: a shape per block input, to check shapes through the block too.",
-    )
-
-
-class BlockUpdateSerializer(serializers.Serializer):
-    description = serializers.CharField(allow_blank=True, max_length=services.DESCRIPTION_MAX)
-
-
 class BlockVersionCreateSerializer(serializers.Serializer):
     definition = DefinitionField()
     note = serializers.CharField(required=False, allow_blank=True, max_length=services.NOTE_MAX)
@@ -169,6 +150,20 @@ class BlockVersionCreateSerializer(serializers.Serializer):
         max_length=64,
         help_text="Optional: a shape per block input, to check shapes through the block too.",
     )
+
+
+class BlockCreateSerializer(BlockVersionCreateSerializer):
+    """A new block: its team, name and description, and its first version."""
+
+    team = IdField()
+    name = serializers.CharField(max_length=64)
+    description = serializers.CharField(
+        required=False, allow_blank=True, max_length=services.DESCRIPTION_MAX
+    )
+
+
+class BlockUpdateSerializer(serializers.Serializer):
+    description = serializers.CharField(allow_blank=True, max_length=services.DESCRIPTION_MAX)
 
 
 class BlockViewSet(

@@ -986,11 +986,8 @@ export interface components {
             /** Format: date-time */
             readonly updated_at: string;
         };
+        /** @description A new block: its team, name and description, and its first version. */
         BlockCreateRequest: {
-            /** Format: int64 */
-            team: number;
-            name: string;
-            description?: string;
             /** @description A block definition (engine BlockSpec: params, inputs, nodes, outputs, description, layout, ui); `name` and `version` are set by the server. */
             definition: {
                 [key: string]: unknown;
@@ -998,6 +995,10 @@ export interface components {
             note?: string;
             /** @description Optional: a shape per block input, to check shapes through the block too. */
             input_shapes?: number[][];
+            /** Format: int64 */
+            team: number;
+            name: string;
+            description?: string;
         };
         /** @description A block as the library lists it. */
         BlockDetail: {
