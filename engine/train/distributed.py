@@ -38,6 +38,7 @@ import socket
 import sys
 import threading
 import time
+import logging
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -58,6 +59,7 @@ JOB_FILE = "job.json"
 EVENTS_FILE = "events.jsonl"
 STOP_FILE = "stop"
 EventHandler = Callable[[dict[str, Any]], None]
+_log = logging.getLogger(__name__)
 
 
 def job_write(job_dir: Path | str, job: Mapping[str, Any]) -> Path:
@@ -226,6 +228,9 @@ def rank_main(job_path: Path | str) -> int:
     (folder / f"rank-{rank}.json").write_text(json.dumps(outcome), encoding="utf-8")
     if dist.is_initialized():
         with contextlib.suppress(Exception):
+            if code == 0:
+                # No rank tears its connections down while a peer may still be sending on them.
+                dist.barrier()
             dist.destroy_process_group()
     return code
 
@@ -348,12 +353,30 @@ def launch(
     if errors:
         first = errors[0]
         raise TrainingError(str(first["error"]), field=first.get("field"))
-    if failure or tail.result is None:
-        detail = str(failure[0]) if failure else "rank 0 gave no result"
-        raise TrainingError(
-            f"the {cfg.processes} training processes failed: {detail}; see {folder / 'logs'}"
-        )
-    return _result(job, tail.result, folder)
+    finished = len(outcomes) == cfg.processes and all(o.get("status") for o in outcomes)
+    if tail.result is not None and finished:
+        if failure:
+            # Every rank saved its weights and wrote its outcome before the launcher saw it end
+            # badly: the run is whole, what failed was a process's exit. Said, not fatal.
+            _log.warning("a training process ended badly after its work was saved: %s", failure[0])
+        return _result(job, tail.result, folder)
+    detail = str(failure[0]) if failure else "rank 0 gave no result"
+    raise TrainingError(
+        f"the {cfg.processes} training processes failed: {detail}{_stderr_tails(folder)}; "
+        f"see {folder / 'logs'}"
+    )
+
+
+def _stderr_tails(folder: Path, lines: int = 8) -> str:
+    """The last lines each rank wrote to stderr (what an abort or a native crash printed)."""
+    parts = []
+    for path in sorted((folder / "logs").glob("*/attempt_*/*/stderr.log")):
+        with contextlib.suppress(OSError):
+            text = path.read_text(encoding="utf-8", errors="replace").strip()
+            if text:
+                tail = "\n".join(text.splitlines()[-lines:])
+                parts.append(f"\nrank {path.parent.name} stderr:\n{tail}")
+    return "".join(parts)
 
 
 def _rank_outcomes(folder: Path, processes: int) -> list[dict[str, Any]]:
@@ -396,4 +419,9 @@ def _result(job: Mapping[str, Any], summary: dict[str, Any], folder: Path) -> Tr
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    exit_code = main()
+    # The outcome is on disk: skip the interpreter's teardown, where gloo's threads and sockets
+    # go in no particular order (a rank once aborted there after its work was done).
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(exit_code)

@@ -45,9 +45,10 @@ def export_weights(stack: ServiceStack, run_id: int) -> dict[str, Any]:
     return load(answer.content)
 
 
-def ranks_alive(run_id: int) -> list[int]:
-    """Pids of rank processes still training this run (their command line names its job file)."""
-    needle = f"/runs/{run_id}/ranks/job.json".encode()
+def ranks_alive(stack: ServiceStack, run_id: int) -> list[int]:
+    """Pids of rank processes still training this run of this stack (their command line names
+    its job file: another xdist worker's stack has a run with the same id)."""
+    needle = str(stack.tmp / "media" / "runs" / str(run_id) / "ranks" / "job.json").encode()
     pids = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -141,12 +142,12 @@ def test_a_killed_worker_takes_its_ranks_with_it_and_a_new_worker_resumes_with_t
             frames = await read_until(
                 ws, lambda f: f.get("type") == "checkpoint" and f["epoch"] >= 2
             )
-            assert len(ranks_alive(run["id"])) == 2
+            assert len(ranks_alive(stack, run["id"])) == 2
             await asyncio.to_thread(stack.kill_worker)
             deadline = time.monotonic() + 30
-            while ranks_alive(run["id"]) and time.monotonic() < deadline:
+            while ranks_alive(stack, run["id"]) and time.monotonic() < deadline:
                 await asyncio.sleep(0.1)
-            assert ranks_alive(run["id"]) == [], "the ranks outlived their worker"
+            assert ranks_alive(stack, run["id"]) == [], "the ranks outlived their worker"
             await asyncio.to_thread(stack.start_worker)
             return frames + await read_until(ws, finished)
 
