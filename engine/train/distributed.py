@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import signal
 import socket
 import sys
 import threading
 import time
-import logging
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Q, QuerySet
 from django.utils import timezone
@@ -41,12 +43,18 @@ def memberships_for_user(*, user: AbstractBaseUser) -> QuerySet[Membership]:
     return Membership.objects.filter(user=user).select_related("team").order_by("team__name")
 
 
+def _live(tokens: QuerySet[ApiToken]) -> QuerySet[ApiToken]:
+    """The tokens among `tokens` that still sign in now: not revoked and not expired.
+
+    The one statement of the rule, so the single, per-user and batched checks cannot drift apart.
+    """
+    now = timezone.now()
+    return tokens.filter(revoked_at__isnull=True).filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+
+
 def tokens_live(*, user: AbstractBaseUser) -> QuerySet[ApiToken]:
     """The user's tokens that still sign in: not revoked and not expired."""
-    now = timezone.now()
-    return ApiToken.objects.filter(user=user, revoked_at__isnull=True).filter(
-        Q(expires_at__isnull=True) | Q(expires_at__gt=now)
-    )
+    return _live(ApiToken.objects.filter(user=user))
 
 
 def token_for_secret(*, raw_token: str) -> ApiToken | None:
@@ -65,9 +73,18 @@ def token_for_secret(*, raw_token: str) -> ApiToken | None:
 
 def token_is_live(*, token_id: int) -> bool:
     """Whether the token is neither revoked nor expired (an open stream asks this again)."""
-    now = timezone.now()
-    return (
-        ApiToken.objects.filter(pk=token_id, revoked_at__isnull=True)
-        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
-        .exists()
-    )
+    return _live(ApiToken.objects.filter(pk=token_id)).exists()
+
+
+def live_token_ids(*, token_ids: Iterable[int]) -> set[int]:
+    """The ids among `token_ids` of tokens that are neither revoked nor expired (one query).
+
+    The batched form of token_is_live: a server process re-checks all its open streams' tokens at once.
+    """
+    return set(_live(ApiToken.objects.filter(pk__in=set(token_ids))).values_list("pk", flat=True))
+
+
+def active_user_ids(*, user_ids: Iterable[int]) -> set[int]:
+    """The ids among `user_ids` of users that exist and are active (one query; a disabled user's
+    open streams close)."""
+    return set(get_user_model().objects.filter(pk__in=set(user_ids), is_active=True).values_list("pk", flat=True))

@@ -24,6 +24,9 @@ stream stays open and is fed from the database alone.
 Access is checked again while the stream is open: on an `access.changed` message to the
 user's group `user.<id>` (a token revoked, a membership removed) and every
 ACCESS_RECHECK_SECONDS; a revoked token closes the stream with 4401, a lost team with 4404.
+The checks of all the process's streams are batched (webapp/runs/stream_access.py): the periodic
+ones fall due together, on the same ACCESS_RECHECK_SECONDS grid of the loop's clock, so a period
+costs a few batches of three queries, not three queries per stream.
 """
 
 from __future__ import annotations
@@ -43,11 +46,10 @@ from webapp.accounts.events import user_group
 from .event_types import frames_check
 from .events import GROUP_MESSAGE_TYPE, events_since, run_group
 from .models import Run
+from .stream_access import CLOSE_NOT_FOUND, CLOSE_UNAUTHENTICATED, stream_access_checker
 
 logger = logging.getLogger(__name__)
 
-CLOSE_UNAUTHENTICATED = 4401
-CLOSE_NOT_FOUND = 4404
 POLL_SECONDS = 3.0
 # Without the `access.changed` hint (Redis down), a revoked token's stream closes within this.
 ACCESS_RECHECK_SECONDS = 15.0
@@ -106,27 +108,19 @@ def _stored_after(run_id: int, since: int) -> list[dict[str, Any]]:
 
 
 @database_sync_to_async
-def _access_lost(scope: dict[str, Any], run_id: int) -> int | None:
-    """The close code when the stream's credentials or team no longer let it see the run."""
-    from webapp.accounts.selectors import token_is_live
-
-    from .selectors import run_for_user
-
-    token_id = scope.get("auth_token_id")
-    if token_id is not None and not token_is_live(token_id=token_id):
-        return CLOSE_UNAUTHENTICATED
-    user = scope.get("user")
-    user_model = type(user)
-    fresh = user_model.objects.filter(pk=user.pk, is_active=True).first() if user else None
-    if fresh is None:
-        return CLOSE_UNAUTHENTICATED
-    return CLOSE_NOT_FOUND if run_for_user(user=fresh, run_id=run_id) is None else None
-
-
-@database_sync_to_async
 def _run_active(run_id: int) -> bool:
     status = Run.objects.filter(pk=run_id).values_list("status", flat=True).first()
     return status in ("queued", "running", "interrupted")
+
+
+def _recheck_due(checked: float, now: float) -> bool:
+    """Whether a boundary of the ACCESS_RECHECK_SECONDS grid passed since the stream's last check.
+
+    A grid shared by every stream of the loop, rather than 15 s after each stream's own last
+    check: the streams' periodic checks then arrive within one poll interval of each other and
+    share batches. A stream is still checked at least every ACCESS_RECHECK_SECONDS + POLL_SECONDS.
+    """
+    return now // ACCESS_RECHECK_SECONDS > checked // ACCESS_RECHECK_SECONDS
 
 
 class RunConsumer(AsyncJsonWebsocketConsumer):
@@ -256,7 +250,8 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
     async def _check_access(self) -> bool:
         """Close the stream when its token, user or team no longer allow it; True if still open."""
         self.access_checked = asyncio.get_running_loop().time()
-        code = await _access_lost(self.scope, self.run_id)
+        checker = stream_access_checker()
+        code = await checker.check(self.scope.get("auth_token_id"), self.scope.get("user"), self.run_id)
         if code is None:
             return True
         poller = getattr(self, "poller", None)
@@ -292,7 +287,7 @@ class RunConsumer(AsyncJsonWebsocketConsumer):
         try:
             while True:
                 await asyncio.sleep(POLL_SECONDS)
-                if loop.time() - self.access_checked >= ACCESS_RECHECK_SECONDS:
+                if _recheck_due(self.access_checked, loop.time()):
                     if not await self._check_access():
                         return
                 if loop.time() - self.quiet_since < POLL_SECONDS:

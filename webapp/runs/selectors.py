@@ -4,6 +4,7 @@ lease/cancel flags the worker polls, files of a run (export, checkpoints, explan
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -39,6 +40,23 @@ def runs_visible_to(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Run]:
 def run_for_user(*, user: AbstractBaseUser | AnonymousUser, run_id: int) -> Run | None:
     """The run if the user may see it, else None (a foreign run and a missing one look alike)."""
     return runs_visible_to(user=user).filter(pk=run_id).first()
+
+
+def runs_visible_pairs(*, pairs: Iterable[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The (user id, run id) pairs among `pairs` where run_for_user would find the run (one query).
+
+    The same rule as runs_visible_to (a membership in the run's team), asked for a whole batch
+    of open streams at once; the caller decides about inactive users (runs_visible_to is not
+    asked about them either: a stream's user is checked first).
+    """
+    wanted = set(pairs)
+    if not wanted:
+        return set()
+    rows = Run.objects.filter(
+        pk__in={run_id for _, run_id in wanted},
+        team__memberships__user_id__in={user_id for user_id, _ in wanted},
+    ).values_list("team__memberships__user_id", "pk")
+    return wanted & set(rows)
 
 
 # ?ordering= of GET /api/runs/ (each also with "-"): the API's name -> the ORM's.
