@@ -11,7 +11,9 @@ texts, and compressing each one for each client cost a server with 500 watchers 
 anything else it did (docs/benchmarks.md "Live stream fan-out"); uncompressed, one serialised
 text goes to every client at the same seq as it is.
 
-Environment: NETLOOM_WEB_WORKERS (processes, default 1).
+Environment: NETLOOM_WEB_WORKERS (processes, default 2: with the pub/sub channel layer each process
+takes a group message once and hands it to its own watchers, so a second process halves the
+fan-out work of 500 watchers on two cores; docs/benchmarks.md "Live stream fan-out").
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
     parser.add_argument(
-        "--workers", type=int, default=int(os.environ.get("NETLOOM_WEB_WORKERS", "1"))
+        "--workers", type=int, default=int(os.environ.get("NETLOOM_WEB_WORKERS", "2"))
     )
     args = parser.parse_args(argv)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")

@@ -7,9 +7,10 @@ Environment (all optional on a developer machine):
     CSRF_TRUSTED_ORIGINS      comma-separated origins, e.g. https://netloom.example.org
     DATABASE_URL              postgres://user:pass@host:5432/name; default SQLite file var/netloom.sqlite3
     REDIS_URL                 default redis://127.0.0.1:6379/0 (Celery broker and channel layer)
-    NETLOOM_CHANNEL_LAYER     "redis" (default), "redis-pubsub" (one Redis message per server process per
-                              group message: the fan-out of many watchers, docs/benchmarks.md) or
-                              "memory" (single process, tests)
+    NETLOOM_CHANNEL_LAYER     "redis-pubsub" (default: one Redis message per server process per group
+                              message, the fan-out of many watchers, docs/benchmarks.md), "redis"
+                              (channels_redis's list layer: one Redis entry per member) or "memory"
+                              (single process, tests)
     NETLOOM_INSTANCE          this instance's key prefix in Redis (Celery queues "<it>:train", channel-layer
                               groups "<it>:asgi..."), so instances sharing one Redis never see each other's
                               tasks or groups; default "netloom" (`make run` picks one per checkout)
@@ -32,6 +33,8 @@ Environment (all optional on a developer machine):
                               index), or a list such as "cpu,cuda:0,cuda:1"; "auto" always passes.
                               A training worker's own devices: its cuda entries (else CUDA_VISIBLE_DEVICES,
                               else the CPU), which pick the train queues it consumes (webapp/runs/devices.py)
+    NETLOOM_WEB_THREADS       threads of each server process that run Django's handler for HTTP requests
+                              (webapp/asgi.py); default 8
     NETLOOM_CPU_PROCESSES     most processes one run may use on a CPU training worker (its capacity); default 8
     NETLOOM_DATASET_RESEND_SECONDS an upload still processing with nothing written for this long gets
                               datasets.process sent again (the broker may have lost it); default 60
@@ -236,6 +239,7 @@ NETLOOM_DATASET_RESEND_SECONDS = float(os.environ.get("NETLOOM_DATASET_RESEND_SE
 # Devices a run may ask for at create time (issue 13 will let workers announce theirs).
 NETLOOM_DEVICES = env_list("NETLOOM_DEVICES", ["cpu"])
 NETLOOM_CPU_PROCESSES = env_int("NETLOOM_CPU_PROCESSES", 8)
+NETLOOM_WEB_THREADS = env_int("NETLOOM_WEB_THREADS", 8)
 NETLOOM_MAX_TOKENS_PER_USER = env_int("NETLOOM_MAX_TOKENS_PER_USER", 100)
 # Check every stored, published and sent stream event against its model (tests; costs a little).
 NETLOOM_CHECK_EVENTS = env_bool("NETLOOM_CHECK_EVENTS", False)
@@ -292,15 +296,20 @@ SPECTACULAR_SETTINGS = {
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 NETLOOM_INSTANCE = os.environ.get("NETLOOM_INSTANCE", "netloom")
 
-if os.environ.get("NETLOOM_CHANNEL_LAYER", "redis") == "memory":
+_CHANNEL_LAYER = os.environ.get("NETLOOM_CHANNEL_LAYER", "redis-pubsub")
+if _CHANNEL_LAYER not in ("redis-pubsub", "redis", "memory"):
+    raise RuntimeError(
+        f"NETLOOM_CHANNEL_LAYER={_CHANNEL_LAYER!r}: expected redis-pubsub, redis or memory"
+    )
+if _CHANNEL_LAYER == "memory":
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-elif os.environ.get("NETLOOM_CHANNEL_LAYER") == "redis-pubsub":
+elif _CHANNEL_LAYER == "redis-pubsub":
     # A group message is one PUBLISH; each server process gets it once and hands it to its own
     # members (the default layer pushes one copy per member and pops them one round trip each).
     # No capacity or expiry: a message nobody listens to is gone (the stream never depends on it).
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.pubsub.RedisPubSubChannelLayer",
+            "BACKEND": "webapp.channel_layer.PubSubChannelLayer",
             "CONFIG": {
                 "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 2}],
                 "prefix": f"{NETLOOM_INSTANCE}:asgi",

@@ -137,9 +137,10 @@ def netloom_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSer
         "NETLOOM_E2E_PREFIX": prefix,
         "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}",
         "MEDIA_ROOT": str(tmp / "media"),
-        "NETLOOM_CHANNEL_LAYER": "redis" if with_redis else "memory",
+        "NETLOOM_CHANNEL_LAYER": "redis-pubsub" if with_redis else "memory",
         "REDIS_URL": E2E_REDIS_URL,
         "NETLOOM_DATASET_PROCESSING": "sync",
+        "NETLOOM_WEB_WORKERS": "1",
         "DEBUG": "1",
         "PYTHONUNBUFFERED": "1",
     }
@@ -181,7 +182,7 @@ def celery_worker(netloom_server: LiveServer) -> Iterator[Path]:
     if env is None:
         yield Path()  # an outside server brings its own workers
         return
-    if env.get("NETLOOM_CHANNEL_LAYER") != "redis":
+    if env.get("NETLOOM_CHANNEL_LAYER") == "memory":
         pytest.skip(f"no Redis at {E2E_REDIS_URL}: runs need a broker")
     worker_env = {**env, "NETLOOM_E2E_STEP_DELAY": E2E_STEP_DELAY}
     log_path = Path(env["MEDIA_ROOT"]).parent / "worker.log"

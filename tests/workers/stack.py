@@ -137,6 +137,9 @@ class ServiceStack:
             "NETLOOM_E2E_STEP_DELAY": str(step_delay),
             "NETLOOM_E2E_DATASET_PROCESSING": dataset_processing,
             "PYTHONUNBUFFERED": "1",
+            # One server process a stack (two on two cores would be make run's): a test that
+            # SIGKILLs the server leaves no orphan, and the suite's stacks stay small.
+            "NETLOOM_WEB_WORKERS": "1",
             **(env or {}),
         }
         self.world: dict[str, Any] = {}

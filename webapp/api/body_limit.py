@@ -53,6 +53,14 @@ def _declared_length(scope: Scope) -> int | None:
     return None
 
 
+def has_unsized_body(scope: Scope) -> bool:
+    """Whether the request's body comes without a declared length (chunked)."""
+    for name, value in scope.get("headers", ()):
+        if name == b"transfer-encoding" and value.strip().lower() != b"identity":
+            return _declared_length(scope) is None
+    return False
+
+
 async def _answer_413(send: Send, limit: int) -> None:
     body = json.dumps(
         {
