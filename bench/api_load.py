@@ -9,6 +9,9 @@ other in one invocation:
    plain Django view answering a constant body (the server, the middleware and the ASGI handler:
    the ceiling of this machine for any Django view), and `token`, a DRF view with the service's
    token authentication and permission answering the same body;
+   Both, and the run detail alone (1), are measured twice with the server restarted between: with
+   Django's ASGI handler for every request (NETLOOM_HTTP_HANDLER=asgi, the service before issue
+   12) and with the default, Django's WSGI handler on the server's threads (webapp/asgi.py);
 1. load alone: wrk (Debian's; `apt-get install wrk`), `--connections` connections for `--seconds`
    on loopback, a token in the Authorization header: requests/s and the latency distribution;
 2. training alone: a run of the iris MLP trains (no step delay) for `--seconds`; its speed is the
@@ -89,7 +92,7 @@ def main() -> None:
 
     tmp = Path(tempfile.mkdtemp(prefix="netloom-api-load-"))
     env = {"DJANGO_SETTINGS_MODULE": "tests.workers.bench_settings", "NETLOOM_WEB_LOG_LEVEL": "warning",
-           "NETLOOM_WEB_WORKERS": str(args.web_workers)}
+           "NETLOOM_WEB_WORKERS": str(args.web_workers)}  # the stack's test default is one process
     with ServiceStack(tmp, RedisServer.shared(db=6), env=env, split_workers=True) as stack:
         target = stack.create_run(epochs=1)
         wait_status(stack, target["id"], {"succeeded", "failed"})
@@ -101,12 +104,22 @@ def main() -> None:
         def load(target_url: str = url) -> dict[str, Any]:
             return wrk(target_url, token, seconds=args.seconds, connections=args.connections, threads=args.threads)
 
-        baselines = {}
-        for name in ("bare", "token"):
-            baselines[name] = load(f"{stack.base}/bench/{name}/")
-            print(json.dumps({"phase": f"baseline {name}", **baselines[name]}), flush=True)
-        alone = load()
-        print(json.dumps({"phase": "load alone", **alone}), flush=True)
+        # Django's ASGI handler for every request (NETLOOM_HTTP_HANDLER=asgi, the service before
+        # issue 12) against the default, its WSGI handler on the server's threads: the same three
+        # requests, the same server restarted, side by side. The rest runs on the default.
+        by_handler: dict[str, dict[str, Any]] = {}
+        for handler in ("asgi", "wsgi"):
+            stack.start_web({"NETLOOM_WEB_WORKERS": str(args.web_workers), "NETLOOM_HTTP_HANDLER": handler})
+            time.sleep(1.0 + args.web_workers)  # every process has imported Django and listens
+            wrk(url, token, seconds=3, connections=args.connections, threads=args.threads)  # warm: threads, connections
+            phases = by_handler[handler] = {}
+            for name in ("bare", "token"):
+                phases[name] = load(f"{stack.base}/bench/{name}/")
+                print(json.dumps({"phase": f"{handler}: baseline {name}", **phases[name]}), flush=True)
+            phases["detail"] = load()
+            print(json.dumps({"phase": f"{handler}: load alone", **phases["detail"]}), flush=True)
+        baselines = by_handler["wsgi"]
+        alone = baselines["detail"]
         training = stack.create_run(epochs=100_000)
         deadline = time.monotonic() + 120
         while stack.api("a").get(f"/api/runs/{training['id']}/").json()["status"] != "running":
@@ -123,23 +136,27 @@ def main() -> None:
         "bench": "api_load", "args": {**vars(args), "json": str(args.json)},
         "database": "postgresql" if os.environ.get("DATABASE_URL", "").startswith("postgres") else "sqlite",
         "baseline_bare": baselines["bare"], "baseline_token": baselines["token"],
-        "load_alone": alone, "load_with_training": both,
+        "load_alone": alone, "load_with_training": both, "asgi_handler": by_handler["asgi"],
         "training_steps_per_s_alone": train_alone, "training_steps_per_s_with_load": train_loaded,
         "requests_ratio": both["requests_per_s"] / alone["requests_per_s"],
         "training_ratio": train_loaded / train_alone if train_alone else None,
     }
     print()
-    print("| phase | requests/s | p50 ms | p90 ms | p99 ms | training steps/s |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for name, label in (("bare", "baseline: plain Django view"), ("token", "baseline: DRF + token")):
-        b = baselines[name]
-        print(f"| {label} | {b['requests_per_s']:.0f} | {b.get('p50_ms')} | {b.get('p90_ms')} | "
-              f"{b.get('p99_ms')} | - |")
-    print(f"| load alone | {alone['requests_per_s']:.0f} | {alone.get('p50_ms')} | {alone.get('p90_ms')} | "
-          f"{alone.get('p99_ms')} | - |")
-    print(f"| training alone | - | - | - | - | {train_alone:.1f} |")
-    print(f"| both | {both['requests_per_s']:.0f} | {both.get('p50_ms')} | {both.get('p90_ms')} | "
+    print("| Django handler | phase | requests/s | p50 ms | p90 ms | p99 ms | training steps/s |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    labels = (("bare", "baseline: plain Django view"), ("token", "baseline: DRF + token"),
+              ("detail", "`GET /api/runs/<id>/` alone"))
+    for handler in ("asgi", "wsgi"):
+        for name, label in labels:
+            b = by_handler[handler][name]
+            print(f"| {handler} | {label} | {b['requests_per_s']:.0f} | {b.get('p50_ms')} | {b.get('p90_ms')} | "
+                  f"{b.get('p99_ms')} | - |")
+    print(f"| wsgi | training alone | - | - | - | - | {train_alone:.1f} |")
+    print(f"| wsgi | both | {both['requests_per_s']:.0f} | {both.get('p50_ms')} | {both.get('p90_ms')} | "
           f"{both.get('p99_ms')} | {train_loaded:.1f} |")
+    for name, label in labels:
+        ratio = by_handler["wsgi"][name]["requests_per_s"] / by_handler["asgi"][name]["requests_per_s"]
+        print(f"{label}: wsgi / asgi handler {ratio:.2f}")
     print(f"run detail / plain Django view: {alone['requests_per_s'] / baselines['bare']['requests_per_s']:.2f}; "
           f"run detail / DRF + token: {alone['requests_per_s'] / baselines['token']['requests_per_s']:.2f}")
     print(f"requests/s with training / alone: {result['requests_ratio']:.2f}; "

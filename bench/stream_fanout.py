@@ -29,7 +29,6 @@ import json
 import multiprocessing as mp
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -239,23 +238,9 @@ def use_layer(layer: str) -> None:
 
 
 def restart_web(stack: Any, workers: int, layer: str = "core") -> None:
-    """Stop the stack's web server and start it again with `workers` processes and that layer."""
-    from tests.workers.stack import PYTHON, wait_for_port
-
-    if stack.web is not None and stack.web.poll() is None:
-        stack.web.terminate()
-        try:
-            stack.web.wait(10)
-        except subprocess.TimeoutExpired:  # still closing sockets gracefully: no need
-            stack.web.kill()
-            stack.web.wait(10)
-    env = {**stack.env, "NETLOOM_WEB_WORKERS": str(workers), "NETLOOM_WEB_LOG_LEVEL": "warning",
-           "NETLOOM_CHANNEL_LAYER": "redis-pubsub" if layer == "pubsub" else "redis"}
-    stack.web = subprocess.Popen(
-        [PYTHON, "-m", "webapp.serve", "--host", "127.0.0.1", "--port", str(stack.port)],
-        cwd=ROOT, env=env, stdout=open(stack.tmp / "web.log", "ab"), stderr=subprocess.STDOUT,
-    )
-    wait_for_port(stack.port, 60, stack.web)
+    """Start the stack's web server again with `workers` processes and that layer."""
+    stack.start_web({"NETLOOM_WEB_WORKERS": str(workers), "NETLOOM_WEB_LOG_LEVEL": "warning",
+                     "NETLOOM_CHANNEL_LAYER": "redis-pubsub" if layer == "pubsub" else "redis"})
     time.sleep(1.0 + workers)  # every process has imported Django and listens
 
 

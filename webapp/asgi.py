@@ -42,9 +42,12 @@ from webapp.runs.routing import websocket_urlpatterns  # noqa: E402
 django_wsgi_app = WSGIMiddleware(get_wsgi_application(), workers=settings.NETLOOM_WEB_THREADS)
 
 
+_ALL_ASGI = settings.NETLOOM_HTTP_HANDLER == "asgi"  # the comparison of bench/api_load.py
+
+
 async def django_http_app(scope: Scope, receive: Receive, send: Send) -> None:
     """Django for one HTTP request: the WSGI handler on a thread, or ASGI for an unsized body."""
-    app = django_asgi_app if has_unsized_body(scope) else django_wsgi_app
+    app = django_asgi_app if _ALL_ASGI or has_unsized_body(scope) else django_wsgi_app
     await app(scope, receive, send)
 
 

@@ -35,6 +35,9 @@ Environment (all optional on a developer machine):
                               else the CPU), which pick the train queues it consumes (webapp/runs/devices.py)
     NETLOOM_WEB_THREADS       threads of each server process that run Django's handler for HTTP requests
                               (webapp/asgi.py); default 8
+    NETLOOM_HTTP_HANDLER      "wsgi" (default: Django's WSGI handler on those threads) or "asgi" (Django's
+                              ASGI handler for every HTTP request, as before issue 12; bench/api_load.py
+                              measures one against the other)
     NETLOOM_CPU_PROCESSES     most processes one run may use on a CPU training worker (its capacity); default 8
     NETLOOM_DATASET_RESEND_SECONDS an upload still processing with nothing written for this long gets
                               datasets.process sent again (the broker may have lost it); default 60
@@ -240,6 +243,9 @@ NETLOOM_DATASET_RESEND_SECONDS = float(os.environ.get("NETLOOM_DATASET_RESEND_SE
 NETLOOM_DEVICES = env_list("NETLOOM_DEVICES", ["cpu"])
 NETLOOM_CPU_PROCESSES = env_int("NETLOOM_CPU_PROCESSES", 8)
 NETLOOM_WEB_THREADS = env_int("NETLOOM_WEB_THREADS", 8)
+NETLOOM_HTTP_HANDLER = os.environ.get("NETLOOM_HTTP_HANDLER", "wsgi")
+if NETLOOM_HTTP_HANDLER not in ("wsgi", "asgi"):
+    raise RuntimeError(f"NETLOOM_HTTP_HANDLER={NETLOOM_HTTP_HANDLER!r}: expected wsgi or asgi")
 NETLOOM_MAX_TOKENS_PER_USER = env_int("NETLOOM_MAX_TOKENS_PER_USER", 100)
 # Check every stored, published and sent stream event against its model (tests; costs a little).
 NETLOOM_CHECK_EVENTS = env_bool("NETLOOM_CHECK_EVENTS", False)

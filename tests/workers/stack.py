@@ -203,14 +203,27 @@ class ServiceStack:
                 self._worker_args(("short",), "short"), cwd=ROOT, env=self.env,
                 stdout=open(self.short_log, "ab"), stderr=subprocess.STDOUT,
             )
-        self.web = subprocess.Popen(
-            [PYTHON, "-m", "webapp.serve", "--host", "127.0.0.1", "--port", str(self.port)],
-            cwd=ROOT, env=self.env, stdout=open(self.tmp / "web.log", "ab"), stderr=subprocess.STDOUT,
-        )
-        wait_for_port(self.port, 60, self.web)
+        self.start_web()
         self.wait_worker_ready()
         if self.short_worker is not None:
             self._wait_ready(self.short_worker, self.short_log, 60)
+
+    def start_web(self, env: dict[str, str] | None = None) -> None:
+        """Start the web server (webapp/serve.py), stopping a running one first; `env` on top of
+        the stack's (the benches restart it with other processes, layers or HTTP handlers)."""
+        if self.web is not None and self.web.poll() is None:
+            self.web.terminate()
+            try:
+                self.web.wait(10)
+            except subprocess.TimeoutExpired:  # still closing sockets gracefully: no need
+                self.web.kill()
+                self.web.wait(10)
+        self.web = subprocess.Popen(
+            [PYTHON, "-m", "webapp.serve", "--host", "127.0.0.1", "--port", str(self.port)],
+            cwd=ROOT, env={**self.env, **(env or {})}, stdout=open(self.tmp / "web.log", "ab"),
+            stderr=subprocess.STDOUT,
+        )
+        wait_for_port(self.port, 60, self.web)
 
     def start_worker(self, *, wait: bool = True) -> None:
         """Start `celery -A webapp.celery worker -Q train,short` (solo pool: one task at a time)."""

@@ -334,7 +334,11 @@ class _AnyFormat(DefaultContentNegotiation):
 class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Runs of the user's teams. Viewers read; editors create, rename, cancel and explain."""
 
-    queryset = Run.objects.select_related("graph_revision__graph", "dataset", "created_by")
+    # The related rows give the serializer names and numbers only: their JSON columns (a graph's
+    # whole spec, a dataset's column summary) stay in the database unless an action reads them.
+    queryset = Run.objects.select_related("graph_revision__graph", "dataset", "created_by").defer(
+        "graph_revision__spec", "dataset__options", "dataset__recipe", "dataset__summary", "dataset__error"
+    )
     serializer_class = RunSerializer
     team_lookup = "team"
     write_role = Role.EDITOR
