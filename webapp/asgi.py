@@ -1,16 +1,14 @@
 """ASGI entry point (`python -m webapp.serve` serves it): HTTP to Django, WebSockets to Channels.
 
-An HTTP request whose body has a declared length (or no body) goes to Django's **WSGI** handler,
+Every HTTP request goes to Django's **WSGI** handler (`limit_request_body` in front has refused
+an oversized body, and one without a Content-Length, before any byte is read),
 run on a pool of NETLOOM_WEB_THREADS threads by a2wsgi's bridge: one hop from the event loop to a
 thread per request. Django's ASGI handler makes several (request_started, the handler, each sync
-middleware, request_finished), and on this machine a plain view cost it 3x the CPU
-(docs/benchmarks.md "API under load"). The bridge hands the body to Django as Django reads it,
+middleware, request_finished), and on this machine a plain view served 0.4x the
+requests/s through it (docs/benchmarks.md "API under load"). The bridge hands the body to Django as Django reads it,
 pulling from the server with its flow control, so nothing is buffered whole.
-
-A body sent without a length (`Transfer-Encoding: chunked`) goes to Django's ASGI handler, which
-reads it to the end before the view runs: `limit_request_body` counts it as it streams and cuts
-it off at the limit (Django's WSGI request would read such a body as empty). The same URLs,
-middleware and views answer both ways.
+NETLOOM_HTTP_HANDLER=asgi sends HTTP to Django's ASGI handler instead (bench/api_load.py
+measures one against the other); the same URLs, middleware and views answer both ways.
 """
 
 import os
@@ -26,13 +24,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 from django.core.wsgi import get_wsgi_application  # noqa: E402
 
-from webapp.api.body_limit import (  # noqa: E402
-    Receive,
-    Scope,
-    Send,
-    has_unsized_body,
-    limit_request_body,
-)
+from webapp.api.body_limit import Receive, Scope, Send, limit_request_body  # noqa: E402
 from webapp.api.channels_auth import (  # noqa: E402
     TokenAuthMiddlewareStack,
     allowed_hosts_origin_validator,
@@ -46,9 +38,8 @@ _ALL_ASGI = settings.NETLOOM_HTTP_HANDLER == "asgi"  # the comparison of bench/a
 
 
 async def django_http_app(scope: Scope, receive: Receive, send: Send) -> None:
-    """Django for one HTTP request: the WSGI handler on a thread, or ASGI for an unsized body."""
-    app = django_asgi_app if _ALL_ASGI or has_unsized_body(scope) else django_wsgi_app
-    await app(scope, receive, send)
+    """Django for one HTTP request: its WSGI handler on a thread (or its ASGI handler)."""
+    await (django_asgi_app if _ALL_ASGI else django_wsgi_app)(scope, receive, send)
 
 
 application = ProtocolTypeRouter(

@@ -1,9 +1,10 @@
-"""An ASGI guard that refuses an oversized request body before Django reads any of it.
+"""An ASGI guard that refuses an oversized or unsized request body before Django reads any of it.
 
-Django's ASGI handler copies the whole body into a spooled file before a view (or a login
-check) runs, so a limit checked in a view comes after the bytes were taken. This guard sits in
-front of Django: a declared `Content-Length` over the limit is answered 413 at once, and a body
-sent without one (chunked) is counted as it streams and cut off at the limit. Multipart bodies
+A declared `Content-Length` over the limit is answered 413 at once. A body sent without one
+(`Transfer-Encoding: chunked`) is answered 411: Django and DRF read such a body as empty, so the
+view would have answered about fields it never saw (and Django's ASGI handler, with
+NETLOOM_HTTP_HANDLER=asgi, would first have copied the whole body to a file). What Django is
+handed is still counted as it streams and cut off at the limit. Multipart bodies
 (dataset uploads) may be as large as NETLOOM_MAX_UPLOAD_BYTES plus the form's framing; every
 other body as large as DATA_UPLOAD_MAX_MEMORY_SIZE plus a little.
 """
@@ -62,19 +63,15 @@ def has_unsized_body(scope: Scope) -> bool:
 
 
 async def _answer_413(send: Send, limit: int) -> None:
-    body = json.dumps(
-        {
-            "error": {
-                "code": "payload_too_large",
-                "message": f"The request body is larger than the limit of {limit} bytes.",
-                "fields": {},
-            }
-        }
-    ).encode()
+    await _answer(send, 413, "payload_too_large", f"The request body is larger than the limit of {limit} bytes.")
+
+
+async def _answer(send: Send, status: int, code: str, message: str) -> None:
+    body = json.dumps({"error": {"code": code, "message": message, "fields": {}}}).encode()
     await send(
         {
             "type": "http.response.start",
-            "status": 413,
+            "status": status,
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
@@ -91,6 +88,15 @@ def limit_request_body(app: ASGIApp) -> ASGIApp:
     async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await app(scope, receive, send)
+            return
+        if has_unsized_body(scope):
+            # Django and DRF read a body without a Content-Length as empty: the view would answer
+            # "field required" for a body it never read. Say what is wrong instead, before any byte.
+            await _answer(
+                send, 411, "length_required",
+                "The request body has no Content-Length: send it with one "
+                "(chunked request bodies are not accepted).",
+            )
             return
         limit = body_limit(scope)
         declared = _declared_length(scope)
