@@ -25,6 +25,15 @@ def _batched(shape: tuple[int, ...] | None) -> str:
     return "(B, " + ", ".join(str(d) for d in shape) + ")" if shape is not None else "(B, ?)"
 
 
+def _return_line(outputs: list[str], forward_lines: list[str]) -> str:
+    """Append forward()'s `return` of `outputs` (a network's or a block's); its annotation."""
+    if len(outputs) == 1:
+        forward_lines.append(f"return {_expression(outputs[0])}")
+        return "torch.Tensor"
+    forward_lines.append(f"return {', '.join(map(_expression, outputs))}")
+    return "tuple[torch.Tensor, ...]"
+
+
 def _expression(ref: str) -> str:
     """A reference in the generated forward(): 'split1:1' reads split1[1]."""
     node, port = split_ref(ref)
@@ -93,12 +102,7 @@ def codegen(spec: Any, class_name: str = "Net", limits: Limits | None = None) ->
             shape = ", ".join(_batched(s) for s in info.ports)
         forward_lines.append(f"{node_id} = {expression}  # {shape}")
     outputs = list(graph.outputs)
-    if len(outputs) == 1:
-        forward_lines.append(f"return {_expression(outputs[0])}")
-        returns = "torch.Tensor"
-    else:
-        forward_lines.append(f"return {', '.join(map(_expression, outputs))}")
-        returns = "tuple[torch.Tensor, ...]"
+    returns = _return_line(outputs, forward_lines)
 
     signature = ", ".join(f"{i.id}: torch.Tensor" for i in graph.inputs)
     inputs_doc = ", ".join(f"{i.id} {_batched(tuple(i.shape))} {i.dtype}" for i in graph.inputs)
@@ -345,13 +349,7 @@ class _BlockClasses:
             u.arguments = {p.name: u.report.values[p.name] for p in block.params}
             u.arguments.update({extra: values[i] for extra, values in extras.items()})
 
-        outputs = list(block.outputs)
-        if len(outputs) == 1:
-            forward_lines.append(f"return {_expression(outputs[0])}")
-            returns = "torch.Tensor"
-        else:
-            forward_lines.append(f"return {', '.join(map(_expression, outputs))}")
-            returns = "tuple[torch.Tensor, ...]"
+        returns = _return_line(list(block.outputs), forward_lines)
         signature = "".join(
             f", {p.name}{_annotation(p.default)} = {_written(p.default)!r}" for p in block.params
         )

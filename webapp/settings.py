@@ -58,6 +58,7 @@ from __future__ import annotations
 import os
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 
@@ -302,40 +303,37 @@ SPECTACULAR_SETTINGS = {
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 NETLOOM_INSTANCE = os.environ.get("NETLOOM_INSTANCE", "netloom")
 
-_CHANNEL_LAYER = os.environ.get("NETLOOM_CHANNEL_LAYER", "redis-pubsub")
-if _CHANNEL_LAYER not in ("redis-pubsub", "redis", "memory"):
-    raise RuntimeError(
-        f"NETLOOM_CHANNEL_LAYER={_CHANNEL_LAYER!r}: expected redis-pubsub, redis or memory"
-    )
-if _CHANNEL_LAYER == "memory":
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
-elif _CHANNEL_LAYER == "redis-pubsub":
-    # A group message is one PUBLISH; each server process gets it once and hands it to its own
-    # members (the default layer pushes one copy per member and pops them one round trip each).
-    # No capacity or expiry: a message nobody listens to is gone (the stream never depends on it).
-    CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "webapp.channel_layer.PubSubChannelLayer",
-            "CONFIG": {
-                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 2}],
-                "prefix": f"{NETLOOM_INSTANCE}:asgi",
-            },
-        }
+
+def channel_layers(kind: str, redis_url: str, instance: str) -> dict[str, Any]:
+    """CHANNEL_LAYERS for NETLOOM_CHANNEL_LAYER `kind` on `redis_url` under `instance`'s prefix
+    (the test stacks' settings call it with their own Redis and prefix)."""
+    if kind == "memory":
+        return {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    # redis-py 8 gives up on a read after 5 s by default, which would kill every quiet WebSocket
+    # consumer; channels_redis itself waits up to 5 s for a message.
+    config: dict[str, Any] = {
+        "hosts": [{"address": redis_url, "socket_timeout": 30, "socket_connect_timeout": 2}],
+        "prefix": f"{instance}:asgi",
     }
-else:
-    CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            # redis-py 8 gives up on a read after 5 s by default, which would kill every quiet
-            # WebSocket consumer; channels_redis itself waits up to 5 s for a message.
-            "CONFIG": {
-                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 2}],
-                "prefix": f"{NETLOOM_INSTANCE}:asgi",
-                "capacity": 1000,
-                "expiry": 30,
-            },
+    if kind == "redis-pubsub":
+        # A group message is one PUBLISH; each server process gets it once and hands it to its
+        # own members (the list layer pushes one copy per member and pops them one round trip
+        # each). No capacity or expiry: a message nobody listens to is gone (the stream never
+        # depends on it).
+        return {"default": {"BACKEND": "webapp.channel_layer.PubSubChannelLayer", "CONFIG": config}}
+    if kind == "redis":
+        return {
+            "default": {
+                "BACKEND": "channels_redis.core.RedisChannelLayer",
+                "CONFIG": {**config, "capacity": 1000, "expiry": 30},
+            }
         }
-    }
+    raise RuntimeError(f"NETLOOM_CHANNEL_LAYER={kind!r}: expected redis-pubsub, redis or memory")
+
+
+CHANNEL_LAYERS = channel_layers(
+    os.environ.get("NETLOOM_CHANNEL_LAYER", "redis-pubsub"), REDIS_URL, NETLOOM_INSTANCE
+)
 
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)
 # Every key kombu writes (queues, unacked messages, bindings) starts with the instance's prefix.

@@ -32,21 +32,11 @@ _PREFIX = os.environ["NETLOOM_E2E_PREFIX"]
 # The stack's prefix is its NETLOOM_INSTANCE (webapp/settings.py): the same channel-layer prefix
 # and Celery global_keyprefix a deployment gets, built here from the stack's Redis URL.
 NETLOOM_INSTANCE = _PREFIX
-# As webapp/settings.py: the pub/sub layer unless NETLOOM_CHANNEL_LAYER=redis asks for the list one.
-CHANNEL_LAYERS = {
-    "default": {
-        "BACKEND": "webapp.channel_layer.PubSubChannelLayer",
-        # redis-py 8 reads with a 5 s socket timeout by default: idle consumers would die with
-        # TimeoutError. Read timeout > 5 s.
-        "CONFIG": {
-            "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 2}],
-            "prefix": f"{NETLOOM_INSTANCE}:asgi",
-        },
-    }
-}
-if os.environ.get("NETLOOM_CHANNEL_LAYER") == "redis":
-    CHANNEL_LAYERS["default"]["BACKEND"] = "channels_redis.core.RedisChannelLayer"
-    CHANNEL_LAYERS["default"]["CONFIG"].update(capacity=1000, expiry=30)
+# webapp/settings.py's layer (pub/sub unless NETLOOM_CHANNEL_LAYER says otherwise) on the stack's
+# Redis, under the stack's prefix.
+CHANNEL_LAYERS = channel_layers(  # noqa: F405
+    os.environ.get("NETLOOM_CHANNEL_LAYER", "redis-pubsub"), REDIS_URL, NETLOOM_INSTANCE
+)
 CELERY_BROKER_URL = REDIS_URL
 CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": f"{NETLOOM_INSTANCE}:", "visibility_timeout": 3600}
 MEDIA_ROOT = os.environ["NETLOOM_E2E_MEDIA"]
