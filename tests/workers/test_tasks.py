@@ -10,7 +10,8 @@ import pytest
 from django.utils import timezone
 
 from webapp.runs.events import events_since, flatten
-from webapp.runs.models import MetricPoint, Run, RunStatus
+from webapp.runs.metric_store import metric_series_read
+from webapp.runs.models import Run, RunStatus
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,8 +25,8 @@ def test_train_task_stores_every_point_once_and_exports(iris_run: Any) -> None:
     assert run.status == RunStatus.SUCCEEDED, run.error
     assert run.step == run.total_steps > 0
     assert run.lease_token is None
-    losses = MetricPoint.objects.filter(run=run, key="train/loss").order_by("step")
-    assert [p.step for p in losses] == list(range(1, run.total_steps + 1))
+    losses = metric_series_read(series=[(run.pk, "train/loss")])[(run.pk, "train/loss")]
+    assert [step for step, _, _ in losses] == list(range(1, run.total_steps + 1))
     assert "val/loss" in run.final_metrics and "test/accuracy" in run.final_metrics
     statuses = [e["status"] for e in flatten(events_since(run_id=run.pk)) if e["type"] == "status"]
     assert statuses == ["queued", "running", "succeeded"]
@@ -76,7 +77,8 @@ def test_reaper_fails_a_run_that_lost_its_worker_too_often(iris_run: Any) -> Non
 
 
 def test_resume_starts_from_the_last_recorded_checkpoint_so_no_step_is_missing(iris_run: Any) -> None:
-    """A worker killed after writing a checkpoint but before storing the points before it."""
+    """A worker killed after writing checkpoint folders but before recording them: the resume
+    starts from the last recorded one and trains every step after it again."""
     from webapp.runs.models import Checkpoint
     from webapp.runs.services import run_lease_take, run_reap
     from workers.runs import train_run
@@ -85,9 +87,9 @@ def test_resume_starts_from_the_last_recorded_checkpoint_so_no_step_is_missing(i
     assert train_run(run.pk) == "succeeded"
     total = Run.objects.get(pk=run.pk).total_steps
     first_epoch = total // 3
-    # The database only got as far as epoch 1; the later checkpoint folders are still on disk.
+    # The database only recorded epoch 1's checkpoint; the later folders are still on disk.
     Checkpoint.objects.filter(run=run, step__gt=first_epoch).delete()
-    MetricPoint.objects.filter(run=run, step__gt=first_epoch).delete()
+    before = Run.objects.get(pk=run.pk).event_seq  # what the resume writes comes after this
     Run.objects.filter(pk=run.pk).update(status=RunStatus.QUEUED, finished_at=None)
     run_lease_take(run_id=run.pk, worker="doomed")
     Run.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
@@ -95,8 +97,12 @@ def test_resume_starts_from_the_last_recorded_checkpoint_so_no_step_is_missing(i
     assert train_run(run.pk) == "succeeded"
     run.refresh_from_db()
     assert run.attempts == 3  # the first run, the doomed worker, the resume
-    steps = list(MetricPoint.objects.filter(run=run, key="train/loss").order_by("step").values_list("step", flat=True))
-    assert steps == list(range(1, total + 1))
+    # The resume trained every step after the checkpoint again: each got a new point.
+    redone = [e["step"] for e in flatten(events_since(run_id=run.pk, since=before))
+              if e["type"] == "metric" and "train/loss" in e["values"]]
+    assert redone == list(range(first_epoch + 1, total + 1))
+    stored = metric_series_read(series=[(run.pk, "train/loss")])[(run.pk, "train/loss")]
+    assert [step for step, _, _ in stored] == list(range(1, total + 1))
     logs = [e for e in flatten(events_since(run_id=run.pk)) if e["type"] == "log"]
     assert [e["step"] for e in logs if "resumed from the checkpoint" in e["message"]] == [first_epoch]
 

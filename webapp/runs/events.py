@@ -32,8 +32,8 @@ from django.db import transaction
 from django.db.models import F
 
 from .event_types import EVENT_TYPES, events_check
-from .metric_store import metric_points_write
-from .models import Checkpoint, MetricPoint, Run, RunEvent
+from .metric_store import metric_points_since, metric_points_write
+from .models import Checkpoint, Run, RunEvent
 
 logger = logging.getLogger(__name__)
 
@@ -199,7 +199,12 @@ def event_emit(*, run_id: int, event: dict[str, Any]) -> dict[str, Any]:
 
 
 def events_since(*, run_id: int, since: int = 0, chunk: int = 2000) -> Iterator[list[dict[str, Any]]]:
-    """Stored events with seq > `since`, in seq order, in chunks (metric points regrouped)."""
+    """Stored events with seq > `since`, in seq order, in chunks (metric points regrouped).
+
+    Read in rounds up to the run's event_seq at the start of each: the points of a round come
+    from one query over the blocks that hold any of its seqs (a block appended to later is read
+    again by the next round), so a long replay does not read a block once per chunk.
+    """
     cursor = since
     while True:
         upper = (
@@ -207,22 +212,16 @@ def events_since(*, run_id: int, since: int = 0, chunk: int = 2000) -> Iterator[
         )
         if cursor >= upper:
             return
-        window_end = min(upper, cursor + chunk)
-        batch = _events_between(run_id, cursor, window_end)
-        if batch:
-            yield batch
-        cursor = window_end
+        events = _events_between(run_id, cursor, upper)
+        for start in range(0, len(events), chunk):
+            yield events[start : start + chunk]
+        cursor = upper
 
 
 def _events_between(run_id: int, after: int, upto: int) -> list[dict[str, Any]]:
     """Events with after < seq <= upto, merged from metric points and other events."""
     by_seq: dict[int, dict[str, Any]] = {}
-    points = (
-        MetricPoint.objects.filter(run_id=run_id, seq__gt=after, seq__lte=upto)
-        .order_by("seq", "key")
-        .values_list("seq", "key", "step", "epoch", "value")
-    )
-    for seq, key, step, epoch, value in points:
+    for seq, key, step, epoch, value in metric_points_since(run_id=run_id, after=after, upto=upto):
         event = by_seq.get(seq)
         if event is None:
             event = by_seq[seq] = {

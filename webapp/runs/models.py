@@ -163,36 +163,15 @@ class Worker(models.Model):
         return any(str(name).startswith("train.") for name in self.queues)
 
 
-class MetricPoint(models.Model):
-    """One value of one metric at one step; a redone step overwrites its point."""
-
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="metric_points")
-    key = models.CharField(max_length=100)
-    step = models.BigIntegerField()
-    epoch = models.FloatField()
-    value = models.FloatField(null=True)  # NaN and infinities are stored as null
-    # Sequence number of the metric event that wrote the point (shared by the event's keys).
-    seq = models.BigIntegerField()
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["run", "key", "step"], name="metricpoint_unique_run_key_step")
-        ]
-        indexes = [models.Index(fields=["run", "seq"], name="metricpoint_run_seq")]
-
-    def __str__(self) -> str:
-        return f"{self.key}@{self.step}={self.value}"
-
-
-class MetricRollup(models.Model):
+class MetricBlock(models.Model):
     """Summary of one metric's points in one step-aligned block (webapp/runs/metric_store.py).
 
-    Derived from MetricPoint (the record) in the same transaction that writes the points: block
-    `block` of level `level` holds steps block*size .. (block+1)*size-1, size = LEVELS[level].
-    min/max are of the finite values (null when the block has none); first/last are points.
+    Written with the points, in events_record's transaction: block `block` of level `level`
+    holds steps block*size .. (block+1)*size-1, size = LEVELS[level]. min/max are of the finite
+    values (null when the block has none); first/last are points.
     """
 
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="metric_rollups")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="metric_blocks")
     key = models.CharField(max_length=100)
     level = models.PositiveSmallIntegerField()
     block = models.BigIntegerField()
@@ -212,11 +191,41 @@ class MetricRollup(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["run", "key", "level", "block"], name="metricrollup_unique_block")
+            models.UniqueConstraint(fields=["run", "key", "level", "block"], name="metricblock_unique_block")
         ]
 
     def __str__(self) -> str:
         return f"{self.key}@L{self.level}:{self.block} ({self.n} points)"
+
+
+class MetricChunk(models.Model):
+    """The record of one metric's points in one level-0 block (64 steps): a redone step
+    overwrites its point (webapp/runs/metric_store.py).
+
+    Steps, epochs, values (NaN for a value that was NaN or infinite) and the seqs of the events
+    that wrote them, packed as little-endian int64 / float64 arrays in step order, with their
+    lowest and highest seq (the stream's replay). Apart from MetricBlock so that reading
+    summaries never reads points.
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="metric_chunks")
+    key = models.CharField(max_length=100)
+    block = models.BigIntegerField()
+    steps = models.BinaryField()
+    epochs = models.BinaryField()
+    values = models.BinaryField()
+    seqs = models.BinaryField()
+    min_seq = models.BigIntegerField()
+    max_seq = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "key", "block"], name="metricchunk_unique_block")
+        ]
+        indexes = [models.Index(fields=["run", "max_seq"], name="metricchunk_run_seq")]
+
+    def __str__(self) -> str:
+        return f"{self.key}@{self.block} (seqs {self.min_seq}..{self.max_seq})"
 
 
 class RunEvent(models.Model):

@@ -22,8 +22,7 @@ from .models import (
     Explanation,
     ExplanationStatus,
     ExportStatus,
-    MetricPoint,
-    MetricRollup,
+    MetricBlock,
     Run,
     RunStatus,
     Worker,
@@ -135,7 +134,7 @@ def runs_summaries(*, run_ids: list[int]) -> dict[int, dict[str, Any]]:
     answer: dict[int, dict[str, Any]] = {pk: {"final": {}, "best": {}} for pk in run_ids}
     if not run_ids:
         return answer
-    rows = MetricRollup.objects.filter(run_id__in=run_ids, level=len(LEVELS) - 1).order_by(
+    rows = MetricBlock.objects.filter(run_id__in=run_ids, level=len(LEVELS) - 1).order_by(
         "run_id", "key", "block"
     ).values_list("run_id", "key", "last_value", "min_step", "min_epoch", "min_value",
                   "max_step", "max_epoch", "max_value")
@@ -456,35 +455,6 @@ def run_download_name(run: Run, suffix: str) -> str:
     return f"{slug[:80]}-run{run.pk}{suffix}"
 
 
-def downsample(points: list[tuple[int, float, float | None]], max_points: int) -> list[tuple[int, float, float | None]]:
-    """At most `max_points` of (step, epoch, value), keeping the first, the last and each bucket's min and max.
-
-    The points between the first and the last are cut into (max_points - 2) // 2 buckets of
-    consecutive steps; each bucket keeps its lowest and highest value (in step order), so
-    spikes survive however far a chart zooms out.
-    """
-    if len(points) <= max_points:
-        return points
-    if max_points < 3:
-        return [points[0], points[-1]][:max(max_points, 1)]
-    first, middle, last = points[0], points[1:-1], points[-1]
-    buckets = max((max_points - 2) // 2, 1)
-    size = len(middle) / buckets
-    kept: list[tuple[int, float, float | None]] = [first]
-    for b in range(buckets):
-        bucket = middle[int(b * size): int((b + 1) * size)]
-        finite = [p for p in bucket if p[2] is not None]
-        if not finite:
-            if bucket:
-                kept.append(bucket[0])
-            continue
-        low = min(finite, key=lambda p: p[2])  # type: ignore[arg-type, return-value]
-        high = max(finite, key=lambda p: p[2])  # type: ignore[arg-type, return-value]
-        kept.extend(sorted({low, high}, key=lambda p: p[0]))
-    kept.append(last)
-    return kept[:max_points] if len(kept) > max_points else kept
-
-
 def run_metric_series(
     *, run: Run, keys: list[str] | None = None, max_points: int | None = None,
     from_step: int | None = None, to_step: int | None = None,
@@ -513,10 +483,6 @@ def runs_metric_series(
     by_run: dict[int, dict[str, dict[str, list[Any]]]] = {run.pk: {} for run in runs}
     for run, key in wanted:
         rows = found.get((run.pk, key))
-        if rows is None:  # written before the block summaries: read every point, as before
-            rows = _metric_points(run=run, key=key, from_step=from_step, to_step=to_step)
-            if max_points is not None:
-                rows = downsample(rows, max_points)
         if rows:
             by_run[run.pk][key] = {
                 "step": [r[0] for r in rows],
@@ -526,25 +492,12 @@ def runs_metric_series(
     return [{"run": run.pk, "last_seq": run.event_seq, "series": by_run[run.pk]} for run in runs]
 
 
-def _metric_points(
-    *, run: Run, key: str, from_step: int | None, to_step: int | None
-) -> list[tuple[int, float, float | None]]:
-    points = MetricPoint.objects.filter(run=run, key=key)
-    if from_step is not None:
-        points = points.filter(step__gte=from_step)
-    if to_step is not None:
-        points = points.filter(step__lte=to_step)
-    return list(points.order_by("step").values_list("step", "epoch", "value"))
-
-
 def run_metric_keys(*, run: Run) -> list[str]:
     """The metric names a run has points for (from the top level of the block summaries: a few rows)."""
     from .metric_store import LEVELS
 
-    summarised = MetricRollup.objects.filter(run=run, level=len(LEVELS) - 1)
-    if summarised.exists():
-        return list(summarised.order_by("key").values_list("key", flat=True).distinct())
-    return list(MetricPoint.objects.filter(run=run).order_by("key").values_list("key", flat=True).distinct())
+    top = MetricBlock.objects.filter(run=run, level=len(LEVELS) - 1)
+    return list(top.order_by("key").values_list("key", flat=True).distinct())
 
 
 def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:

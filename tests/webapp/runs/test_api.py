@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from webapp.runs.models import MetricPoint, Run, RunStatus
+from webapp.runs.events import events_record
+from webapp.runs.models import Run, RunStatus
 
 
 def test_create_fills_engine_defaults_and_queues(api_a: Any, run_body: dict[str, Any]) -> None:
@@ -96,10 +97,14 @@ def test_cancel_of_a_running_run_sets_the_flag(api_a: Any, run_a: Any) -> None:
 def test_metrics_downsampling_keeps_first_last_and_extremes(api_a: Any, run_a: Any) -> None:
     values = [float((i * 37) % 101) for i in range(1, 201)]
     values[120] = 1000.0  # a spike
-    MetricPoint.objects.bulk_create(
-        MetricPoint(run=run_a, key="train/loss", step=i, epoch=i / 10, value=v, seq=i) for i, v in enumerate(values, 1)
+    events_record(
+        run_id=run_a.pk,
+        events=[
+            {"type": "metric", "step": i, "epoch": i / 10, "values": {"train/loss": v}}
+            for i, v in enumerate(values, 1)
+        ]
+        + [{"type": "metric", "step": 10, "epoch": 1.0, "values": {"val/loss": 0.5}}],
     )
-    MetricPoint.objects.create(run=run_a, key="val/loss", step=10, epoch=1.0, value=0.5, seq=300)
     full = api_a.get(f"/api/runs/{run_a.pk}/metrics/").json()["series"]
     assert set(full) == {"train/loss", "val/loss"} and len(full["train/loss"]["step"]) == 200
     series = api_a.get(f"/api/runs/{run_a.pk}/metrics/?keys=train/loss&max_points=20").json()["series"]

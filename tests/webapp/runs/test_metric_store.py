@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from webapp.runs.events import events_record, events_since, flatten
-from webapp.runs.metric_store import LEVELS, metric_rollups_rebuild
-from webapp.runs.models import MetricPoint, MetricRollup
+from webapp.runs.metric_store import LEVELS, metric_blocks_rebuild, metric_series_read
+from webapp.runs.models import MetricBlock, MetricChunk
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -29,16 +29,12 @@ def record(
 
 
 def stored(run_id: int, key: str = "train/loss") -> list[tuple[int, float, float | None]]:
-    return list(
-        MetricPoint.objects.filter(run_id=run_id, key=key)
-        .order_by("step")
-        .values_list("step", "epoch", "value")
-    )
+    return metric_series_read(series=[(run_id, key)]).get((run_id, key), [])
 
 
-def rollup_rows(run_id: int) -> list[tuple[Any, ...]]:
+def block_rows(run_id: int) -> list[tuple[Any, ...]]:
     return list(
-        MetricRollup.objects.filter(run_id=run_id)
+        MetricBlock.objects.filter(run_id=run_id)
         .order_by("key", "level", "block")
         .values_list(
             "key",
@@ -55,6 +51,15 @@ def rollup_rows(run_id: int) -> list[tuple[Any, ...]]:
             "max_value",
         )
     )
+
+
+def chunk_rows(run_id: int) -> list[tuple[Any, ...]]:
+    return [
+        (key, block, bytes(steps), bytes(values), bytes(seqs), low, high)
+        for key, block, steps, values, seqs, low, high in MetricChunk.objects.filter(run_id=run_id)
+        .order_by("key", "block")
+        .values_list("key", "block", "steps", "values", "seqs", "min_seq", "max_seq")
+    ]
 
 
 def wave(step: int) -> float:
@@ -108,9 +113,10 @@ def test_redone_steps_replace_their_points_and_their_summaries(api_a: Any, run_a
     )
     points = stored(run_a.pk)
     assert len(points) == 12_000 and 99.0 not in [v for _, _, v in points]
-    written = rollup_rows(run_a.pk)
-    metric_rollups_rebuild(run_id=run_a.pk)
-    assert rollup_rows(run_a.pk) == written  # what the batches kept equals a summary from scratch
+    written, chunks = block_rows(run_a.pk), chunk_rows(run_a.pk)
+    metric_blocks_rebuild(run_id=run_a.pk)
+    # What the batches kept equals a summary from scratch, and the points are what they were.
+    assert block_rows(run_a.pk) == written and chunk_rows(run_a.pk) == chunks
     series = api_a.get(f"/api/runs/{run_a.pk}/metrics/?max_points=100").json()["series"][
         "train/loss"
     ]
@@ -126,10 +132,10 @@ def test_nan_values_and_random_order_batches_summarise_like_a_rebuild(run_a: Any
         run_a.pk, steps, lambda s: float("nan") if s % 11 == 0 else rng.uniform(-1, 1), batch=4000
     )
     record(run_a.pk, list(range(100, 200)), lambda s: float("nan"))  # a block of NaNs only
-    written = rollup_rows(run_a.pk)
+    written, chunks = block_rows(run_a.pk), chunk_rows(run_a.pk)
     assert {row[1] for row in written} == set(range(len(LEVELS)))
-    metric_rollups_rebuild(run_id=run_a.pk)
-    assert rollup_rows(run_a.pk) == written
+    metric_blocks_rebuild(run_id=run_a.pk)
+    assert block_rows(run_a.pk) == written and chunk_rows(run_a.pk) == chunks
 
 
 def test_replay_from_a_seq_still_rebuilds_metric_events(run_a: Any) -> None:

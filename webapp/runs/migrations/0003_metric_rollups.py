@@ -5,12 +5,11 @@ from django.db import migrations, models
 
 
 def summarise_stored_points(apps, schema_editor):
-    """Block summaries for the points stored before this migration (webapp/runs/metric_store.py)."""
-    from webapp.runs.metric_store import metric_rollups_rebuild
+    """Nothing now: 0007_metric_blocks packs and summarises every point stored before it.
 
-    point = apps.get_model("runs", "MetricPoint")
-    for run_id in point.objects.order_by().values_list("run_id", flat=True).distinct():
-        metric_rollups_rebuild(run_id=run_id)
+    (This step summarised the stored points with the metric store of its day; that code reads
+    the blocks of 0007 now, which do not exist yet at this point of the history.)
+    """
 
 
 class Migration(migrations.Migration):
