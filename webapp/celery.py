@@ -15,9 +15,10 @@ import logging
 import os
 from typing import Any
 
-from celery import Celery
+from celery import Celery, signals
 from kombu import Exchange, Queue
 
+from webapp.process_gc import freeze_startup_objects
 from webapp.queues import ALL_QUEUES, RUNS_REAP, SHORT_QUEUE, TASK_QUEUES
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
@@ -102,3 +103,11 @@ def task_send_or_owe(
         return f"{type(exc).__name__}: {exc}"
     return ""
 
+
+
+@signals.worker_process_init.connect
+@signals.worker_ready.connect
+def _freeze_startup_objects(**_: Any) -> None:
+    """A worker process, once set up (a forked child, or the worker itself), keeps its startup
+    objects out of the garbage collector's scans (webapp/process_gc.py)."""
+    freeze_startup_objects()
