@@ -9,7 +9,7 @@ import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import type { ChartView } from "./chartView";
 import { type RunCurve, alignRuns, maxPointsFor, overlayData, runColor } from "./compare";
-import { formatMetric } from "./format";
+import { formatMetric, formatTicks } from "./format";
 import { type StepWindow, stepWindow } from "./series";
 
 const HEIGHT = 240;
@@ -64,7 +64,7 @@ export const CompareChart = memo(function CompareChart({ metric, curves, view, f
       width: Math.max(240, el.clientWidth),
       height: HEIGHT,
       scales: { x: { time: false }, y: view.log ? { distr: 3 } : {} },
-      axes: [{ label: view.x }, { size: 56 }],
+      axes: [{ label: view.x }, { size: 56, values: (_u: uPlot, splits: number[]) => formatTicks(splits) }],
       series: [
         { label: view.x },
         ...lines.map((l) => ({

@@ -7,7 +7,7 @@ import { memo, useCallback, useEffect, useMemo, useRef, useState } from "react";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import { runsApi } from "./api";
-import { formatMetric } from "./format";
+import { formatMetric, formatTicks } from "./format";
 import { type SeriesSet, type StepWindow, ZoomLoader, stepWindow } from "./series";
 import { type ChartView, DEFAULT_VIEW, viewData } from "./chartView";
 
@@ -75,7 +75,7 @@ export const MetricChart = memo(function MetricChart({ title, name, series, vers
       width: Math.max(200, el.clientWidth),
       height: HEIGHT,
       scales: { x: { time: false }, y: view.log ? { distr: 3 } : {} },
-      axes: [{ label: view.x }, { size: 56 }],
+      axes: [{ label: view.x }, { size: 56, values: (_u: uPlot, splits: number[]) => formatTicks(splits) }],
       series: [
         { label: view.x },
         ...lines.map((l) => ({

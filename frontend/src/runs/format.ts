@@ -18,3 +18,24 @@ export function formatDuration(seconds: number | null | undefined): string {
   if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
   return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
 }
+
+/**
+ * An axis' tick labels with the digits their spacing needs, the same for every tick:
+ * [0, 0.0005, 0.001] reads "0.0000", "0.0005", "0.0010" (uPlot's default rounds to 3 decimals,
+ * so a learning rate axis read "0.002, 0.002, 0.001"); tiny or huge values in exponent form.
+ */
+export function formatTicks(splits: number[]): string[] {
+  const gaps = splits
+    .slice(1)
+    .map((v, i) => Math.abs(v - splits[i]))
+    .filter((gap) => gap > 0 && Number.isFinite(gap));
+  if (gaps.length === 0) return splits.map(formatMetric);
+  const step = Math.min(...gaps);
+  const top = Math.max(...splits.map((v) => Math.abs(v)));
+  if (top >= 1e6 || top < 1e-3) {
+    const digits = Math.min(6, Math.max(0, Math.round(Math.log10(top / step))));
+    return splits.map((v) => (v === 0 ? "0" : v.toExponential(digits)));
+  }
+  const decimals = Math.min(10, Math.max(0, Math.ceil(-Math.log10(step) - 1e-9)));
+  return splits.map((v) => v.toFixed(decimals));
+}
