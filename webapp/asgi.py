@@ -29,7 +29,7 @@ from webapp.api.channels_auth import (  # noqa: E402
     TokenAuthMiddlewareStack,
     allowed_hosts_origin_validator,
 )
-from webapp.process_gc import freeze_startup_objects  # noqa: E402
+from webapp.process_gc import garbage_collector_settle  # noqa: E402
 from webapp.runs.routing import websocket_urlpatterns  # noqa: E402
 
 django_wsgi_app = WSGIMiddleware(get_wsgi_application(), workers=settings.NETLOOM_WEB_THREADS)
@@ -52,5 +52,5 @@ application = ProtocolTypeRouter(
     }
 )
 
-# Set up: what the imports made lives as long as the process (webapp/process_gc.py).
-freeze_startup_objects()
+# Set up: the garbage collector tuned for serving (webapp/process_gc.py).
+garbage_collector_settle()

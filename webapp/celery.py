@@ -18,7 +18,7 @@ from typing import Any
 from celery import Celery, signals
 from kombu import Exchange, Queue
 
-from webapp.process_gc import freeze_startup_objects
+from webapp.process_gc import garbage_collector_settle
 from webapp.queues import ALL_QUEUES, RUNS_REAP, SHORT_QUEUE, TASK_QUEUES
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
@@ -104,10 +104,9 @@ def task_send_or_owe(
     return ""
 
 
-
 @signals.worker_process_init.connect
 @signals.worker_ready.connect
-def _freeze_startup_objects(**_: Any) -> None:
-    """A worker process, once set up (a forked child, or the worker itself), keeps its startup
-    objects out of the garbage collector's scans (webapp/process_gc.py)."""
-    freeze_startup_objects()
+def _garbage_collector_settle(**_: Any) -> None:
+    """A worker process, once set up (a forked child, or the worker itself), tunes its garbage
+    collector for serving (webapp/process_gc.py)."""
+    garbage_collector_settle()
