@@ -6,14 +6,16 @@ a temporary folder), and the figures are ratios or distributions:
 
 - ingest (PostgreSQL): `--points` metric events of one key through `events_record` (the call the
   worker's recorder makes, batches of 5000 events like its _BATCH_MAX) against the write it
-  replaced (Django bulk_create of MetricPoint, update_conflicts on run/key/step), batch by batch
-  alternated into two runs: points/s of each.
-- query (both databases), end to end over HTTP (uvicorn, one process, an API token):
-  `GET /api/runs/<id>/metrics/?keys=train/loss&max_points=1000` on the `--points` series, on the
-  new path and on the old one (the same points without block summaries: the old code path, every
-  point loaded into Python); a zoomed window of 1000 steps (every stored point comes back); and
-  `GET /api/runs/compare/?ids=<20 runs>&max_points=1000` on `--compare-runs` runs of
-  `--compare-points` points, new against old. p50/p95 of `--repeats` requests (old path: fewer).
+  replaced (Django bulk_create, update_conflicts on run/key/step, into the old row-per-point
+  table, made here as bench_legacy_metricpoint), batch by batch alternated into two runs:
+  points/s of each.
+- query (both databases): `GET /api/runs/<id>/metrics/?keys=train/loss&max_points=1000` on the
+  `--points` series end to end over HTTP (uvicorn, one process, an API token) against the old
+  read path on the same points in the old table (every point loaded into Python and downsampled,
+  run in this process: no HTTP, so the baseline is flattered); a zoomed window of 1000 steps
+  (every stored point comes back); and `GET /api/runs/compare/?ids=<20 runs>&max_points=1000`
+  on `--compare-runs` runs of `--compare-points` points, new against old. p50/p95 of `--repeats`
+  requests (old path: fewer).
 - MLflow (PostgreSQL, `--mlflow`): its tracking server (bench/.venv-mlflow, made here on first
   use; database `mlflow_bench`, created and dropped; one worker like ours) takes `--mlflow-points`
   points through `runs/log-batch` (1000 metrics a request, its limit) chunk by chunk alternated
@@ -143,6 +145,9 @@ def django_up(database_url: str, media: Path) -> None:
 
     django.setup()
     call_command("migrate", verbosity=0)
+    from webapp.process_gc import garbage_collector_settle
+
+    garbage_collector_settle()  # as each worker process does once set up (webapp/celery.py)
 
 
 def world() -> tuple[Any, Callable[[], Any], str]:
@@ -186,27 +191,62 @@ def metric_events(first: int, last: int) -> list[dict[str, Any]]:
     ]
 
 
+_LEGACY: Any = None
+
+
+def legacy_model() -> Any:
+    """The row-per-point table the metric store replaced (one row per point, unique run/key/step,
+    an index on run/seq), made in the bench database: the baseline's write and read paths."""
+    global _LEGACY
+    if _LEGACY is not None:
+        return _LEGACY
+    from django.db import connection, models
+
+    class LegacyMetricPoint(models.Model):
+        run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="+")
+        key = models.CharField(max_length=100)
+        step = models.BigIntegerField()
+        epoch = models.FloatField()
+        value = models.FloatField(null=True)
+        seq = models.BigIntegerField()
+
+        class Meta:
+            app_label = "runs"
+            db_table = "bench_legacy_metricpoint"
+            managed = False
+            constraints = [
+                models.UniqueConstraint(fields=["run", "key", "step"], name="bench_legacy_unique")
+            ]
+            indexes = [models.Index(fields=["run", "seq"], name="bench_legacy_run_seq")]
+
+    with connection.schema_editor() as editor:
+        editor.create_model(LegacyMetricPoint)
+    _LEGACY = LegacyMetricPoint
+    return _LEGACY
+
+
 def legacy_record(*, run_id: int, events: list[dict[str, Any]]) -> None:
     """The metric part of events_record as it was before the metric store (the ingest baseline)."""
     from django.db import transaction
     from django.db.models import F
 
     from webapp.runs.events import finite_or_none
-    from webapp.runs.models import MetricPoint, Run
+    from webapp.runs.models import Run
 
+    point = legacy_model()
     with transaction.atomic():
         Run.objects.filter(pk=run_id).update(event_seq=F("event_seq") + len(events))
         last_seq, latest_metrics = (
             Run.objects.filter(pk=run_id).values_list("event_seq", "latest_metrics").get()
         )
         first_seq = last_seq - len(events) + 1
-        points: dict[tuple[str, int], MetricPoint] = {}
+        points: dict[tuple[str, int], Any] = {}
         latest: dict[str, float | None] = {}
         for offset, event in enumerate(events):
             step, epoch = int(event["step"]), float(event["epoch"])
             values = {str(k): finite_or_none(v) for k, v in event["values"].items()}
             for key, value in values.items():
-                points[(key, step)] = MetricPoint(
+                points[(key, step)] = point(
                     run_id=run_id,
                     key=key,
                     step=step,
@@ -215,13 +255,75 @@ def legacy_record(*, run_id: int, events: list[dict[str, Any]]) -> None:
                     seq=first_seq + offset,
                 )
                 latest[key] = value
-        MetricPoint.objects.bulk_create(
+        point.objects.bulk_create(
             list(points.values()),
             update_conflicts=True,
             unique_fields=["run", "key", "step"],
             update_fields=["epoch", "value", "seq"],
         )
         Run.objects.filter(pk=run_id).update(latest_metrics={**(latest_metrics or {}), **latest})
+
+
+def downsample(
+    points: list[tuple[int, float, float | None]], max_points: int
+) -> list[tuple[int, float, float | None]]:
+    """The old read path's downsampling (webapp/runs/selectors.py before the metric store): the
+    first, the last, and each bucket of consecutive points' lowest and highest value."""
+    if len(points) <= max_points:
+        return points
+    if max_points < 3:
+        return [points[0], points[-1]][: max(max_points, 1)]
+    first, middle, last = points[0], points[1:-1], points[-1]
+    buckets = max((max_points - 2) // 2, 1)
+    size = len(middle) / buckets
+    kept: list[tuple[int, float, float | None]] = [first]
+    for b in range(buckets):
+        bucket = middle[int(b * size) : int((b + 1) * size)]
+        finite = [p for p in bucket if p[2] is not None]
+        if not finite:
+            if bucket:
+                kept.append(bucket[0])
+            continue
+        low = min(finite, key=lambda p: p[2])  # type: ignore[arg-type, return-value]
+        high = max(finite, key=lambda p: p[2])  # type: ignore[arg-type, return-value]
+        kept.extend(sorted({low, high}, key=lambda p: p[0]))
+    kept.append(last)
+    return kept[:max_points] if len(kept) > max_points else kept
+
+
+def legacy_query(
+    run_ids: list[int], max_points: int, from_step: int | None = None, to_step: int | None = None
+) -> Callable[[], float]:
+    """The old read path, in this process: every point of each run's series loaded into Python,
+    downsampled, and the answer made JSON (no HTTP, so a lower bound of what it cost)."""
+    point = legacy_model()
+
+    def call() -> float:
+        started = time.perf_counter()
+        runs = []
+        for run_id in run_ids:
+            rows = point.objects.filter(run_id=run_id, key=KEY)
+            if from_step is not None:
+                rows = rows.filter(step__gte=from_step, step__lte=to_step)
+            kept = downsample(
+                list(rows.order_by("step").values_list("step", "epoch", "value")), max_points
+            )
+            runs.append(
+                {
+                    "run": run_id,
+                    "series": {
+                        KEY: {
+                            "step": [p[0] for p in kept],
+                            "epoch": [p[1] for p in kept],
+                            "value": [p[2] for p in kept],
+                        }
+                    },
+                }
+            )
+        json.dumps({"runs": runs}).encode()
+        return time.perf_counter() - started
+
+    return call
 
 
 def ingest(points: int, new_run: int, old_run: int | None) -> dict[str, Any]:
@@ -249,20 +351,49 @@ def ingest(points: int, new_run: int, old_run: int | None) -> dict[str, Any]:
     return out
 
 
-def copy_points(source: int, target: int, last_step: int, *, summaries: bool) -> None:
-    """Points 1..last_step of `source` into `target` (SQL), then their summaries if asked."""
+def netloom_query(
+    run_ids: list[int], max_points: int, from_step: int | None = None, to_step: int | None = None
+) -> Callable[[], float]:
+    """The metric store's read path in this process, made JSON like the old one: the two side by
+    side without HTTP (the ratio's other half; the target is the HTTP figure)."""
+    from webapp.runs.models import Run
+    from webapp.runs.selectors import runs_metric_series
+
+    def call() -> float:
+        started = time.perf_counter()
+        runs = list(Run.objects.filter(pk__in=run_ids))
+        answer = runs_metric_series(
+            runs=runs, keys=[KEY], max_points=max_points, from_step=from_step, to_step=to_step
+        )
+        json.dumps({"runs": answer}).encode()
+        return time.perf_counter() - started
+
+    return call
+
+
+def copy_points(source: int, target: int, last_step: int, *, legacy: bool) -> None:
+    """Points 1..last_step of `source`'s series into `target`: through the metric store's import,
+    or (legacy) by SQL within the old row-per-point table."""
     from django.db import connection, transaction
 
-    from webapp.runs.metric_store import metric_rollups_rebuild
+    from webapp.runs.metric_store import metric_points_import, metric_series_read
 
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO runs_metricpoint (run_id, key, step, epoch, value, seq) "
-            "SELECT %s, key, step, epoch, value, seq FROM runs_metricpoint WHERE run_id = %s AND step <= %s",
-            [target, source, last_step],
+    with transaction.atomic():
+        if legacy:
+            table = legacy_model()._meta.db_table
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"INSERT INTO {table} (run_id, key, step, epoch, value, seq) "
+                    f"SELECT %s, key, step, epoch, value, seq FROM {table} WHERE run_id = %s AND step <= %s",
+                    [target, source, last_step],
+                )
+            return
+        points = metric_series_read(series=[(source, KEY)], from_step=1, to_step=last_step)[
+            (source, KEY)
+        ]
+        metric_points_import(
+            run_id=target, key=KEY, points=((s, e, v, i) for i, (s, e, v) in enumerate(points, 1))
         )
-        if summaries:
-            metric_rollups_rebuild(run_id=target)
 
 
 def serve(port: int, database_url: str, media: Path) -> subprocess.Popen[bytes]:
@@ -346,10 +477,10 @@ def netloom_bench(db: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any
         compare_new, compare_old = [], []
         for _ in range(args.compare_runs):
             run = make_run()
-            copy_points(big.pk, run.pk, args.compare_points, summaries=True)
+            copy_points(big.pk, run.pk, args.compare_points, legacy=False)
             compare_new.append(run.pk)
             run = make_run()
-            copy_points(big.pk, run.pk, args.compare_points, summaries=False)
+            copy_points(old_big.pk, run.pk, args.compare_points, legacy=True)
             compare_old.append(run.pk)
         from django.db import connections
 
@@ -376,9 +507,10 @@ def netloom_bench(db: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any
         results["query"] = alternate(
             {
                 "new": get(f"/api/runs/{big.pk}/metrics/{base}", "overview"),
-                "old": get(f"/api/runs/{old_big.pk}/metrics/{base}"),
+                "store": netloom_query([big.pk], 1000),
+                "old": legacy_query([old_big.pk], 1000),
             },
-            {"new": args.repeats, "old": few},
+            {"new": args.repeats, "store": args.repeats, "old": few},
         )
         results["window"] = alternate(
             {
@@ -386,20 +518,19 @@ def netloom_bench(db: str, args: argparse.Namespace, tmp: Path) -> dict[str, Any
                     f"/api/runs/{big.pk}/metrics/{base}&from_step={window_from}&to_step={window_from + 999}",
                     "window",
                 ),
-                "old": get(
-                    f"/api/runs/{old_big.pk}/metrics/{base}&from_step={window_from}&to_step={window_from + 999}"
-                ),
+                "store": netloom_query([big.pk], 1000, window_from, window_from + 999),
+                "old": legacy_query([old_big.pk], 1000, window_from, window_from + 999),
             },
-            {"new": args.repeats, "old": few},
+            {"new": args.repeats, "store": args.repeats, "old": few},
         )
         ids_new = ",".join(map(str, compare_new))
-        ids_old = ",".join(map(str, compare_old))
         results["compare"] = alternate(
             {
                 "new": get(f"/api/runs/compare/{base}&ids={ids_new}", "compare"),
-                "old": get(f"/api/runs/compare/{base}&ids={ids_old}"),
+                "store": netloom_query(compare_new, 1000),
+                "old": legacy_query(compare_old, 1000),
             },
-            {"new": args.repeats, "old": few},
+            {"new": args.repeats, "store": args.repeats, "old": few},
         )
         results["points_returned"] = shapes
         print(
@@ -578,21 +709,24 @@ def table(results: dict[str, Any]) -> str:
             continue
         q, w, c = r["query"], r["window"], r["compare"]
         n = r["ingest"]["points"]
+        # Ratios in process against in process (the old path has no server any more); the
+        # figure against the target is the new path end to end over HTTP.
         rows.append(
             f"| {label}: {n:,}-point series to 1,000 points, HTTP | old path (every point into Python) "
-            f"p95 {q['old']['p95_ms']:.0f} ms | p50 {q['new']['p50_ms']:.1f} ms, p95 {q['new']['p95_ms']:.1f} ms | "
-            f"{q['old']['p95_ms'] / q['new']['p95_ms']:.0f}x faster | p95 <= {target} ms |"
+            f"p95 {q['old']['p95_ms']:.0f} ms in process | p50 {q['new']['p50_ms']:.1f} ms, p95 {q['new']['p95_ms']:.1f} ms "
+            f"(in process p95 {q['store']['p95_ms']:.1f}) | {q['old']['p95_ms'] / q['store']['p95_ms']:.0f}x faster | "
+            f"p95 <= {target} ms |"
         )
         rows.append(
-            f"| {label}: zoomed window of 1,000 steps ({r['points_returned'].get('window')} points, all stored) | "
-            f"old path p95 {w['old']['p95_ms']:.0f} ms | p95 {w['new']['p95_ms']:.1f} ms | "
-            f"{w['old']['p95_ms'] / w['new']['p95_ms']:.1f}x | every stored point |"
+            f"| {label}: zoomed window of 1,000 steps ({r['points_returned'].get('window')} points, all stored), HTTP | "
+            f"old path p95 {w['old']['p95_ms']:.1f} ms in process | p95 {w['new']['p95_ms']:.1f} ms "
+            f"(in process {w['store']['p95_ms']:.1f}) | {w['old']['p95_ms'] / w['store']['p95_ms']:.1f}x | every stored point |"
         )
         rows.append(
             f"| {label}: compare, {results['args']['compare_runs']} runs x {results['args']['compare_points']:,} "
-            f"points, one request | old path p95 {c['old']['p95_ms']:.0f} ms | p50 {c['new']['p50_ms']:.1f} ms, "
-            f"p95 {c['new']['p95_ms']:.1f} ms | {c['old']['p95_ms'] / c['new']['p95_ms']:.0f}x faster | "
-            f"<= 300 ms |"
+            f"points, one request, HTTP | old path p95 {c['old']['p95_ms']:.0f} ms in process | p50 {c['new']['p50_ms']:.1f} ms, "
+            f"p95 {c['new']['p95_ms']:.1f} ms (in process {c['store']['p95_ms']:.1f}) | "
+            f"{c['old']['p95_ms'] / c['store']['p95_ms']:.0f}x faster | <= 300 ms |"
         )
         if db == "sqlite":
             i = r["ingest"]
