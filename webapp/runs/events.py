@@ -198,12 +198,17 @@ def event_emit(*, run_id: int, event: dict[str, Any]) -> dict[str, Any]:
     return stored
 
 
+# Seqs read per round of events_since: a round's events are held in memory together.
+REPLAY_ROUND = 50_000
+
+
 def events_since(*, run_id: int, since: int = 0, chunk: int = 2000) -> Iterator[list[dict[str, Any]]]:
     """Stored events with seq > `since`, in seq order, in chunks (metric points regrouped).
 
-    Read in rounds up to the run's event_seq at the start of each: the points of a round come
-    from one query over the blocks that hold any of its seqs (a block appended to later is read
-    again by the next round), so a long replay does not read a block once per chunk.
+    Read in rounds of at most REPLAY_ROUND seqs, up to the run's event_seq at the start of each:
+    the points of a round come from one query over the chunks that hold any of its seqs (a chunk
+    appended to later is read again by the next round), so a long replay neither reads a chunk
+    once per `chunk` events nor holds more than a round in memory.
     """
     cursor = since
     while True:
@@ -212,6 +217,7 @@ def events_since(*, run_id: int, since: int = 0, chunk: int = 2000) -> Iterator[
         )
         if cursor >= upper:
             return
+        upper = min(upper, cursor + REPLAY_ROUND)
         events = _events_between(run_id, cursor, upper)
         for start in range(0, len(events), chunk):
             yield events[start : start + chunk]

@@ -436,7 +436,7 @@ def metric_points_import(
 
 
 def metric_blocks_rebuild(*, run_id: int, key: str | None = None) -> None:
-    """Summarise a run's stored points again from scratch (its level-0 blocks are the record)."""
+    """Summarise a run's stored points again from scratch (its chunks are the record)."""
     blocks = MetricBlock.objects.filter(run_id=run_id)
     chunks = MetricChunk.objects.filter(run_id=run_id)
     if key is not None:
@@ -469,14 +469,6 @@ def metric_points_since(
         ]
     found.sort(key=lambda p: (p[0], p[1]))
     return found
-
-
-def metric_points_count(*, run_id: int) -> int:
-    """How many points the run has stored, all keys together."""
-    from django.db.models import Sum
-
-    total = MetricBlock.objects.filter(run_id=run_id, level=0).aggregate(total=Sum("n"))["total"]
-    return int(total or 0)
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -528,9 +520,9 @@ def _fetch(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
 
 
 def _raw_points(ranges: list[tuple[int, str, int, int]]) -> dict[SeriesId, _Series]:
-    """Points of (run, key, first step, last step) ranges, in step order, from their level-0 blocks.
+    """Points of (run, key, first step, last step) ranges, in step order, from their chunks.
 
-    One query per 200 ranges, each an index range of (run, key, level 0, blocks).
+    One query per 200 ranges, each an index range of MetricChunk's (run, key, block).
     """
     parts: dict[SeriesId, dict[int, _Series]] = {}
     size = LEVELS[0]

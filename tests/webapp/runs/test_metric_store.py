@@ -214,3 +214,15 @@ def test_any_window_is_exact_or_keeps_its_first_last_and_extremes(run_a: Any) ->
         assert rows[0] == inside[0] and rows[-1] == inside[-1]
         finite = [p for p in inside if p[2] is not None]
         assert min(finite, key=lambda p: p[2]) in rows and max(finite, key=lambda p: p[2]) in rows
+
+
+def test_a_replay_in_many_rounds_is_the_replay_in_one(run_a: Any, monkeypatch: Any) -> None:
+    import webapp.runs.events as events
+
+    record(run_a.pk, range(1, 301), wave)
+    record(run_a.pk, range(150, 161), lambda s: -1.0, key="val/loss")
+    record(run_a.pk, range(100, 131), lambda s: 5.0)  # redone steps: their points move to new seqs
+    whole = flatten(events_since(run_id=run_a.pk))
+    monkeypatch.setattr(events, "REPLAY_ROUND", 7)  # rounds that cut through chunks
+    rounds = flatten(events_since(run_id=run_a.pk, chunk=5))
+    assert rounds == whole and [e["seq"] for e in rounds] == sorted({e["seq"] for e in whole})
