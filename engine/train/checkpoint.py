@@ -36,6 +36,7 @@ __all__ = [
     "atomic_dir",
     "state_dict_for_save",
     "checkpoint_metrics",
+    "checkpoint_step",
 ]
 
 FORMAT_VERSION = 1
@@ -245,17 +246,23 @@ def latest_checkpoint(directory: Path) -> Path | None:
     if not directory.is_dir():
         return None
     for child in directory.iterdir():
-        if child.name.startswith(".") or not (child / "state.json").is_file():
-            continue
-        try:
-            step = int(json.loads((child / "state.json").read_text())["step"])
-        except (ValueError, KeyError, json.JSONDecodeError):
+        step = checkpoint_step(child) if not child.name.startswith(".") else None
+        if step is None:
             continue
         # "best" is a copy of an epoch checkpoint; prefer the numbered one on a tie.
         key = (step, "" if child.name == "best" else child.name)
         if best is None or key > best:
             best, found = key, child
     return found
+
+
+def checkpoint_step(path: Path | str) -> int | None:
+    """The step a checkpoint folder holds (from its state.json); None when it is not a
+    complete checkpoint (missing, half-written, or no step recorded)."""
+    try:
+        return int(json.loads((Path(path) / "state.json").read_text(encoding="utf-8"))["step"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def checkpoint_metrics(path: Path | str) -> dict[str, float]:

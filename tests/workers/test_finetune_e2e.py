@@ -144,7 +144,15 @@ def test_a_requeued_run_resumes_its_own_checkpoint_before_its_init(iris_run: Any
     events_record(run_id=run.pk, events=[{"type": "checkpoint", "step": 9, "epoch": 1.0, "name": own.name,
                                           "path": str(own)}])
     assert run_start_from(run=run) == {"resume_from": own}
+    # `best` recorded at step 9 and then rewritten in place at step 14 by a worker killed before
+    # it recorded that: its steps 10-14 were never stored, so the run resumes from epoch-0001.
+    best = folder(conf.run_dir(run.pk) / "checkpoints" / "best", 9)
+    events_record(run_id=run.pk, events=[{"type": "checkpoint", "step": 9, "epoch": 1.0, "name": "best",
+                                          "path": str(best)}])
+    folder(best, 14)
+    assert run_start_from(run=run) == {"resume_from": own}
     shutil.rmtree(own)
+    assert run_start_from(run=run) == {"resume_from": init}, "no recorded folder holds its step: init/"
     shutil.rmtree(init)
     with pytest.raises(ValueError, match="missing"):
         run_start_from(run=run)

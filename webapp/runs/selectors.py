@@ -314,14 +314,20 @@ def run_explanations(*, run: Run) -> QuerySet[Explanation]:
 
 
 def run_resume_checkpoint(*, run: Run) -> Path | None:
-    """The newest checkpoint recorded in the database whose folder is complete on disk.
+    """The newest checkpoint recorded in the database whose folder on disk is the one recorded.
 
     Not simply the newest folder: a worker killed right after writing a checkpoint may not have
     stored the metric points before it yet; resuming from the last *recorded* checkpoint redoes
-    those steps, so the stored series has no gap.
+    those steps, so the stored series has no gap. And the folder must still hold the step it was
+    recorded at: `best` is rewritten in place, so a worker killed after writing a newer best but
+    before recording it leaves the record of an older best over a folder with a later state,
+    whose steps since were never stored.
     """
-    for path in Checkpoint.objects.filter(run=run).order_by("-step").values_list("path", flat=True):
-        if (Path(path) / "state.json").is_file():
+    from engine.train.checkpoint import checkpoint_step
+
+    recorded = Checkpoint.objects.filter(run=run).order_by("-step", "name").values_list("path", "step")
+    for path, step in recorded:
+        if checkpoint_step(path) == step:  # None: pruned, half-written or not a checkpoint
             return Path(path)
     return None
 
