@@ -29,6 +29,7 @@ from webapp.api.serializers import ID_MAX, IdField
 
 from . import services
 from .checks import init_plan_read
+from .detail import run_detail_cached
 from .evaluation import run_evaluation, run_evaluation_create
 from .events import run_progress
 from .models import Checkpoint, Explanation, ExplanationStatus, Run, RunStatus
@@ -359,6 +360,15 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         return runs_filter(super().get_queryset(), statuses=statuses, graph_id=ids["graph"], dataset_id=ids["dataset"],
                            tag=params.get("tag") or None, text=params.get("q") or None, sweep_id=sweep,
                            ordering=params.get("ordering") or None)
+
+    def retrieve(self, request: Request, pk: str | None = None) -> Response:
+        """One run; a finished run's document comes from webapp/runs/detail.py while its row is unchanged."""
+        if request.query_params or not str(pk).isdigit() or int(str(pk)) > ID_MAX:
+            return super().retrieve(request, pk=pk)  # ?team= scoping, a malformed id: the usual path
+        document = run_detail_cached(
+            run_id=int(str(pk)), user_id=request.user.pk, render=lambda: super(RunViewSet, self).retrieve(request, pk=pk).data
+        )
+        return Response(document) if document is not None else super().retrieve(request, pk=pk)
 
     def list(self, request: Request) -> Response:
         """A page of runs; summaries and best checkpoints read once for the whole page."""

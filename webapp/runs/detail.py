@@ -1,0 +1,102 @@
+"""`GET /api/runs/<id>/` of a finished run, from a per-process cache keyed by what it is made of.
+
+A finished run's detail is read far more often than it changes (a team's dashboards and scripts
+poll it), and building it cost ~7 ms of Python a request: the ORM compiling the run's query with
+its joined names and the serializer's summaries and best-checkpoint queries, DRF building the
+serializer's 40 fields (docs/benchmarks.md "API under load"). Here one precompiled SQL statement
+reads the run's row with the names the document shows, scoped to the user's teams; the document
+is rebuilt only when that row differs from the one it was built from.
+
+What the document is made of, and why the row covers it:
+- every column of the run (`r.*`: renames, notes, tags, status, progress, export state, the
+  event sequence `event_seq`), and the graph's name, the revision's number, the dataset's name
+  and the creator's username (the joined names);
+- its summaries and best checkpoint, which change only with stored events, and every stored event
+  moves `event_seq` (webapp/runs/events.py::events_record);
+- what is on disk (`exports`: a zip made on first download changes no row) is read again for
+  every answer (selectors.run_exports: a few stat calls).
+A run that is not finished is built every time: its queue position depends on other runs and its
+duration on the clock. A serializer field read from anywhere else must be added to the row here
+(tests/webapp/runs/test_detail_cache.py changes each source and reads the detail back).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import connection
+
+from webapp.accounts.models import Membership
+from webapp.datasets.models import Dataset
+from webapp.graphs.models import Graph, GraphRevision
+
+from .models import TERMINAL_STATUSES, Run
+from .selectors import run_exports
+
+# Documents kept per process (a few KB each).
+CACHE_SIZE = 2048
+
+_documents: OrderedDict[tuple[int, str], dict[str, Any]] = OrderedDict()
+_lock = threading.Lock()
+
+
+@cache
+def _statement(vendor: str) -> str:
+    """The row of a run with the names its document shows, if `user` is a member of its team."""
+    q = connection.ops.quote_name
+
+    def table(model: Any) -> str:
+        return q(model._meta.db_table)
+
+    return (
+        f"SELECT r.*, rev.{q('number')}, rev.{q('graph_id')}, g.{q('name')}, d.{q('name')}, "
+        f"u.{q('username')} "  # what the serializer shows: created_by.username
+        f"FROM {table(Run)} r "
+        f"JOIN {table(GraphRevision)} rev ON rev.{q('id')} = r.{q('graph_revision_id')} "
+        f"JOIN {table(Graph)} g ON g.{q('id')} = rev.{q('graph_id')} "
+        f"LEFT JOIN {table(Dataset)} d ON d.{q('id')} = r.{q('dataset_id')} "
+        f"LEFT JOIN {table(get_user_model())} u ON u.{q('id')} = r.{q('created_by_id')} "
+        f"WHERE r.{q('id')} = %s AND r.{q('team_id')} IN "
+        f"(SELECT {q('team_id')} FROM {table(Membership)} WHERE {q('user_id')} = %s)"
+    )
+
+
+def run_detail_cached(*, run_id: int, user_id: int, render: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
+    """The run's detail document: `render()`'s, kept while the run's row stays the same.
+
+    None when the run is not among the user's teams' (the caller answers as it would: 404).
+    `render` builds the document the uncached way (the serializer).
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(_statement(connection.vendor), [run_id, user_id])
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        names = [column[0] for column in cursor.description]
+    fields = dict(zip(names, row, strict=True))  # the joined names come last (a later "name" wins)
+    if fields["status"] not in TERMINAL_STATUSES:
+        return render()
+    key = (run_id, repr(row))
+    with _lock:
+        document = _documents.get(key)
+        if document is not None:
+            _documents.move_to_end(key)
+    if document is None:
+        document = dict(render())
+        with _lock:
+            # The run's older documents: a row seen again after a change is rare (a rename undone).
+            for stale in [k for k in _documents if k[0] == run_id]:
+                del _documents[stale]
+            _documents[key] = document
+            while len(_documents) > CACHE_SIZE:
+                _documents.popitem(last=False)
+    on_disk = Run(
+        pk=run_id, status=fields["status"], export_status=fields["export_status"],
+        export_error=fields["export_error"],
+    )
+    return {**document, "exports": run_exports(on_disk)}
