@@ -362,7 +362,8 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
                            ordering=params.get("ordering") or None)
 
     def retrieve(self, request: Request, pk: str | None = None) -> Response:
-        """One run; a finished run's document comes from webapp/runs/detail.py while its row is unchanged."""
+        """One run of the user's teams: its state, progress, summaries, best checkpoint and downloads."""
+        # A finished run's document comes from webapp/runs/detail.py while its row is unchanged.
         if request.query_params or not str(pk).isdigit() or int(str(pk)) > ID_MAX:
             return super().retrieve(request, pk=pk)  # ?team= scoping, a malformed id: the usual path
         document = run_detail_cached(

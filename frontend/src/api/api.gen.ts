@@ -545,7 +545,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Runs of the user's teams. Viewers read; editors create, rename, cancel and explain. */
+        /** @description One run of the user's teams: its state, progress, summaries, best checkpoint and downloads. */
         get: operations["runs_retrieve"];
         put?: never;
         post?: never;
