@@ -246,8 +246,10 @@ def latest_checkpoint(directory: Path) -> Path | None:
     if not directory.is_dir():
         return None
     for child in directory.iterdir():
-        step = checkpoint_step(child) if not child.name.startswith(".") else None
-        if step is None:
+        if child.name.startswith("."):
+            continue
+        step = checkpoint_step(child)
+        if step is None:  # not a complete checkpoint
             continue
         # "best" is a copy of an epoch checkpoint; prefer the numbered one on a tie.
         key = (step, "" if child.name == "best" else child.name)

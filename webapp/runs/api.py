@@ -364,10 +364,11 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
     def retrieve(self, request: Request, pk: str | None = None) -> Response:
         """One run of the user's teams: its state, progress, summaries, best checkpoint and downloads."""
         # A finished run's document comes from webapp/runs/detail.py while its row is unchanged.
-        if request.query_params or not str(pk).isdigit() or int(str(pk)) > ID_MAX:
+        run_id = int(pk) if pk is not None and pk.isdigit() else 0
+        if request.query_params or not 1 <= run_id <= ID_MAX:
             return super().retrieve(request, pk=pk)  # ?team= scoping, a malformed id: the usual path
         document = run_detail_cached(
-            run_id=int(str(pk)), user_id=request.user.pk, render=lambda: super(RunViewSet, self).retrieve(request, pk=pk).data
+            run_id=run_id, user_id=request.user.pk, render=lambda: super(RunViewSet, self).retrieve(request, pk=pk).data
         )
         return Response(document) if document is not None else super().retrieve(request, pk=pk)
 

@@ -41,7 +41,8 @@ from .selectors import run_exports
 # Documents kept per process (a few KB each).
 CACHE_SIZE = 2048
 
-_documents: OrderedDict[tuple[int, str], dict[str, Any]] = OrderedDict()
+# Run id -> (the row its document was built from, the document), least recently read first.
+_documents: OrderedDict[int, tuple[str, dict[str, Any]]] = OrderedDict()
 _lock = threading.Lock()
 
 
@@ -81,18 +82,18 @@ def run_detail_cached(*, run_id: int, user_id: int, render: Callable[[], dict[st
     fields = dict(zip(names, row, strict=True))  # the joined names come last (a later "name" wins)
     if fields["status"] not in TERMINAL_STATUSES:
         return render()
-    key = (run_id, repr(row))
+    version = repr(row)
     with _lock:
-        document = _documents.get(key)
-        if document is not None:
-            _documents.move_to_end(key)
-    if document is None:
+        kept = _documents.get(run_id)
+        if kept is not None:
+            _documents.move_to_end(run_id)
+    if kept is not None and kept[0] == version:
+        document = kept[1]
+    else:
         document = dict(render())
         with _lock:
-            # The run's older documents: a row seen again after a change is rare (a rename undone).
-            for stale in [k for k in _documents if k[0] == run_id]:
-                del _documents[stale]
-            _documents[key] = document
+            _documents[run_id] = (version, document)
+            _documents.move_to_end(run_id)
             while len(_documents) > CACHE_SIZE:
                 _documents.popitem(last=False)
     on_disk = Run(
