@@ -19,8 +19,10 @@ api_patterns = [
 urlpatterns = [
     path("", pages.index, name="index"),
     path("healthz", health.healthz, name="healthz"),  # load balancers, docker-compose: docs/deploy.md
-    path("api/", include(api_patterns)),
+    # Runs first: their detail and metrics are what dashboards poll most (every pattern tried
+    # before the one that matches costs each request).
     path("api/", include("webapp.runs.urls")),
+    path("api/", include(api_patterns)),
     path("api/", include("webapp.sweeps.urls")),
     path("admin/", admin.site.urls),
     re_path(r"^app(?:/(?P<path>.*))?$", pages.app_shell, name="app"),

@@ -3,6 +3,7 @@ lease/cancel flags the worker polls, files of a run (export, checkpoints, explan
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -420,23 +421,25 @@ def run_exports(run: Run) -> dict[str, Any]:
     onnx is false when nothing is making it (not succeeded, or never asked for): asking for the
     download then queues it once. The zip is made on first download when the task has not made it.
     """
-    folder = run_export_dir(run)
+    # os.path on strings: pathlib's joins were most of this function's time, and a finished
+    # run's detail (webapp/runs/detail.py) reads these files for every answer.
+    folder = str(run_export_dir(run))
     succeeded = run.status == RunStatus.SUCCEEDED
 
-    def has(path: Path) -> bool:
-        return succeeded and path.is_file()
+    def has(name: str) -> bool:
+        return succeeded and os.path.isfile(os.path.join(folder, name))
 
-    complete = has(folder / "export.json")
+    complete = has("export.json")
     onnx: bool | str = False
     note = ""
-    if has(folder / "model.onnx"):
+    if has("model.onnx"):
         onnx = True
     elif succeeded:
         manifest_note: dict[str, Any] = {}
         if complete:
             from engine.export import read_export_manifest
 
-            manifest_note = read_export_manifest(folder).get("onnx", {}) or {}
+            manifest_note = read_export_manifest(Path(folder)).get("onnx", {}) or {}
         if "errors" in manifest_note:
             onnx, note = "unavailable", str(manifest_note.get("note") or "this graph has no ONNX export")
         elif run.export_status == ExportStatus.PENDING:
@@ -445,10 +448,10 @@ def run_exports(run: Run) -> dict[str, Any]:
             onnx, note = "unavailable", run.export_error or "the export failed"
     return {
         "status": run.export_status,
-        "safetensors": has(folder / "model.safetensors"),
-        "python": has(folder / "model.py"),
-        "config": has(folder / "config.json"),
-        "zip": complete or has(run_export_zip(run)),
+        "safetensors": has("model.safetensors"),
+        "python": has("model.py"),
+        "config": has("config.json"),
+        "zip": complete or (succeeded and os.path.isfile(run_export_zip(run))),
         "onnx": onnx,
         "note": note,
     }
