@@ -30,6 +30,12 @@ ENV PYTHONUNBUFFERED=1 \
     STATIC_ROOT=/app/var/static
 WORKDIR /app
 
+# nginx, the web tier's front (webapp/serve.py): it routes /ws/ to the stream server and the rest
+# to the HTTP server on private sockets.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends nginx-light \
+ && rm -rf /var/lib/apt/lists/*
+
 # Dependencies first (their own layer: a code change does not reinstall them). torch at
 # pyproject's version from TORCH_INDEX; then every dependency of pyproject.toml at its pin (pip
 # keeps the torch already there: 2.13.0+cpu satisfies torch==2.13.0).

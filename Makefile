@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PIP_FLAGS := -q --disable-pip-version-check
 export PYTHONWARNINGS ?= ignore::DeprecationWarning
 
-.PHONY: install frontend codegen-tools gen gen-types gen-client-types browser run test test-faults test-engine test-webapp test-e2e test-frontend lint bench gpu-check clean
+.PHONY: install front frontend codegen-tools gen gen-types gen-client-types browser run test test-faults test-engine test-webapp test-e2e test-frontend lint bench gpu-check clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -18,7 +18,11 @@ $(VENV)/.installed: pyproject.toml client/pyproject.toml | $(BIN)/python
 	$(BIN)/python -c "import torch, django, captum, netloom, optuna" 2>/dev/null || $(BIN)/pip install $(PIP_FLAGS) -e '.[dev]'
 	$(BIN)/python -c "import torch, django, captum, netloom, optuna" && $(BIN)/netloom --help >/dev/null && touch $@
 
-install: $(VENV)/.installed frontend codegen-tools
+install: $(VENV)/.installed frontend codegen-tools front
+
+# Debian's nginx, the web tier's front (webapp/serve.py): without it uvicorn serves HTTP itself, slower.
+front:
+	@command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || { [ "$$(id -u)" = 0 ] && (apt-get install -y -qq nginx-light >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq nginx-light >/dev/null)); } || echo "install Debian's nginx (apt-get install nginx-light): without it uvicorn serves HTTP itself, at a lower speed"
 
 frontend: frontend/dist/index.html
 

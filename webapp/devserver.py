@@ -73,7 +73,7 @@ def redis_server_path() -> str | None:
 
 
 def web_command(port: int) -> list[str]:
-    """The ASGI server (HTTP and WebSockets), as webapp/serve.py configures it."""
+    """The web tier (HTTP and WebSockets on one address), as webapp/serve.py configures it."""
     from webapp.serve import server_command
 
     return server_command(host="127.0.0.1", port=port)
@@ -157,7 +157,16 @@ def main() -> int:
 
         for command in worker_commands(instance):
             children.append(subprocess.Popen(command, cwd=ROOT))
-        children.append(subprocess.Popen(web_command(port), cwd=ROOT))
+        web = subprocess.Popen(web_command(port), cwd=ROOT)
+        children.append(web)
+        # The URL once it answers: the web tier imports Django in several processes first.
+        deadline = time.monotonic() + 120
+        while web.poll() is None and time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.2)
         print(
             f"\nNetloom is running at http://127.0.0.1:{port}/  (app: /app/, API docs: /api/docs/)",
             flush=True,

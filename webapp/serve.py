@@ -1,54 +1,83 @@
-"""The ASGI server, configured in one place: `python -m webapp.serve [--host H] [--port P]`.
+"""The web tier, configured in one place: `python -m webapp.serve [--host H] [--port P]`.
 
-uvicorn (httptools, uvloop, websockets) serves `webapp.asgi:application`. It hands a request's
-body to the application as it arrives, with flow control, so `webapp.api.body_limit` refuses an
-oversized body after its headers and the server never holds it: daphne read every body into
-memory before the application saw the request (a 1 GiB body cost its process 1 GiB).
+One address, three servers, each doing what it is best at (docs/architecture.md, "Service"):
 
-`make run`, the test stacks and docker-compose all start the server through this module.
-WebSocket frames are sent uncompressed (no permessage-deflate): a stream's frames are small JSON
-texts, and compressing each one for each client cost a server with 500 watchers more CPU than
-anything else it did (docs/benchmarks.md "Live stream fan-out"); uncompressed, one serialised
-text goes to every client at the same seq as it is.
+- **the front, nginx**, listens on H:P. `/ws/...` goes to the stream server, every other
+  request to the HTTP server, both over private Unix sockets in a folder of its own (0700). It
+  passes request bodies through as they arrive (no buffering: the HTTP server's guard refuses an
+  oversized body after its headers) and tells the HTTP server the client's address
+  (`X-Netloom-Client-Addr`, overwriting any a client sent: the sign-in lockout counts real clients).
+- **HTTP: granian serving Django's WSGI handler** (webapp/wsgi.py), NETLOOM_WEB_WORKERS processes
+  of NETLOOM_WEB_THREADS threads (default 1: Django's work holds the GIL, so one thread a process
+  serves the most; granian's Rust runtime holds the connections meanwhile). On this machine it
+  served a plain Django view at 2.5x, and `GET /api/runs/<id>/` at 1.3x with a quarter of the
+  p99, of uvicorn with Django on a thread pool (docs/benchmarks.md "API under load").
+- **streams: uvicorn** (httptools, uvloop, websockets) serving `webapp.asgi:application`,
+  NETLOOM_STREAM_WORKERS processes (default: as many as HTTP's; with the pub/sub channel layer each process takes a
+  group message once and hands it to its own watchers; docs/benchmarks.md "Live stream fan-out").
+  WebSocket frames are sent uncompressed: compressing each frame for each of 500 watchers cost more
+  CPU than anything else the server did.
 
-Environment: NETLOOM_WEB_WORKERS (processes, default 2: with the pub/sub channel layer each process
-takes a group message once and hands it to its own watchers, so a second process halves the
-fan-out work of 500 watchers on two cores; docs/benchmarks.md "Live stream fan-out").
+Where nginx is not installed (or NETLOOM_WEB_FRONT=none), uvicorn alone serves both on H:P, as
+before the front: everything works, HTTP at the lower speed; it says so in one line at start.
+`make install` installs nginx where it may (Debian's nginx-light).
+
+`make run`, the test stacks and docker-compose all start the web tier through this module; it
+stops every server it started when it is stopped (SIGTERM, SIGINT) or when one of them dies, and
+they die with it when it is killed.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
 import sys
+import tempfile
+import time
+from pathlib import Path
 
 APP = "webapp.asgi:application"
+WSGI_APP = "webapp.wsgi:application"
 # A WebSocket message from a browser is a small JSON control frame; 1 MiB is generous.
 WS_MAX_MESSAGE_BYTES = 1 << 20
+# How long the HTTP and stream servers may take to import Django and listen.
+START_SECONDS = 120
 
 
 def server_command(*, host: str = "127.0.0.1", port: int = 8000) -> list[str]:
-    """The command that starts the server in a child process."""
+    """The command that starts the web tier in a child process."""
     return [sys.executable, "-m", "webapp.serve", "--host", host, "--port", str(port)]
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Parse the options and serve until interrupted."""
+def front_available() -> bool:
+    """Whether the front (nginx) serves: installed, and not turned off with NETLOOM_WEB_FRONT=none."""
+    return os.environ.get("NETLOOM_WEB_FRONT", "nginx") != "none" and _nginx() is not None
+
+
+def _nginx() -> str | None:
+    return shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if os.access(p, os.X_OK)), None)
+
+
+def _log_level() -> str:
+    return os.environ.get("NETLOOM_WEB_LOG_LEVEL", "info")
+
+
+def _streams(*, workers: int, host: str = "127.0.0.1", port: int | None = None, uds: str | None = None) -> None:
+    """uvicorn serving the ASGI application (in front mode only /ws/ reaches it), until stopped."""
     import uvicorn
 
-    parser = argparse.ArgumentParser(prog="python -m webapp.serve", description=__doc__.splitlines()[0])
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
-    parser.add_argument(
-        "--workers", type=int, default=int(os.environ.get("NETLOOM_WEB_WORKERS", "2"))
-    )
-    args = parser.parse_args(argv)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
     uvicorn.run(
         APP,
-        host=args.host,
-        port=args.port,
-        workers=args.workers,
+        host=host,
+        port=port or 8000,
+        uds=uds,
+        workers=workers,
         http="httptools",
         loop="uvloop",
         ws="websockets-sansio",
@@ -56,8 +85,187 @@ def main(argv: list[str] | None = None) -> None:
         ws_per_message_deflate=False,
         lifespan="off",
         timeout_keep_alive=5,
-        log_level=os.environ.get("NETLOOM_WEB_LOG_LEVEL", "info"),
+        # Behind the front: the client's address and scheme are the front's X-Forwarded-* headers.
+        proxy_headers=uds is not None,
+        forwarded_allow_ips="*" if uds is not None else None,
+        log_level=_log_level(),
     )
+
+
+def _length_required_body() -> str:
+    """The API's 411 answer (webapp/api/body_limit.py), for the front to give itself."""
+    from webapp.api.body_limit import refusal
+
+    refused = refusal(content_type=b"", content_length=None, transfer_encoding=b"chunked")
+    assert refused is not None and refused[0] == 411
+    body = refused[1].decode()
+    assert "'" not in body and "\\" not in body  # it goes into the configuration in single quotes
+    return body
+
+
+def nginx_config(*, host: str, port: int, folder: Path, http_socket: Path, stream_socket: Path) -> str:
+    """The front's whole configuration: one server on host:port, two upstreams on Unix sockets."""
+    listen = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    # Started as root, nginx's workers would run as `nobody`, who cannot reach the sockets' folder:
+    # they run as the user every other server of the service runs as.
+    user = f"user {pwd.getpwuid(os.geteuid()).pw_name};" if os.geteuid() == 0 else ""
+    common = """
+            proxy_http_version 1.1;
+            proxy_set_header Host $http_host;
+            proxy_set_header X-Forwarded-For $remote_addr;
+            proxy_set_header X-Forwarded-Proto $http_x_forwarded_proto;"""
+    return f"""# Written by webapp/serve.py for one start; nothing here is kept.
+{user}
+worker_processes 1;
+daemon off;
+pid {folder}/nginx.pid;
+error_log stderr warn;
+events {{ worker_connections 8192; }}
+http {{
+    access_log off;
+    default_type application/octet-stream;
+    client_body_temp_path {folder}/body;
+    proxy_temp_path {folder}/proxy;
+    fastcgi_temp_path {folder}/fastcgi;
+    uwsgi_temp_path {folder}/uwsgi;
+    scgi_temp_path {folder}/scgi;
+    # The HTTP server's guard decides what a body may hold (webapp/api/body_limit.py): the front
+    # neither limits nor stores one, it streams it through.
+    client_max_body_size 0;
+    proxy_request_buffering off;
+    server_tokens off;
+    upstream http_app {{ server unix:{http_socket}; keepalive 64; }}
+    upstream streams {{ server unix:{stream_socket}; }}
+    map $http_upgrade $connection_upgrade {{ default upgrade; "" close; }}
+    server {{
+        listen {listen} backlog=4096;
+        location /ws/ {{
+            proxy_pass http://streams;{common}
+            proxy_set_header Upgrade $http_upgrade;
+            proxy_set_header Connection $connection_upgrade;
+            proxy_buffering off;
+            proxy_read_timeout 1d;
+            proxy_send_timeout 1d;
+        }}
+        location / {{
+            # A chunked body is refused before any of it is read, as the guard behind would: the
+            # front would otherwise hand a small one on with a length and a large one chunked.
+            if ($http_transfer_encoding ~* chunked) {{
+                return 411 '{_length_required_body()}';
+            }}
+            default_type application/json;
+            proxy_pass http://http_app;{common}
+            proxy_set_header Connection "";
+            proxy_set_header X-Netloom-Client-Addr $remote_addr;
+            proxy_read_timeout 600s;
+            proxy_send_timeout 600s;
+        }}
+    }}
+}}
+"""
+
+
+def _die_with_parent() -> None:
+    """In a child, before exec: the kernel sends it SIGTERM when this process dies (even SIGKILLed)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _wait_for_socket(path: Path, child: subprocess.Popen[bytes], name: str) -> None:
+    deadline = time.monotonic() + START_SECONDS
+    while time.monotonic() < deadline:
+        if child.poll() is not None:
+            raise SystemExit(f"webapp.serve: the {name} server exited at start (status {child.returncode})")
+        with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as probe:
+            probe.connect(str(path))
+            return
+        time.sleep(0.05)
+    raise SystemExit(f"webapp.serve: the {name} server did not listen on {path} within {START_SECONDS} s")
+
+
+def serve_behind_front(*, host: str, port: int, http_workers: int, stream_workers: int) -> int:
+    """Start the HTTP server, the stream server and the front; stop them all when one ends."""
+    folder = Path(tempfile.mkdtemp(prefix="netloom-web-"))  # 0700: only this user reaches the sockets
+    http_socket, stream_socket = folder / "http.sock", folder / "streams.sock"
+    threads = int(os.environ.get("NETLOOM_WEB_THREADS") or 1)
+    level = _log_level()
+    children: dict[str, subprocess.Popen[bytes]] = {}
+
+    def start(name: str, argv: list[str]) -> subprocess.Popen[bytes]:
+        children[name] = subprocess.Popen(argv, preexec_fn=_die_with_parent)  # noqa: PLW1509
+        return children[name]
+
+    stopping = False
+
+    def stop(signum: int, _frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    status = 0
+    try:
+        start("HTTP", [
+            sys.executable, "-m", "granian", "--interface", "wsgi", "--uds", str(http_socket),
+            "--workers", str(http_workers), "--blocking-threads", str(threads), "--respawn-failed-workers",
+            "--no-access-log", "--log-level", "warning" if level == "info" else level, WSGI_APP,
+        ])
+        start("stream", [sys.executable, "-m", "webapp.serve", "--streams-uds", str(stream_socket),
+                         "--workers", str(stream_workers)])
+        for name, path in (("HTTP", http_socket), ("stream", stream_socket)):
+            _wait_for_socket(path, children[name], name)
+        config = folder / "nginx.conf"
+        config.write_text(nginx_config(host=host, port=port, folder=folder, http_socket=http_socket,
+                                       stream_socket=stream_socket))
+        start("front", [_nginx() or "nginx", "-p", str(folder), "-c", str(config), "-e", "stderr"])
+        print(f"webapp.serve: http://{host}:{port}/ (nginx in front of granian for HTTP, "
+              f"{http_workers}x{threads}, and uvicorn for streams, {stream_workers})", flush=True)
+        while not stopping:
+            ended = next((name for name, child in children.items() if child.poll() is not None), None)
+            if ended is not None:
+                print(f"webapp.serve: the {ended} server exited (status {children[ended].returncode}); "
+                      "stopping the others", file=sys.stderr, flush=True)
+                status = 1
+                break
+            time.sleep(0.2)
+    finally:
+        for child in children.values():
+            if child.poll() is None:
+                child.terminate()
+        deadline = time.monotonic() + 10
+        for child in children.values():
+            try:
+                child.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait(5)
+        shutil.rmtree(folder, ignore_errors=True)
+    return status
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Parse the options and serve until stopped."""
+    parser = argparse.ArgumentParser(prog="python -m webapp.serve", description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+    parser.add_argument("--workers", type=int, default=None, help="processes of each server")
+    parser.add_argument("--streams-uds", default=None, help=argparse.SUPPRESS)  # the stream server, behind the front
+    args = parser.parse_args(argv)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    if args.streams_uds:
+        _streams(workers=args.workers or 1, uds=args.streams_uds)
+        return
+    http_workers = args.workers or int(os.environ.get("NETLOOM_WEB_WORKERS") or 2)
+    stream_workers = args.workers or int(os.environ.get("NETLOOM_STREAM_WORKERS") or http_workers)
+    if front_available():
+        sys.exit(serve_behind_front(host=args.host, port=args.port, http_workers=http_workers,
+                                    stream_workers=stream_workers))
+    if os.environ.get("NETLOOM_WEB_FRONT", "nginx") != "none":
+        print("webapp.serve: nginx is not installed, so uvicorn serves HTTP too, at a lower speed "
+              "(apt-get install nginx-light; docs/deploy.md)", file=sys.stderr, flush=True)
+    _streams(workers=http_workers, host=args.host, port=args.port)
 
 
 if __name__ == "__main__":

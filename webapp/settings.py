@@ -33,11 +33,15 @@ Environment (all optional on a developer machine):
                               index), or a list such as "cpu,cuda:0,cuda:1"; "auto" always passes.
                               A training worker's own devices: its cuda entries (else CUDA_VISIBLE_DEVICES,
                               else the CPU), which pick the train queues it consumes (webapp/runs/devices.py)
-    NETLOOM_WEB_THREADS       threads of each server process that run Django's handler for HTTP requests
-                              (webapp/asgi.py); default 8
-    NETLOOM_HTTP_HANDLER      "wsgi" (default: Django's WSGI handler on those threads) or "asgi" (Django's
-                              ASGI handler for every HTTP request, as before issue 12; bench/api_load.py
-                              measures one against the other)
+    NETLOOM_WEB_WORKERS       processes of the HTTP server (webapp/serve.py); default 2
+    NETLOOM_STREAM_WORKERS    processes of the stream server (WebSockets); default NETLOOM_WEB_WORKERS
+    NETLOOM_WEB_FRONT         "nginx" (default, where nginx is installed: nginx in front of granian for HTTP
+                              and uvicorn for streams) or "none" (uvicorn serves both; webapp/serve.py)
+    NETLOOM_WEB_THREADS       threads of each HTTP server process that run Django's handler: default 1
+                              behind the front (granian), 8 when uvicorn serves HTTP itself (webapp/asgi.py)
+    NETLOOM_HTTP_HANDLER      when uvicorn serves HTTP: "wsgi" (default: Django's WSGI handler on those
+                              threads) or "asgi" (Django's ASGI handler for every HTTP request, as before
+                              issue 12)
     NETLOOM_CPU_PROCESSES     most processes one run may use on a CPU training worker (its capacity); default 8
     NETLOOM_DATASET_RESEND_SECONDS an upload still processing with nothing written for this long gets
                               datasets.process sent again (the broker may have lost it); default 60

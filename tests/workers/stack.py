@@ -225,6 +225,23 @@ class ServiceStack:
         )
         wait_for_port(self.port, 60, self.web)
 
+    def web_pids(self) -> list[int]:
+        """The web tier's processes: webapp/serve.py and every server under it (front, HTTP, streams)."""
+        assert self.web is not None
+        children: dict[int, list[int]] = {}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # ended meanwhile
+            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+        found, todo = [], [self.web.pid]
+        while todo:
+            pid = todo.pop()
+            found.append(pid)
+            todo.extend(children.get(pid, []))
+        return found
+
     def start_worker(self, *, wait: bool = True) -> None:
         """Start `celery -A webapp.celery worker -Q train,short` (solo pool: one task at a time)."""
         self._worker_count += 1

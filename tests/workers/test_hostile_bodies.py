@@ -1,7 +1,7 @@
 """Request bodies cannot exhaust the web process: oversized bodies are refused, large uploads stream.
 
-Against the live stack (the ASGI server + worker). The web process's peak resident memory is reset before
-each request (`/proc/<pid>/clear_refs`) and read after it (`VmHWM`), so each figure is what that
+Against the live stack (the web tier of webapp/serve.py + worker). The web processes' peak resident memory
+is reset before each request (`/proc/<pid>/clear_refs`) and read after it (`VmHWM`), so each figure is what that
 one request cost.
 """
 
@@ -41,21 +41,22 @@ def _rss_kib(pid: int) -> int:
 
 
 class PeakMemory:
-    """How much the web process's resident memory rose above its level at the start."""
+    """How much the web tier's processes' resident memory rose, together, above their level at the start."""
 
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
+    def __init__(self, pids: list[int]) -> None:
+        self.pids = pids
 
     def __enter__(self) -> PeakMemory:
         try:
-            Path(f"/proc/{self.pid}/clear_refs").write_text("5")  # resets VmHWM to VmRSS
+            for pid in self.pids:
+                Path(f"/proc/{pid}/clear_refs").write_text("5")  # resets VmHWM to VmRSS
         except OSError:
             pytest.skip("needs /proc/<pid>/clear_refs (Linux, same user)")
-        self.start = _rss_kib(self.pid)
+        self.start = {pid: _rss_kib(pid) for pid in self.pids}
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.growth_mib = (_peak_kib(self.pid) - self.start) / 1024
+        self.growth_mib = sum(_peak_kib(pid) - start for pid, start in self.start.items()) / 1024
 
 
 def _send(
@@ -127,7 +128,7 @@ def test_a_gibibyte_body_is_refused_without_the_web_process_growing(
 ) -> None:
     assert stack.web is not None
     token = stack.token(who) if who else None
-    with PeakMemory(stack.web.pid) as peak:
+    with PeakMemory(stack.web_pids()) as peak:
         status, body = _send(
             stack, path, _zeros(GiB), content_type=content_type,
             length=None if chunked else GiB, token=token,
@@ -206,7 +207,7 @@ def test_a_200_mb_upload_streams_to_disk_and_is_processed(stack: ServiceStack, t
     )
     assert first.status_code in (201, 202), first.text
     assert stack.web is not None
-    with PeakMemory(stack.web.pid) as peak:
+    with PeakMemory(stack.web_pids()) as peak:
         status, answer = _send(
             stack, "/api/datasets/upload/", body(),
             content_type=f"multipart/form-data; boundary={boundary}",

@@ -1,4 +1,7 @@
-"""An ASGI guard that refuses an oversized or unsized request body before Django reads any of it.
+"""Guards that refuse an oversized or unsized request body before Django reads any of it.
+
+`refusal` is the rule; `limit_request_body` applies it in front of the ASGI application (uvicorn,
+when it serves HTTP itself) and webapp/wsgi.py in front of the WSGI one (granian, behind the front).
 
 A declared `Content-Length` over the limit is answered 413 at once. A body sent without one
 (`Transfer-Encoding: chunked`) is answered 411: Django and DRF read such a body as empty, so the
@@ -32,42 +35,54 @@ class BodyTooLarge(Exception):
     """Raised into Django's body reader when a streamed body passes its limit."""
 
 
-def body_limit(scope: Scope) -> int:
-    """The most bytes a request with these headers may send."""
-    content_type = b""
-    for name, value in scope.get("headers", ()):
-        if name == b"content-type":
-            content_type = value.lower()
-            break
-    if content_type.startswith(b"multipart/"):
+def limit_for(content_type: bytes) -> int:
+    """The most bytes a request of this content type may send."""
+    if content_type.lower().startswith(b"multipart/"):
         return int(settings.NETLOOM_MAX_UPLOAD_BYTES) + ENVELOPE_BYTES
     return int(settings.DATA_UPLOAD_MAX_MEMORY_SIZE) + ENVELOPE_BYTES
 
 
-def _declared_length(scope: Scope) -> int | None:
-    for name, value in scope.get("headers", ()):
-        if name == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
+def _length(value: bytes | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def refusal(*, content_type: bytes, content_length: bytes | None,
+            transfer_encoding: bytes | None) -> tuple[int, bytes] | None:
+    """(status, JSON body) when a request with these headers is refused before its body is read.
+
+    The one statement of the rule for both servers' guards (ASGI here, WSGI in webapp/wsgi.py).
+    """
+    declared = _length(content_length)
+    if transfer_encoding is not None and transfer_encoding.strip().lower() != b"identity" and declared is None:
+        # Django and DRF read a body without a Content-Length as empty: the view would answer
+        # "field required" for a body it never read. Say what is wrong instead, before any byte.
+        return 411, _error_body("length_required", "The request body has no Content-Length: send it with one "
+                                "(chunked request bodies are not accepted).")
+    limit = limit_for(content_type)
+    if declared is not None and declared > limit:
+        return 413, _too_large_body(limit)
     return None
 
 
-def has_unsized_body(scope: Scope) -> bool:
-    """Whether the request's body comes without a declared length (chunked)."""
+def _too_large_body(limit: int) -> bytes:
+    return _error_body("payload_too_large", f"The request body is larger than the limit of {limit} bytes.")
+
+
+def _error_body(code: str, message: str) -> bytes:
+    return json.dumps({"error": {"code": code, "message": message, "fields": {}}}).encode()
+
+
+def _header(scope: Scope, wanted: bytes) -> bytes | None:
     for name, value in scope.get("headers", ()):
-        if name == b"transfer-encoding" and value.strip().lower() != b"identity":
-            return _declared_length(scope) is None
-    return False
+        if name == wanted:
+            return value
+    return None
 
 
-async def _answer_413(send: Send, limit: int) -> None:
-    await _answer(send, 413, "payload_too_large", f"The request body is larger than the limit of {limit} bytes.")
-
-
-async def _answer(send: Send, status: int, code: str, message: str) -> None:
-    body = json.dumps({"error": {"code": code, "message": message, "fields": {}}}).encode()
+async def _answer(send: Send, status: int, body: bytes) -> None:
     await send(
         {
             "type": "http.response.start",
@@ -89,20 +104,13 @@ def limit_request_body(app: ASGIApp) -> ASGIApp:
         if scope["type"] != "http":
             await app(scope, receive, send)
             return
-        if has_unsized_body(scope):
-            # Django and DRF read a body without a Content-Length as empty: the view would answer
-            # "field required" for a body it never read. Say what is wrong instead, before any byte.
-            await _answer(
-                send, 411, "length_required",
-                "The request body has no Content-Length: send it with one "
-                "(chunked request bodies are not accepted).",
-            )
+        content_type = _header(scope, b"content-type") or b""
+        refused = refusal(content_type=content_type, content_length=_header(scope, b"content-length"),
+                          transfer_encoding=_header(scope, b"transfer-encoding"))
+        if refused is not None:
+            await _answer(send, *refused)
             return
-        limit = body_limit(scope)
-        declared = _declared_length(scope)
-        if declared is not None and declared > limit:
-            await _answer_413(send, limit)
-            return
+        limit = limit_for(content_type)
         received = 0
         started = False
 
@@ -125,6 +133,6 @@ def limit_request_body(app: ASGIApp) -> ASGIApp:
             await app(scope, counted_receive, tracked_send)
         except BodyTooLarge:
             if not started:
-                await _answer_413(send, limit)
+                await _answer(send, 413, _too_large_body(limit))
 
     return guarded

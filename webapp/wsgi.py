@@ -1,0 +1,53 @@
+"""WSGI entry point: Django's WSGI handler for every HTTP request, behind the front (webapp/serve.py).
+
+granian serves this on a private Unix socket that only the front (nginx) reaches, so two things
+the front says are taken as true:
+- `X-Netloom-Client-Addr` is the client's address (the front sets it from the connection and
+  overwrites any a client sent): Django, and django-axes's sign-in lockout, see the real client,
+  not the front, as REMOTE_ADDR;
+- nothing else: every other header is the client's own.
+A body over its limit, or one without a Content-Length, is refused before Django reads a byte
+(webapp/api/body_limit.py `refusal`, the rule the ASGI path applies too); Django itself never reads
+past the declared Content-Length (its LimitedStream).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from http import HTTPStatus
+from typing import Any
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+django_application = get_wsgi_application()
+
+from webapp.api.body_limit import refusal  # noqa: E402  (after Django is set up)
+from webapp.process_gc import garbage_collector_settle  # noqa: E402
+
+CLIENT_ADDR = "HTTP_X_NETLOOM_CLIENT_ADDR"
+
+
+def _encoded(environ: dict[str, Any], name: str) -> bytes | None:
+    value = environ.get(name)
+    return value.encode("latin-1") if isinstance(value, str) and value != "" else None
+
+
+def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+    """Django for one request, after the body guard; REMOTE_ADDR is the front's word for the client."""
+    client = environ.pop(CLIENT_ADDR, None)
+    if client:
+        environ["REMOTE_ADDR"] = client
+    refused = refusal(content_type=_encoded(environ, "CONTENT_TYPE") or b"",
+                      content_length=_encoded(environ, "CONTENT_LENGTH"),
+                      transfer_encoding=_encoded(environ, "HTTP_TRANSFER_ENCODING"))
+    if refused is not None:
+        status, body = refused
+        start_response(f"{status} {HTTPStatus(status).phrase}", [
+            ("Content-Type", "application/json"), ("Content-Length", str(len(body))), ("Connection", "close")])
+        return [body]
+    return django_application(environ, start_response)
+
+
+garbage_collector_settle()
