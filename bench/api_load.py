@@ -1,17 +1,18 @@
 """`GET /api/runs/<id>/` under load, alone and with a run training beside it (issue 12, target 6).
 
 Starts the real stack (tests/workers/stack.py with tests/workers/bench_settings.py: a SQLite file, the
-machine's Redis under a prefix of its own, the ASGI server through webapp/serve.py with
+machine's Redis under a prefix of its own, the web tier through webapp/serve.py with
 `--web-workers` processes, a training worker and a short-job worker) and measures, one after the
 other in one invocation:
 
 0. the baselines, the same load on two bench-only views (tests/workers/bench_urls.py): `bare`, a
-   plain Django view answering a constant body (the server, the middleware and the ASGI handler:
+   plain Django view answering a constant body (the web tier, the middleware and Django's handler:
    the ceiling of this machine for any Django view), and `token`, a DRF view with the service's
    token authentication and permission answering the same body;
-   Both, and the run detail alone (1), are measured twice with the server restarted between: with
-   Django's ASGI handler for every request (NETLOOM_HTTP_HANDLER=asgi, the service before issue
-   12) and with the default, Django's WSGI handler on the server's threads (webapp/asgi.py);
+   Both, and the run detail alone (1), are measured twice with the web tier restarted between:
+   uvicorn serving HTTP itself (NETLOOM_WEB_FRONT=none: Django's WSGI handler on a2wsgi's thread
+   pool, the service before session 8) and the default, nginx in front of granian serving Django's
+   WSGI handler (webapp/serve.py); needs nginx (`apt-get install nginx-light`);
 1. load alone: wrk (Debian's; `apt-get install wrk`), `--connections` connections for `--seconds`
    on loopback, a token in the Authorization header: requests/s and the latency distribution;
 2. training alone: a run of the iris MLP trains (no step delay) for `--seconds`; its speed is the
@@ -19,7 +20,8 @@ other in one invocation:
 3. both at once: the same wrk load while the same run goes on training.
 
 The ratios (3 vs 1 for requests/s, 3 vs 2 for training steps/s) say whether either starves the other;
-1 against 0 says what the run detail costs over the ceiling. `DATABASE_URL=postgres://...` runs the
+1 against 0 says what the run detail costs over the ceiling; during 1 each web-tier process's and
+wrk's CPU (cores, from /proc) is recorded, where the two cores went. `DATABASE_URL=postgres://...` runs the
 stack on a PostgreSQL database of its own (created and dropped), as the test stacks do.
 
     .venv/bin/python bench/api_load.py [--seconds 30] [--connections 64] [--threads 2] [--web-workers 2]
@@ -44,6 +46,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 _UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
+# NETLOOM_WEB_FRONT values measured side by side, and their names in the table.
+SERVERS = {"none": "uvicorn alone", "nginx": "nginx + granian (default)"}
 
 
 def wrk(url: str, token: str, *, seconds: float, connections: int, threads: int) -> dict[str, Any]:
@@ -63,6 +67,38 @@ def wrk(url: str, token: str, *, seconds: float, connections: int, threads: int)
     result["non_2xx"] = int(bad.group(1)) if bad else 0
     result["socket_errors"] = errors.group(1) if errors else ""
     return result
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process has used (0 once it has ended)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def cpu_shares(stack: Any, measure: Any) -> tuple[Any, dict[str, float]]:
+    """`measure()`'s result and the share of a core each web-tier process and wrk used meanwhile."""
+    pids = stack.web_pids()
+    names = {pid: " ".join(Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")[:4])
+             for pid in pids}
+    before, children, start = {pid: cpu_seconds(pid) for pid in pids}, os.times(), time.monotonic()
+    result = measure()
+    took, after = time.monotonic() - start, os.times()
+    shares: dict[str, float] = {}
+    for pid in pids:
+        label = "nginx" if "nginx" in names[pid] else "granian" if "granian" in names[pid] else \
+            "uvicorn" if "--streams-uds" in names[pid] or "spawn" in names[pid] else names[pid][:40]
+        share = (cpu_seconds(pid) - before[pid]) / took
+        if share >= 0.005:
+            shares[f"{label} {pid}"] = round(share, 3)
+    shares["wrk"] = round((after.children_user + after.children_system
+                           - children.children_user - children.children_system) / took, 3)
+    return result, shares
 
 
 def training_speed(stack: Any, run_id: int, seconds: float, load: Any = None) -> tuple[float, Any]:
@@ -86,6 +122,10 @@ def main() -> None:
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("needs wrk: apt-get install -y wrk")
+    from webapp.serve import front_available
+
+    if not front_available():
+        raise SystemExit("needs nginx for the web tier's front: apt-get install -y nginx-light")
 
     from tests.workers.stack import RedisServer, ServiceStack
     from tests.workers.test_run_e2e import wait_status
@@ -104,21 +144,22 @@ def main() -> None:
         def load(target_url: str = url) -> dict[str, Any]:
             return wrk(target_url, token, seconds=args.seconds, connections=args.connections, threads=args.threads)
 
-        # Django's ASGI handler for every request (NETLOOM_HTTP_HANDLER=asgi, the service before
-        # issue 12) against the default, its WSGI handler on the server's threads: the same three
-        # requests, the same server restarted, side by side. The rest runs on the default.
-        by_handler: dict[str, dict[str, Any]] = {}
-        for handler in ("asgi", "wsgi"):
-            stack.start_web({"NETLOOM_WEB_WORKERS": str(args.web_workers), "NETLOOM_HTTP_HANDLER": handler})
+        # uvicorn serving HTTP itself (the service before session 8) against the default, the front
+        # (nginx, granian for HTTP): the same three requests, the web tier restarted, side by side.
+        # The rest runs on the default.
+        by_server: dict[str, dict[str, Any]] = {}
+        for server in SERVERS:
+            stack.start_web({"NETLOOM_WEB_WORKERS": str(args.web_workers), "NETLOOM_WEB_FRONT": server})
             time.sleep(1.0 + args.web_workers)  # every process has imported Django and listens
             wrk(url, token, seconds=3, connections=args.connections, threads=args.threads)  # warm: threads, connections
-            phases = by_handler[handler] = {}
+            phases = by_server[server] = {}
             for name in ("bare", "token"):
                 phases[name] = load(f"{stack.base}/bench/{name}/")
-                print(json.dumps({"phase": f"{handler}: baseline {name}", **phases[name]}), flush=True)
-            phases["detail"] = load()
-            print(json.dumps({"phase": f"{handler}: load alone", **phases["detail"]}), flush=True)
-        baselines = by_handler["wsgi"]
+                print(json.dumps({"phase": f"{server}: baseline {name}", **phases[name]}), flush=True)
+            phases["detail"], phases["detail_cpu_cores"] = cpu_shares(stack, load)
+            print(json.dumps({"phase": f"{server}: load alone", **phases["detail"]}), flush=True)
+            print(f"  CPU (cores) meanwhile: {phases['detail_cpu_cores']}", flush=True)
+        baselines = by_server["nginx"]
         alone = baselines["detail"]
         training = stack.create_run(epochs=100_000)
         deadline = time.monotonic() + 120
@@ -136,27 +177,28 @@ def main() -> None:
         "bench": "api_load", "args": {**vars(args), "json": str(args.json)},
         "database": "postgresql" if os.environ.get("DATABASE_URL", "").startswith("postgres") else "sqlite",
         "baseline_bare": baselines["bare"], "baseline_token": baselines["token"],
-        "load_alone": alone, "load_with_training": both, "asgi_handler": by_handler["asgi"],
+        "load_alone": alone, "load_with_training": both, "uvicorn_alone": by_server["none"],
         "training_steps_per_s_alone": train_alone, "training_steps_per_s_with_load": train_loaded,
         "requests_ratio": both["requests_per_s"] / alone["requests_per_s"],
         "training_ratio": train_loaded / train_alone if train_alone else None,
     }
     print()
-    print("| Django handler | phase | requests/s | p50 ms | p90 ms | p99 ms | training steps/s |")
+    print("| web tier | phase | requests/s | p50 ms | p90 ms | p99 ms | training steps/s |")
     print("|---|---|---:|---:|---:|---:|---:|")
     labels = (("bare", "baseline: plain Django view"), ("token", "baseline: DRF + token"),
               ("detail", "`GET /api/runs/<id>/` alone"))
-    for handler in ("asgi", "wsgi"):
+    for server in SERVERS:
         for name, label in labels:
-            b = by_handler[handler][name]
-            print(f"| {handler} | {label} | {b['requests_per_s']:.0f} | {b.get('p50_ms')} | {b.get('p90_ms')} | "
+            b = by_server[server][name]
+            print(f"| {SERVERS[server]} | {label} | {b['requests_per_s']:.0f} | {b.get('p50_ms')} | {b.get('p90_ms')} | "
                   f"{b.get('p99_ms')} | - |")
-    print(f"| wsgi | training alone | - | - | - | - | {train_alone:.1f} |")
-    print(f"| wsgi | both | {both['requests_per_s']:.0f} | {both.get('p50_ms')} | {both.get('p90_ms')} | "
+    print(f"| {SERVERS['nginx']} | training alone | - | - | - | - | {train_alone:.1f} |")
+    print(f"| {SERVERS['nginx']} | both | {both['requests_per_s']:.0f} | {both.get('p50_ms')} | {both.get('p90_ms')} | "
           f"{both.get('p99_ms')} | {train_loaded:.1f} |")
     for name, label in labels:
-        ratio = by_handler["wsgi"][name]["requests_per_s"] / by_handler["asgi"][name]["requests_per_s"]
-        print(f"{label}: wsgi / asgi handler {ratio:.2f}")
+        ratio = by_server["nginx"][name]["requests_per_s"] / by_server["none"][name]["requests_per_s"]
+        print(f"{label}: front / uvicorn alone {ratio:.2f} requests/s, p99 "
+              f"{by_server['nginx'][name]['p99_ms']} / {by_server['none'][name]['p99_ms']} ms")
     print(f"run detail / plain Django view: {alone['requests_per_s'] / baselines['bare']['requests_per_s']:.2f}; "
           f"run detail / DRF + token: {alone['requests_per_s'] / baselines['token']['requests_per_s']:.2f}")
     print(f"requests/s with training / alone: {result['requests_ratio']:.2f}; "

@@ -13,3 +13,10 @@ ROOT_URLCONF = "tests.workers.bench_urls"  # the service's URLs plus the baselin
 # conn_max_age=0 opened a new connection per request, which is not what a deployment measures.
 DATABASES["default"]["CONN_MAX_AGE"] = 60  # noqa: F405
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True  # noqa: F405
+# DEBUG off, as in production: with it on, Django records every query's SQL (CursorDebugWrapper)
+# and WhiteNoise looks for a static file on disk for every request (its autorefresh): a fifth of
+# a cached run detail's time under wrk (py-spy, docs/benchmarks.md "API under load"). The checks
+# DEBUG off asks for (SECRET_KEY, ALLOWED_HOSTS, TLS redirects) belong to a deployment, not a
+# loopback bench, and were settled when webapp/settings.py was read with the checkout's DEBUG.
+DEBUG = False
+WHITENOISE_AUTOREFRESH = False
