@@ -10,7 +10,9 @@ Environment (all optional on a developer machine):
     NETLOOM_CHANNEL_LAYER     "redis-pubsub" (default: one Redis message per server process per group
                               message, the fan-out of many watchers, docs/benchmarks.md), "redis"
                               (channels_redis's list layer: one Redis entry per member) or "memory"
-                              (single process, tests)
+                              (tests: it reaches only its own process, and behind the front the HTTP
+                              views and the streams are separate processes, so a stream learns what a
+                              view changed from its poller)
     NETLOOM_INSTANCE          this instance's key prefix in Redis (Celery queues "<it>:train", channel-layer
                               groups "<it>:asgi..."), so instances sharing one Redis never see each other's
                               tasks or groups; default "netloom" (`make run` picks one per checkout)
