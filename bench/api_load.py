@@ -74,11 +74,10 @@ _TICKS = os.sysconf("SC_CLK_TCK")
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds a process has used (0 once it has ended)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / _TICKS
+    from tests.workers.stack import proc_stat
+
+    fields = proc_stat(pid)
+    return (int(fields[11]) + int(fields[12])) / _TICKS if fields is not None else 0.0
 
 
 def cpu_shares(stack: Any, measure: Any) -> tuple[Any, dict[str, float]]:

@@ -10,7 +10,7 @@ One address, three servers, each doing what it is best at (docs/architecture.md,
 - **HTTP: granian serving Django's WSGI handler** (webapp/wsgi.py), NETLOOM_WEB_WORKERS processes
   of NETLOOM_WEB_THREADS threads (default 1: Django's work holds the GIL, so one thread a process
   serves the most; granian's Rust runtime holds the connections meanwhile). On this machine it
-  served a plain Django view at 2.5x, and `GET /api/runs/<id>/` at 1.3x with a quarter of the
+  served a plain Django view at 1.9-2.4x, and `GET /api/runs/<id>/` at 1.4-1.6x with 0.7x the
   p99, of uvicorn with Django on a thread pool (docs/benchmarks.md "API under load").
 - **streams: uvicorn** (httptools, uvloop, websockets) serving `webapp.asgi:application`,
   NETLOOM_STREAM_WORKERS processes (default: as many as HTTP's; with the pub/sub channel layer each process takes a
@@ -61,7 +61,7 @@ def front_available() -> bool:
 
 
 def _nginx() -> str | None:
-    return shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if os.access(p, os.X_OK)), None)
+    return shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin")  # root's PATH may lack sbin
 
 
 def _log_level() -> str:
@@ -193,9 +193,8 @@ def serve_behind_front(*, host: str, port: int, http_workers: int, stream_worker
     level = _log_level()
     children: dict[str, subprocess.Popen[bytes]] = {}
 
-    def start(name: str, argv: list[str]) -> subprocess.Popen[bytes]:
+    def start(name: str, argv: list[str]) -> None:
         children[name] = subprocess.Popen(argv, preexec_fn=_die_with_parent)  # noqa: PLW1509
-        return children[name]
 
     stopping = False
 

@@ -45,6 +45,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def proc_stat(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name (state, ppid, ..., utime at [11]);
+    None when the process has ended."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
 def wait_for_port(port: int, timeout: float, proc: subprocess.Popen | None = None) -> None:
     """Wait until something accepts connections on 127.0.0.1:port."""
     deadline = time.monotonic() + timeout
@@ -229,12 +238,10 @@ class ServiceStack:
         """The web tier's processes: webapp/serve.py and every server under it (front, HTTP, streams)."""
         assert self.web is not None
         children: dict[int, list[int]] = {}
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue  # ended meanwhile
-            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+        for entry in Path("/proc").glob("[0-9]*"):
+            fields = proc_stat(int(entry.name))
+            if fields is not None:  # None: ended meanwhile
+                children.setdefault(int(fields[1]), []).append(int(entry.name))
         found, todo = [], [self.web.pid]
         while todo:
             pid = todo.pop()

@@ -10,13 +10,12 @@ from __future__ import annotations
 import os
 import signal
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.workers.stack import RedisServer, ServiceStack
+from tests.workers.stack import RedisServer, ServiceStack, proc_stat
 from webapp.serve import front_available
 
 pytestmark = pytest.mark.slow
@@ -31,11 +30,8 @@ def tier(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+    fields = proc_stat(pid)
+    return fields is not None and fields[0] != "Z"
 
 
 def test_a_client_cannot_name_its_own_address_to_escape_the_sign_in_lockout(tier: ServiceStack) -> None:
