@@ -92,15 +92,27 @@ def _streams(*, workers: int, host: str = "127.0.0.1", port: int | None = None, 
     )
 
 
+def _quoted(body: bytes) -> str:
+    text = body.decode()
+    assert "'" not in text and "\\" not in text  # it goes into the configuration in single quotes
+    return f"'{text}'"
+
+
 def _length_required_body() -> str:
     """The API's 411 answer (webapp/api/body_limit.py), for the front to give itself."""
     from webapp.api.body_limit import refusal
 
     refused = refusal(content_type=b"", content_length=None, transfer_encoding=b"chunked")
     assert refused is not None and refused[0] == 411
-    body = refused[1].decode()
-    assert "'" not in body and "\\" not in body  # it goes into the configuration in single quotes
-    return body
+    return _quoted(refused[1])
+
+
+def _too_large() -> tuple[int, str, str]:
+    """The largest body any request may declare, and the API's 413 answers (multipart, other)."""
+    from webapp.api.body_limit import largest_limit, too_large_body
+
+    return (largest_limit(), _quoted(too_large_body(b"multipart/form-data")),
+            _quoted(too_large_body(b"application/json")))
 
 
 def nginx_config(*, host: str, port: int, folder: Path, http_socket: Path, stream_socket: Path) -> str:
@@ -109,6 +121,7 @@ def nginx_config(*, host: str, port: int, folder: Path, http_socket: Path, strea
     # Started as root, nginx's workers would run as `nobody`, who cannot reach the sockets' folder:
     # they run as the user every other server of the service runs as.
     user = f"user {pwd.getpwuid(os.geteuid()).pw_name};" if os.geteuid() == 0 else ""
+    largest, too_large_multipart, too_large_other = _too_large()
     common = """
             proxy_http_version 1.1;
             proxy_set_header Host $http_host;
@@ -129,10 +142,13 @@ http {{
     fastcgi_temp_path {folder}/fastcgi;
     uwsgi_temp_path {folder}/uwsgi;
     scgi_temp_path {folder}/scgi;
-    # The HTTP server's guard decides what a body may hold (webapp/api/body_limit.py): the front
-    # neither limits nor stores one, it streams it through.
-    client_max_body_size 0;
+    # The HTTP server's guard decides what a body may hold (webapp/api/body_limit.py); the front
+    # streams a body through without storing it, and refuses one larger than any request may
+    # send itself, with the API's answer, so that what reaches the guard is bounded (the guard
+    # reads a refused body to its end to keep its connection usable: webapp/wsgi.py).
+    client_max_body_size {largest};
     proxy_request_buffering off;
+    map $content_type $too_large_body {{ ~*^multipart/ {too_large_multipart}; default {too_large_other}; }}
     server_tokens off;
     upstream http_app {{ server unix:{http_socket}; keepalive 64; }}
     upstream streams {{ server unix:{stream_socket}; }}
@@ -151,14 +167,19 @@ http {{
             # A chunked body is refused before any of it is read, as the guard behind would: the
             # front would otherwise hand a small one on with a length and a large one chunked.
             if ($http_transfer_encoding ~* chunked) {{
-                return 411 '{_length_required_body()}';
+                return 411 {_length_required_body()};
             }}
+            error_page 413 = @too_large;
             default_type application/json;
             proxy_pass http://http_app;{common}
             proxy_set_header Connection "";
             proxy_set_header X-Netloom-Client-Addr $remote_addr;
             proxy_read_timeout 600s;
             proxy_send_timeout 600s;
+        }}
+        location @too_large {{
+            default_type application/json;
+            return 413 $too_large_body;
         }}
     }}
 }}

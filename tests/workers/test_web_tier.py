@@ -1,8 +1,10 @@
 """The web tier of webapp/serve.py as a deployment runs it: the front, the HTTP and stream servers.
 
 A stack of its own (it locks its address out and kills its web tier): the sign-in lockout counts the
-address the front saw, whatever a client writes in the header that carries it; the servers end
-with their supervisor, however it ends, and a new one starts on the same port.
+address the front saw, whatever a client writes in the header that carries it; a body the API
+answers without reading (a 404 before the form is parsed, a 413) leaves the connection usable, so
+every such request on one kept-alive connection gets its own answer; the servers end with their
+supervisor, however it ends, and a new one starts on the same port.
 """
 
 from __future__ import annotations
@@ -49,6 +51,38 @@ def test_a_client_cannot_name_its_own_address_to_escape_the_sign_in_lockout(tier
     assert codes[: AXES_FAILURE_LIMIT - 1] == [400] * (AXES_FAILURE_LIMIT - 1), codes
     assert codes[-1] == 429, codes
     assert answer.json()["error"]["code"] == "locked_out"
+
+
+BOUNDARY = "netloom-test"
+
+
+def test_every_request_whose_body_is_answered_unread_gets_its_own_answer(tier: ServiceStack) -> None:
+    """granian closed a connection whose body was not read to its end; the front, reusing it, then
+    answered 502, or cut an answer off after its headers (schemathesis found the second)."""
+    from webapp.api.body_limit import largest_limit, limit_for
+
+    form = f"--{BOUNDARY}\r\n".encode() + b"x" * 200_000 + f"--{BOUNDARY}--\r\n".encode()
+    json_over = b'{"name": "' + b"x" * limit_for(b"application/json") + b'"}'
+    answers: list[tuple[int, str]] = []
+    with httpx.Client(base_url=tier.base, headers={"Authorization": f"Bearer {tier.token('a')}"},
+                      timeout=60) as client:
+        for i in range(60):
+            if i % 3 == 2:  # over the JSON limit, within what the front lets through
+                answer = client.post("/api/graphs/", content=json_over, headers={"Content-Type": "application/json"})
+            else:  # a form for a revision that is not there: 404 before the form is read
+                answer = client.post("/api/graphs/999999/revisions/1/weights/", content=form,
+                                     headers={"Content-Type": f"multipart/form-data; boundary={BOUNDARY}"})
+            is_json = answer.headers.get("content-type") == "application/json"
+            answers.append((answer.status_code, answer.json()["error"]["code"] if is_json else answer.text[:80]))
+        # Larger than any request may send: the front refuses it itself, with the API's answer.
+        answer = client.post("/api/datasets/upload/", content=b"0" * (largest_limit() + 1),
+                             headers={"Content-Type": f"multipart/form-data; boundary={BOUNDARY}"})
+        assert answer.status_code == 413, answer.text
+        assert answer.json()["error"] == {"code": "payload_too_large", "fields": {}, "message":
+                                          f"The request body is larger than the limit of {largest_limit()} bytes."}
+        assert client.get("/api/graphs/").status_code == 200  # and the connection still serves
+    expected = [(413, "payload_too_large") if i % 3 == 2 else (404, "not_found") for i in range(60)]
+    assert answers == expected
 
 
 @pytest.mark.skipif(not front_available(), reason="needs nginx (the front): apt-get install nginx-light")

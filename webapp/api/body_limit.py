@@ -42,6 +42,16 @@ def limit_for(content_type: bytes) -> int:
     return int(settings.DATA_UPLOAD_MAX_MEMORY_SIZE) + ENVELOPE_BYTES
 
 
+def largest_limit() -> int:
+    """The most bytes any request may send: the front refuses a larger declared body itself."""
+    return max(limit_for(b"multipart/form-data"), limit_for(b"application/json"))
+
+
+def too_large_body(content_type: bytes) -> bytes:
+    """The API's 413 body for a request of this content type."""
+    return _too_large_body(limit_for(content_type))
+
+
 def _length(value: bytes | None) -> int | None:
     try:
         return int(value) if value is not None else None
