@@ -29,8 +29,8 @@ from webapp.api.channels_auth import (  # noqa: E402
     TokenAuthMiddlewareStack,
     allowed_hosts_origin_validator,
 )
-from webapp.process_gc import garbage_collector_settle  # noqa: E402
 from webapp.runs.routing import websocket_urlpatterns  # noqa: E402
+from webapp.serving import settle_for_serving  # noqa: E402
 
 django_wsgi_app = WSGIMiddleware(get_wsgi_application(), workers=settings.NETLOOM_WEB_THREADS)
 
@@ -52,5 +52,5 @@ application = ProtocolTypeRouter(
     }
 )
 
-# Set up: the garbage collector tuned for serving (webapp/process_gc.py).
-garbage_collector_settle()
+# Set up: the request code imported and the garbage collector tuned for serving (webapp/serving.py).
+settle_for_serving()

@@ -26,7 +26,7 @@ def garbage_collector_settle() -> None:
     """Collect once, keep every object alive now out of the collector's scans, and collect the
     young generation after THRESHOLDS[0] allocations instead of 700.
 
-    Called when a process is set up and before it serves: the ASGI app (webapp/asgi.py), each
+    Called when a process is set up and before it serves: the web servers (webapp/serving.py), each
     Celery worker process (webapp/celery.py), and the metric bench, which measures the
     worker's write path.
     """

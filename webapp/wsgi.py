@@ -31,7 +31,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 django_application = get_wsgi_application()
 
 from webapp.api.body_limit import largest_limit, refusal  # noqa: E402  (after Django is set up)
-from webapp.process_gc import garbage_collector_settle  # noqa: E402
+from webapp.serving import settle_for_serving  # noqa: E402
 
 CLIENT_ADDR = "HTTP_X_NETLOOM_CLIENT_ADDR"
 
@@ -75,4 +75,4 @@ def _drain(stream: Any) -> None:
         pass
 
 
-garbage_collector_settle()
+settle_for_serving()  # the request code imported before the first request (webapp/serving.py)
