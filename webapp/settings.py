@@ -281,6 +281,7 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "GET_LIB_DOC_EXCLUDES": "webapp.api.schema_bodies.lib_doc_excludes",
     "SCHEMA_PATH_PREFIX": "/api/",
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
@@ -291,6 +292,8 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "webapp.runs.schema.stream_components_hook",
         "webapp.datasets.schema.components_hook",
+        # Request bodies take their fields only (webapp/api/serializers.py KnownFieldsOnly).
+        "webapp.api.schema_bodies.closed_request_bodies_hook",
         # Last: every operation's error statuses, with the one error body.
         "webapp.api.schema_errors.error_responses_hook",
     ],

@@ -83,3 +83,52 @@ def test_an_id_in_a_query_no_column_can_hold_is_a_400_not_a_500(api_a, query):
     answer = api_a.get(query)
     assert answer.status_code == 400, answer.json()
     assert answer.json()["error"]["fields"]
+
+
+def test_a_training_setting_beside_config_is_refused_and_named_not_dropped(api_a, graph_a, dataset_a):
+    """DRF dropped unknown keys: this run would have trained the default 10 epochs."""
+    from webapp.runs.models import Run
+
+    body = {"graph": graph_a.id, "dataset": dataset_a.id, "config": {"batch_size": 8}, "epochs": 5, "colour": "red"}
+    answer = api_a.post("/api/runs/", body, format="json")
+    assert answer.status_code == 400, answer.json()
+    fields = answer.json()["error"]["fields"]
+    assert fields["epochs"] == ['A training setting: send it inside "config" ({"config": {"epochs": ...}}).']
+    assert fields["colour"][0].startswith("Not a field of this request; it takes: team, graph, revision")
+    assert "config" in fields["colour"][0]
+    assert not Run.objects.exists()
+    body.pop("colour")
+    body["config"]["epochs"] = body.pop("epochs")
+    answer = api_a.post("/api/runs/", body, format="json")
+    assert answer.status_code == 201, answer.json()
+    assert answer.json()["config"]["epochs"] == 5
+
+
+def test_an_unknown_key_is_named_beside_the_other_errors_of_the_body(api_a):
+    answer = api_a.post("/api/graphs/", {"team": 0, "name": "x", "nodes": []}, format="json")
+    assert answer.status_code == 400
+    fields = answer.json()["error"]["fields"]
+    assert set(fields) == {"team", "nodes"}, fields
+    assert "it takes: team, name, spec" in fields["nodes"][0]
+
+
+def test_an_upload_option_sent_as_its_own_form_field_is_refused_naming_where_it_goes(api_a, team_a, iris_csv_bytes):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from webapp.datasets.models import Dataset
+
+    form = {"team": team_a.id, "kind": "csv", "name": "iris", "target": "species",
+            "file": SimpleUploadedFile("iris.csv", iris_csv_bytes, content_type="text/csv")}
+    answer = api_a.post("/api/datasets/upload/", form, format="multipart")
+    assert answer.status_code == 400, answer.json()
+    assert answer.json()["error"]["fields"] == {
+        "target": ['An upload option: send it inside the "options" field (-F \'options={"target": ...}\').']}
+    assert not Dataset.objects.filter(name="iris", kind="csv").exists()
+
+
+def test_a_read_only_field_sent_back_is_accepted(api_a, team_a):
+    """An object read from the API can be sent back as it is: its read-only fields are ignored."""
+    team = api_a.get(f"/api/teams/{team_a.id}/").json()
+    answer = api_a.post("/api/teams/", {"name": "second", "id": team["id"], "role": team["role"]}, format="json")
+    assert answer.status_code == 201, answer.json()
+    assert answer.json()["name"] == "second" and answer.json()["id"] != team["id"]

@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
+from webapp.api.serializers import KnownFieldsOnly, StrictSerializer
 
 from . import services
 from .models import ApiToken, Membership, Role, Team
@@ -29,7 +30,7 @@ User = get_user_model()
 # --- serializers ---------------------------------------------------------------------------
 
 
-class CredentialsSerializer(serializers.Serializer):
+class CredentialsSerializer(StrictSerializer):
     username = serializers.CharField(max_length=150)
     password = serializers.CharField(max_length=512, trim_whitespace=False)
 
@@ -41,7 +42,7 @@ class TokenRequestSerializer(CredentialsSerializer):
     )
 
 
-class TokenCreateSerializer(serializers.Serializer):
+class TokenCreateSerializer(StrictSerializer):
     name = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     expires_in_days = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, max_value=services.MAX_TOKEN_DAYS
@@ -81,7 +82,7 @@ class MemberSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=Role.choices)
 
 
-class TeamSerializer(serializers.ModelSerializer):
+class TeamSerializer(KnownFieldsOnly, serializers.ModelSerializer):
     role = serializers.SerializerMethodField()
 
     class Meta:
@@ -107,7 +108,7 @@ class TeamDetailSerializer(TeamSerializer):
         return MemberSerializer(memberships, many=True).data
 
 
-class MemberAddSerializer(serializers.Serializer):
+class MemberAddSerializer(StrictSerializer):
     username = serializers.CharField(max_length=150)
     role = serializers.ChoiceField(choices=Role.choices, default=Role.VIEWER)
 

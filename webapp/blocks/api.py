@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from webapp.api.mixins import TeamScopedMixin, scope_to_user_teams
-from webapp.api.serializers import IdField, UserRefSerializer
+from webapp.api.serializers import IdField, StrictSerializer, UserRefSerializer
 
 from . import services
 from .models import Block, BlockVersion
@@ -142,7 +142,7 @@ class InputShapesField(serializers.ListField):
     )
 
 
-class BlockVersionCreateSerializer(serializers.Serializer):
+class BlockVersionCreateSerializer(StrictSerializer):
     definition = DefinitionField()
     note = serializers.CharField(required=False, allow_blank=True, max_length=services.NOTE_MAX)
     input_shapes = InputShapesField(
@@ -162,7 +162,7 @@ class BlockCreateSerializer(BlockVersionCreateSerializer):
     )
 
 
-class BlockUpdateSerializer(serializers.Serializer):
+class BlockUpdateSerializer(StrictSerializer):
     description = serializers.CharField(allow_blank=True, max_length=services.DESCRIPTION_MAX)
 
 

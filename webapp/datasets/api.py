@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
 from webapp.api.parsers import holds_nul
-from webapp.api.serializers import IdField, UserRefSerializer
+from webapp.api.serializers import IdField, StrictSerializer, UserRefSerializer
 
 from . import services
 from .models import Dataset, DatasetKind, DatasetStatus
@@ -67,14 +67,14 @@ class DatasetSerializer(serializers.ModelSerializer):
         return {k: v for k, v in dataset.recipe.items() if k not in ("path", "table")}
 
 
-class DatasetCreateSerializer(serializers.Serializer):
+class DatasetCreateSerializer(StrictSerializer):
     team = IdField()
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     builtin = serializers.CharField(max_length=100)
     options = serializers.DictField(required=False, default=dict)
 
 
-class DatasetUpdateSerializer(serializers.Serializer):
+class DatasetUpdateSerializer(StrictSerializer):
     """PATCH body: a new name, new CSV options (merged; null removes one), or both."""
 
     name = serializers.CharField(max_length=200, required=False)
@@ -92,7 +92,15 @@ class DatasetUpdateSerializer(serializers.Serializer):
         return attrs
 
 
-class DatasetUploadSerializer(serializers.Serializer):
+def upload_option_names() -> set[str]:
+    """The options an upload takes (a CSV's or an image archive's): the engine's source fields
+    but those the server fills in."""
+    from engine.data.recipe import CsvSource, ImagesSource
+
+    return {name for source in (CsvSource, ImagesSource) for name in source.model_fields} - {"kind", "path", "table"}
+
+
+class DatasetUploadSerializer(StrictSerializer):
     """Multipart form of an upload; `options` is a JSON object as text."""
 
     team = IdField()
@@ -102,6 +110,12 @@ class DatasetUploadSerializer(serializers.Serializer):
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     options = serializers.CharField(required=False, allow_blank=True, default="{}")
     file = serializers.FileField()
+
+    def hint_for(self, key: str) -> str | None:
+        """An upload option sent as its own form field is named as one."""
+        if key in upload_option_names():
+            return f'An upload option: send it inside the "options" field (-F \'options={{"{key}": ...}}\').'
+        return None
 
     def validate_options(self, value: str) -> dict[str, Any]:
         try:

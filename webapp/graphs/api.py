@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin, scope_to_user_teams
-from webapp.api.serializers import IdField, UserRefSerializer
+from webapp.api.serializers import IdField, StrictSerializer, UserRefSerializer
 
 from . import services
 from .models import Graph, GraphRevision
@@ -90,17 +90,17 @@ class GraphDetailSerializer(GraphSerializer):
         return RevisionSerializer(revision).data
 
 
-class GraphCreateSerializer(serializers.Serializer):
+class GraphCreateSerializer(StrictSerializer):
     team = IdField()
     name = serializers.CharField(max_length=200)
     spec = SpecField(required=False)
 
 
-class GraphRenameSerializer(serializers.Serializer):
+class GraphRenameSerializer(StrictSerializer):
     name = serializers.CharField(max_length=200)
 
 
-class SpecSerializer(serializers.Serializer):
+class SpecSerializer(StrictSerializer):
     spec = SpecField()
 
 
@@ -125,7 +125,7 @@ def revision_number_param(request: Request, name: str) -> int | None:
     return int(value)
 
 
-class LayoutSerializer(serializers.Serializer):
+class LayoutSerializer(StrictSerializer):
     layout = serializers.DictField(required=False)
     ui = serializers.DictField(required=False)
     spec = SpecField(required=False, help_text="optional: must have the revision's spec_hash")

@@ -25,7 +25,13 @@ from webapp.accounts.models import Role
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
 from webapp.api.parsers import LimitedJSONParser
-from webapp.api.serializers import ID_MAX, IdField
+from webapp.api.serializers import (
+    ID_MAX,
+    IdField,
+    StrictSerializer,
+    require_known_fields,
+    training_setting_hints,
+)
 
 from . import services
 from .checks import init_plan_read
@@ -199,7 +205,7 @@ class RunSerializer(serializers.ModelSerializer):
         return f"/ws/runs/{run.pk}/"
 
 
-class RunCreateSerializer(serializers.Serializer):
+class RunCreateSerializer(StrictSerializer):
     """What POST /api/runs/ takes: a graph revision, a dataset and a (partial) training config."""
 
     team = IdField(required=False)
@@ -221,6 +227,10 @@ class RunCreateSerializer(serializers.Serializer):
         required=False, default=None, help_text="-10..10: the order among the team's own queued runs (higher first)."
     )
 
+    def hint_for(self, key: str) -> str | None:
+        """A training setting sent beside `config` is named as one."""
+        return training_setting_hints().get(key)
+
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """A run needs `graph_revision`, or `graph` (with `revision`, the latest by default)."""
         if not attrs.get("graph_revision") and not attrs.get("graph"):
@@ -228,7 +238,7 @@ class RunCreateSerializer(serializers.Serializer):
         return attrs
 
 
-class RunUpdateSerializer(serializers.Serializer):
+class RunUpdateSerializer(StrictSerializer):
     """What PATCH /api/runs/<id>/ takes (each optional)."""
 
     name = serializers.CharField(required=False, allow_blank=True, max_length=200)
@@ -264,7 +274,7 @@ class CheckpointSerializer(serializers.ModelSerializer):
         return checkpoint.name == self.context.get("default")
 
 
-class InitPlanRequestSerializer(serializers.Serializer):
+class InitPlanRequestSerializer(StrictSerializer):
     """What POST /api/runs/init-plan/ takes: the graph to start and the checkpoint to start it from."""
 
     graph = IdField(required=False)
@@ -302,7 +312,7 @@ class ExplanationSerializer(serializers.ModelSerializer):
         return f"/api/explanations/{explanation.pk}/image/"
 
 
-class ExplanationCreateSerializer(serializers.Serializer):
+class ExplanationCreateSerializer(StrictSerializer):
     """What POST /api/runs/<id>/explanations/ takes."""
 
     index = serializers.IntegerField(required=False, min_value=0, allow_null=True, default=None)
@@ -383,9 +393,10 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
     @extend_schema(request=RunUpdateSerializer, responses=RunSerializer)
     def partial_update(self, request: Request, pk: str | None = None) -> Response:
         """Rename a run, change its notes or tags (editors)."""
+        run = self.get_object()  # another team's run is a 404, whatever the body holds
         body = RunUpdateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        run = services.run_update(run=self.get_object(), **body.validated_data)
+        run = services.run_update(run=run, **body.validated_data)
         return Response(RunSerializer(self.get_queryset().get(pk=run.pk)).data)
 
     @extend_schema(request=RunCreateSerializer, responses={201: RunSerializer})
@@ -488,6 +499,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         run = self.get_object()  # editors (as for explanations): it runs the model on the server
         upload = request.FILES.get("image")
         body = request.data
+        require_known_fields(body, ["input", "index", "image"])
         value = body.get("input") if hasattr(body, "get") else None
         if upload is not None and isinstance(value, str):  # multipart fields are text
             value = None
@@ -507,6 +519,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         run = self.get_object()
         if request.method == "GET":
             return Response(run_evaluation(run=run, checkpoint=request.query_params.get("checkpoint") or None))
+        require_known_fields(request.data, ["checkpoint"])
         checkpoint = request.data.get("checkpoint") if hasattr(request.data, "get") else None
         if checkpoint is not None and not isinstance(checkpoint, str):
             raise ApiError(400, "invalid", "checkpoint must be a checkpoint's name.",
@@ -677,7 +690,7 @@ class ExplanationMethodsView(APIView):
         return Response({"methods": METHODS})
 
 
-class WeightsImportSerializer(serializers.Serializer):
+class WeightsImportSerializer(StrictSerializer):
     """What POST /api/graphs/<id>/revisions/<n>/weights/ takes (multipart)."""
 
     file = serializers.FileField(help_text="A .safetensors file whose keys and shapes are the revision's "

@@ -105,3 +105,10 @@ def test_an_unfinished_run_has_no_evaluation(api_a, api_b, run_a: Any) -> None:
     response = api_a.get(f"/api/runs/{run_a.pk}/evaluation/")
     assert response.status_code == 409 and response.json()["error"]["code"] == "run_not_trained"
     assert api_b.get(f"/api/runs/{run_a.pk}/evaluation/").status_code == 404
+
+
+def test_a_misspelt_key_is_refused_not_read_as_the_final_model(api_a, csv_run) -> None:  # noqa: F811
+    run, _ = csv_run
+    answer = api_a.post(f"/api/runs/{run.pk}/evaluation/", {"checkpiont": "best"}, format="json")
+    assert answer.status_code == 400, answer.json()
+    assert answer.json()["error"]["fields"] == {"checkpiont": ["Not a field of this request; it takes: checkpoint."]}
