@@ -132,3 +132,13 @@ def test_a_read_only_field_sent_back_is_accepted(api_a, team_a):
     answer = api_a.post("/api/teams/", {"name": "second", "id": team["id"], "role": team["role"]}, format="json")
     assert answer.status_code == 201, answer.json()
     assert answer.json()["name"] == "second" and answer.json()["id"] != team["id"]
+
+
+def test_weights_for_a_graph_id_past_any_column_are_a_404_not_a_500(api_a):
+    # Found by schemathesis: the foreign key's lookup has no range check, and SQLite raised.
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    answer = api_a.post(f"/api/graphs/{2**67}/revisions/1/weights/",
+                        {"file": SimpleUploadedFile("file", b"\x80\r")}, format="multipart")
+    assert answer.status_code == 404, answer.content
+    assert answer.json()["error"]["code"] == "not_found"

@@ -242,19 +242,29 @@ def test_the_python_client_streams_typed_events_and_downloads_to_a_path(
     )
     kinds: list[str] = []
     seqs: list[int] = []
+    statuses: list[str] = []
     for event in client.run_events(run["id"]):
         kinds.append(event["type"])
         if event["type"] not in ("state", "replayed"):
             seqs.append(event["seq"])
+        if event["type"] == "status":
+            statuses.append(event["status"])
     assert kinds[0] == "state" and "metric" in kinds and kinds[-1] == "status"
     assert seqs == sorted(set(seqs)), "no event twice, in order"
-    # Resuming from a sequence number gives only what came after it.
-    later = [
-        e
-        for e in client.run_events(run["id"], since=seqs[2])
-        if e["type"] not in ("state", "replayed")
-    ]
-    assert [e["seq"] for e in later] == seqs[3:]
+
+    def replayed(since: int) -> list[int]:
+        events = client.run_events(run["id"], since=since)
+        return [e["seq"] for e in events if e["type"] not in ("state", "replayed")]
+
+    # Resuming from a sequence number gives only what came after it, as stored.
+    stored = replayed(0)
+    assert replayed(seqs[2]) == [seq for seq in stored if seq > seqs[2]]
+    if "interrupted" in statuses:
+        # The worker was judged lost (a loaded machine) and the run resumed: the steps it redid
+        # replaced their earlier points, whose events the store no longer holds.
+        assert set(stored) <= set(seqs)
+    else:
+        assert stored == seqs
     assert client.run(run["id"])["status"] == "succeeded"
     path = client.export(run["id"], format="python", out=tmp_path)
     assert path.suffix == ".py" and "class" in path.read_text()

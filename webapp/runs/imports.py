@@ -150,10 +150,12 @@ def import_revision_for_user(*, user: AbstractBaseUser, graph_id: int, number: i
     """Revision `number` of graph `graph_id` among the user's teams' graphs; NotFound otherwise
     (another team's graph and a missing one look alike)."""
     from webapp.accounts.models import Membership
+    from webapp.api.serializers import ID_MAX
     from webapp.graphs.models import GraphRevision
 
     team_ids = Membership.objects.filter(user=user).values("team_id")
-    revision = (
+    # A foreign key's lookup has no range check (an id past the column's range: SQLite raised).
+    revision = None if not 1 <= graph_id <= ID_MAX else (
         GraphRevision.objects.select_related("graph")
         .filter(graph_id=graph_id, number=number, graph__team__in=team_ids)
         .first()
