@@ -159,7 +159,11 @@ def kill_mid_checkpoint_write(stack: ServiceStack, *, epochs: int = 3) -> tuple[
     complete = series_complete(stack, run["id"])
     export_ready(stack, run["id"])  # runs.export writes a .tmp folder of its own meanwhile
     remaining = leftovers(stack)
-    ok = detail["status"] == "succeeded" and detail["attempts"] == 2 and complete and bool(left) and not remaining
+    # Two attempts: the killed one and its resume. A third only when the test stacks' 3 s lease ran
+    # out under a loaded machine and the living worker was judged lost too (seen once in a
+    # clean-clone run beside other stacks); the run must still end whole.
+    ok = (detail["status"] == "succeeded" and detail["attempts"] in (2, 3) and complete and bool(left)
+          and not remaining)
     media = stack.tmp / "media"
     return ok, (f"{len(left)} half-written folder(s) at the kill, {len(remaining)} after"
                 f"{' (' + ', '.join(str(p.relative_to(media)) for p in remaining) + ')' if remaining else ''}; "
