@@ -35,6 +35,6 @@ def lib_doc_excludes() -> list[Any]:
     "a request body's serializer"."""
     from drf_spectacular.plumbing import get_lib_doc_excludes
 
-    from webapp.api.serializers import KnownFieldsOnly, StrictSerializer
+    from webapp.api.serializers import KnownFieldsOnly, StrictSerializer, TrainingSettingHints
 
-    return [*get_lib_doc_excludes(), StrictSerializer, KnownFieldsOnly]
+    return [*get_lib_doc_excludes(), StrictSerializer, KnownFieldsOnly, TrainingSettingHints]

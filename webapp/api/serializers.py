@@ -76,9 +76,13 @@ class StrictSerializer(KnownFieldsOnly, serializers.Serializer):
     """A request body's serializer: its fields only (KnownFieldsOnly)."""
 
 
-def training_setting_hints() -> dict[str, str]:
-    """For a body that takes `config`: each training setting, sent beside config, is named as one."""
-    from engine.train.config import TrainConfig
+class TrainingSettingHints:
+    """For a body that takes `config`: a training setting sent beside config is named as one."""
 
-    return {name: f'A training setting: send it inside "config" ({{"config": {{"{name}": ...}}}}).'
-            for name in TrainConfig.model_fields}
+    def hint_for(self, key: str) -> str | None:
+        """'send it inside config' for a TrainConfig field, else None (the generic answer)."""
+        from engine.train.config import TrainConfig
+
+        if key in TrainConfig.model_fields:
+            return f'A training setting: send it inside "config" ({{"config": {{"{key}": ...}}}}).'
+        return None

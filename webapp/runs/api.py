@@ -29,8 +29,8 @@ from webapp.api.serializers import (
     ID_MAX,
     IdField,
     StrictSerializer,
+    TrainingSettingHints,
     require_known_fields,
-    training_setting_hints,
 )
 
 from . import services
@@ -205,7 +205,7 @@ class RunSerializer(serializers.ModelSerializer):
         return f"/ws/runs/{run.pk}/"
 
 
-class RunCreateSerializer(StrictSerializer):
+class RunCreateSerializer(TrainingSettingHints, StrictSerializer):
     """What POST /api/runs/ takes: a graph revision, a dataset and a (partial) training config."""
 
     team = IdField(required=False)
@@ -226,10 +226,6 @@ class RunCreateSerializer(StrictSerializer):
     priority = serializers.JSONField(
         required=False, default=None, help_text="-10..10: the order among the team's own queued runs (higher first)."
     )
-
-    def hint_for(self, key: str) -> str | None:
-        """A training setting sent beside `config` is named as one."""
-        return training_setting_hints().get(key)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """A run needs `graph_revision`, or `graph` (with `revision`, the latest by default)."""

@@ -22,7 +22,7 @@ from rest_framework.response import Response
 from webapp.accounts.models import Role
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
-from webapp.api.serializers import ID_MAX, IdField, StrictSerializer, training_setting_hints
+from webapp.api.serializers import ID_MAX, IdField, StrictSerializer, TrainingSettingHints
 
 from . import services
 from .models import Sweep, SweepPruner, SweepStatus, SweepStrategy, TrialState
@@ -194,7 +194,7 @@ class SweepDetailSerializer(SweepSerializer):
         return SweepTrialSerializer(sweep_trials(sweep), many=True).data
 
 
-class SweepCreateSerializer(StrictSerializer):
+class SweepCreateSerializer(TrainingSettingHints, StrictSerializer):
     """What POST /api/sweeps/ takes: the base (graph revision, dataset, config), the space and the search."""
 
     team = IdField(required=False)
@@ -216,10 +216,6 @@ class SweepCreateSerializer(StrictSerializer):
     parallelism = serializers.IntegerField(min_value=1, max_value=services.MAX_PARALLELISM, default=2,
                                            help_text="Trials queued or running at once.")
     seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0)
-
-    def hint_for(self, key: str) -> str | None:
-        """A training setting sent beside `config` is named as one."""
-        return training_setting_hints().get(key)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """A sweep needs `graph_revision`, or `graph` (with `revision`, the latest by default)."""
