@@ -220,3 +220,19 @@ def test_public_routes_answer_anonymous_users(route, db):
     response = _request(APIClient(), method, path, {})
     assert response.status_code != 401
     assert response.status_code < 500
+
+
+ROUTES_WITH_IDS = [route for route in API_ROUTES if PLACEHOLDER.search(route[1].split("?")[0])]
+
+
+@pytest.mark.parametrize("route", ROUTES_WITH_IDS, ids=_route_id)
+@pytest.mark.parametrize("number", [0, 2**63, 10**20], ids=["zero", "past-bigint", "twenty-digits"])
+def test_an_id_no_row_can_have_is_a_404_on_every_route(route, number, team_a_world, user_a, client_for):
+    """Every id in a path past a bigint column's range (SQLite cannot even bind it) or below 1 is
+    an ordinary 404 with the error envelope, for the team's own member: never a 500."""
+    method, template = route
+    where, _, query = template.partition("?")  # a query's ids are checked as fields (400): not here
+    path = PLACEHOLDER.sub(str(number), where) + ("?" + _fill(query, team_a_world["values"]) if query else "")
+    response = _request(client_for(user_a), method, path, team_a_world["body"])
+    assert response.status_code == 404, (route, response.status_code, response.content[:300])
+    assert response.json()["error"]["code"] == "not_found"
