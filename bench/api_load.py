@@ -17,7 +17,8 @@ other in one invocation:
    on loopback, a token in the Authorization header: requests/s and the latency distribution;
 2. training alone: a run of the iris MLP trains (no step delay) for `--seconds`; its speed is the
    steps it advanced per second (its `progress.step`, read at the start and the end);
-3. both at once: the same wrk load while the same run goes on training.
+3. both at once: the same wrk load while the same run goes on training; then, the run still
+   training, the two baselines again (what any Django view gets of the cores training leaves).
 
 The ratios (3 vs 1 for requests/s, 3 vs 2 for training steps/s) say whether either starves the other;
 1 against 0 says what the run detail costs over the ceiling; during 1 each web-tier process's and
@@ -170,6 +171,11 @@ def main() -> None:
         print(json.dumps({"phase": "training alone", "steps_per_s": train_alone}), flush=True)
         train_loaded, both = training_speed(stack, training["id"], args.seconds, load)
         print(json.dumps({"phase": "both", "steps_per_s": train_loaded, **both}), flush=True)
+        # The baselines with the run still training: what any Django view gets of the cores left.
+        beside: dict[str, Any] = {}
+        for name in ("bare", "token"):
+            beside[name] = load(f"{stack.base}/bench/{name}/")
+            print(json.dumps({"phase": f"training: baseline {name}", **beside[name]}), flush=True)
         stack.api("a").post(f"/api/runs/{training['id']}/cancel/")
 
     result = {
@@ -177,6 +183,7 @@ def main() -> None:
         "database": "postgresql" if os.environ.get("DATABASE_URL", "").startswith("postgres") else "sqlite",
         "baseline_bare": baselines["bare"], "baseline_token": baselines["token"],
         "load_alone": alone, "load_with_training": both, "uvicorn_alone": by_server["none"],
+        "baseline_bare_with_training": beside["bare"], "baseline_token_with_training": beside["token"],
         "training_steps_per_s_alone": train_alone, "training_steps_per_s_with_load": train_loaded,
         "requests_ratio": both["requests_per_s"] / alone["requests_per_s"],
         "training_ratio": train_loaded / train_alone if train_alone else None,
@@ -194,6 +201,10 @@ def main() -> None:
     print(f"| {SERVERS['nginx']} | training alone | - | - | - | - | {train_alone:.1f} |")
     print(f"| {SERVERS['nginx']} | both | {both['requests_per_s']:.0f} | {both.get('p50_ms')} | {both.get('p90_ms')} | "
           f"{both.get('p99_ms')} | {train_loaded:.1f} |")
+    for name, label in labels[:2]:
+        b = beside[name]
+        print(f"| {SERVERS['nginx']} | {label}, a run training | {b['requests_per_s']:.0f} | {b.get('p50_ms')} | "
+              f"{b.get('p90_ms')} | {b.get('p99_ms')} | - |")
     for name, label in labels:
         ratio = by_server["nginx"][name]["requests_per_s"] / by_server["none"][name]["requests_per_s"]
         print(f"{label}: front / uvicorn alone {ratio:.2f} requests/s, p99 "

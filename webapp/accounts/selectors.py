@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import weakref
 from collections.abc import Iterable
 from functools import cache
 from typing import Any
@@ -83,12 +84,27 @@ def _token_statement(vendor: str) -> tuple[str, tuple[Any, ...], tuple[Any, ...]
     return sql, token_cols, user_cols
 
 
+# Connection -> columns -> [(position, the converters the ORM would apply to it)]: asking the
+# backend and each field for them was a third of a token's lookup, and they depend on the
+# connection's backend only (each thread has its own connection, so each its own entries).
+_converters: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], list[tuple[int, tuple[Any, ...]]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def _from_row(db: Any, model: Any, cols: tuple[Any, ...], values: tuple[Any, ...]) -> Any:
     """A model instance from raw column values, through the converters the ORM would apply."""
+    known = _converters.setdefault(db, {})
+    steps = known.get(cols)
+    if steps is None:
+        steps = known[cols] = [
+            (i, converters) for i, col in enumerate(cols)
+            if (converters := (*db.ops.get_db_converters(col), *col.get_db_converters(db)))
+        ]
     converted = list(values)
-    for i, col in enumerate(cols):
-        for convert in (*db.ops.get_db_converters(col), *col.get_db_converters(db)):
-            converted[i] = convert(converted[i], col, db)
+    for i, converters in steps:
+        for convert in converters:
+            converted[i] = convert(converted[i], cols[i], db)
     return model.from_db(db.alias, None, converted)
 
 

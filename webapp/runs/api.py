@@ -8,10 +8,12 @@ Views parse, call one selector or service, and serialise: what a new run refers 
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from django.http import FileResponse, HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse
 from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import generics, mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -22,9 +24,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from webapp.accounts.models import Role
+from webapp.accounts.selectors import token_for_secret
+from webapp.accounts.services import token_touch
+from webapp.api.authentication import BearerTokenAuthentication
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
 from webapp.api.parsers import LimitedJSONParser
+from webapp.api.renderers import FastJSONRenderer
 from webapp.api.serializers import (
     ID_MAX,
     IdField,
@@ -35,7 +41,7 @@ from webapp.api.serializers import (
 
 from . import services
 from .checks import init_plan_read
-from .detail import run_detail_cached
+from .detail import run_detail_cached, run_detail_kept_json
 from .evaluation import run_evaluation, run_evaluation_create
 from .events import run_progress
 from .models import Checkpoint, Explanation, ExplanationStatus, Run, RunStatus
@@ -538,6 +544,60 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         if sample["kind"] == "image":
             return HttpResponse(sample["png"], content_type="image/png")
         return Response(sample)
+
+
+# The Accept headers DRF answers with plain JSON here (its one renderer); any other goes to DRF.
+_PLAIN_ACCEPT = frozenset({"", "*/*", "application/json"})
+
+
+def run_detail_route(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """The run detail route: `view` (the viewset's), with a token's read of a finished run whose
+    document webapp/runs/detail.py keeps answered without DRF's request cycle.
+
+    That answer is the hot path of a team's dashboards and scripts, and DRF's request wrapping,
+    authenticator and permission loop, content negotiation and response rendering were a third of
+    its Python (docs/benchmarks.md "API under load"). Only the one case is answered here: GET, no
+    query, `Authorization: Bearer` with a live token of an active user, the run's current
+    document kept and the user a member of its team. Everything else, every error included,
+    takes `view`, which answers as before and keeps the document for the next read; so the
+    answer here is the one `view` gave (tests/webapp/runs/test_detail_cache.py compares them).
+    """
+
+    # DRF's Allow header for the route: its actions, HEAD with GET, and OPTIONS, in DRF's order.
+    actions = set(view.actions) | ({"head", "options"} if "get" in view.actions else {"options"})  # type: ignore[attr-defined]
+    allow = ", ".join(m.upper() for m in view.cls.http_method_names if m in actions)  # type: ignore[attr-defined]
+
+    @functools.wraps(view)  # keeps what DRF's routers and drf-spectacular read (cls, actions)
+    def route(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.method == "GET" and not request.META.get("QUERY_STRING"):
+            answer = _kept_detail_answer(request, str(kwargs.get("pk", "")), allow)
+            if answer is not None:
+                return answer
+        return view(request, *args, **kwargs)
+
+    return route
+
+
+def _kept_detail_answer(request: HttpRequest, pk: str, allow: str) -> HttpResponse | None:
+    if request.META.get("HTTP_ACCEPT", "") not in _PLAIN_ACCEPT or not pk.isdigit():
+        return None
+    scheme, _, secret = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
+    if scheme.lower() != BearerTokenAuthentication.keyword.lower() or not secret or " " in secret:
+        return None
+    token = token_for_secret(raw_token=secret)
+    run_id = int(pk)
+    if token is None or not token.user.is_active or not 1 <= run_id <= ID_MAX:
+        return None
+    body = run_detail_kept_json(run_id=run_id, user_id=token.user_id, render=_RENDERER.render)
+    if body is None:
+        return None
+    token_touch(token=token)
+    response = HttpResponse(body, content_type=_RENDERER.media_type)
+    response["Allow"] = allow  # what DRF's answer carries besides the body
+    return response
+
+
+_RENDERER = FastJSONRenderer()
 
 
 class ExplanationViewSet(TeamScopedMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):

@@ -25,6 +25,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -36,13 +37,24 @@ from webapp.datasets.models import Dataset
 from webapp.graphs.models import Graph, GraphRevision
 
 from .models import TERMINAL_STATUSES, Run
-from .selectors import run_exports
+from .selectors import ExportState, run_exports
 
 # Documents kept per process (a few KB each).
 CACHE_SIZE = 2048
 
-# Run id -> (the row its document was built from, the document), least recently read first.
-_documents: OrderedDict[int, tuple[str, dict[str, Any]]] = OrderedDict()
+
+@dataclass
+class _Kept:
+    """A run's document, the row it was built from, and its last JSON answer with the files then."""
+
+    row: tuple[Any, ...]
+    document: dict[str, Any]
+    exports: dict[str, Any] | None = None
+    body: bytes = b""
+
+
+# Run id -> what is kept of it, least recently read first.
+_documents: OrderedDict[int, _Kept] = OrderedDict()
 _lock = threading.Lock()
 
 
@@ -67,12 +79,8 @@ def _statement(vendor: str) -> str:
     )
 
 
-def run_detail_cached(*, run_id: int, user_id: int, render: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
-    """The run's detail document: `render()`'s, kept while the run's row stays the same.
-
-    None when the run is not among the user's teams' (the caller answers as it would: 404).
-    `render` builds the document the uncached way (the serializer).
-    """
+def _read(run_id: int, user_id: int) -> tuple[dict[str, Any], tuple[Any, ...], _Kept | None] | None:
+    """(the run's row as fields, the row, what is kept of the run) if `user_id` may read it."""
     with connection.cursor() as cursor:
         cursor.execute(_statement(connection.vendor), [run_id, user_id])
         row = cursor.fetchone()
@@ -80,24 +88,51 @@ def run_detail_cached(*, run_id: int, user_id: int, render: Callable[[], dict[st
             return None
         names = [column[0] for column in cursor.description]
     fields = dict(zip(names, row, strict=True))  # the joined names come last (a later "name" wins)
-    if fields["status"] not in TERMINAL_STATUSES:
-        return render()
-    version = repr(row)
     with _lock:
         kept = _documents.get(run_id)
         if kept is not None:
             _documents.move_to_end(run_id)
-    if kept is not None and kept[0] == version:
-        document = kept[1]
-    else:
-        document = dict(render())
+    # Equal tuples of column values: the same row (repr() of it was a thirtieth of an answer).
+    return fields, row, kept if kept is not None and kept.row == row else None
+
+
+def _exports(run_id: int, fields: dict[str, Any]) -> dict[str, Any]:
+    return run_exports(ExportState(run_id, fields["status"], fields["export_status"], fields["export_error"]))
+
+
+def run_detail_cached(*, run_id: int, user_id: int, render: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
+    """The run's detail document: `render()`'s, kept while the run's row stays the same.
+
+    None when the run is not among the user's teams' (the caller answers as it would: 404).
+    `render` builds the document the uncached way (the serializer).
+    """
+    read = _read(run_id, user_id)
+    if read is None:
+        return None
+    fields, row, kept = read
+    if fields["status"] not in TERMINAL_STATUSES:
+        return render()
+    if kept is None:
+        kept = _Kept(row, dict(render()))
         with _lock:
-            _documents[run_id] = (version, document)
+            _documents[run_id] = kept
             _documents.move_to_end(run_id)
             while len(_documents) > CACHE_SIZE:
                 _documents.popitem(last=False)
-    on_disk = Run(
-        pk=run_id, status=fields["status"], export_status=fields["export_status"],
-        export_error=fields["export_error"],
-    )
-    return {**document, "exports": run_exports(on_disk)}
+    return {**kept.document, "exports": _exports(run_id, fields)}
+
+
+def run_detail_kept_json(*, run_id: int, user_id: int, render: Callable[[dict[str, Any]], bytes]) -> bytes | None:
+    """The run's detail as JSON when its document for the current row is kept and the user may
+    read it, else None (the caller takes the path of run_detail_cached, which keeps it).
+
+    `render` encodes a document; the answer is encoded again only when the files on disk changed.
+    """
+    read = _read(run_id, user_id)
+    if read is None or read[2] is None or read[0]["status"] not in TERMINAL_STATUSES:
+        return None
+    fields, _, kept = read
+    exports = _exports(run_id, fields)
+    if kept.exports != exports:
+        kept.body, kept.exports = render({**kept.document, "exports": exports}), exports
+    return kept.body

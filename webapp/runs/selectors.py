@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
@@ -403,17 +403,30 @@ def run_data_recipe(run: Run) -> dict[str, Any]:
     return dataset_recipe(dataset=run.dataset)
 
 
+EXPORT_FOLDER, EXPORT_ZIP = "export", "export.zip"  # in the run's folder
+
+
 def run_export_dir(run: Run) -> Path:
     """Folder of the run's export (model.safetensors, model.py, ...)."""
-    return conf.run_dir(run.pk) / "export"
+    return conf.run_dir(run.pk) / EXPORT_FOLDER
 
 
 def run_export_zip(run: Run) -> Path:
     """Where the zip of the run's export is kept."""
-    return conf.run_dir(run.pk) / "export.zip"
+    return conf.run_dir(run.pk) / EXPORT_ZIP
 
 
-def run_exports(run: Run) -> dict[str, Any]:
+class ExportState(NamedTuple):
+    """What run_exports reads of a run, for a caller that holds its row, not a model instance
+    (webapp/runs/detail.py: building a Run was a twentieth of a cached detail's time)."""
+
+    pk: int
+    status: str
+    export_status: str
+    export_error: str
+
+
+def run_exports(run: Run | ExportState) -> dict[str, Any]:
     """What a run offers for download, from its files and its export task's status.
 
     {"status": none|pending|ready|failed, "safetensors", "python", "config", "zip": bool,
@@ -423,7 +436,8 @@ def run_exports(run: Run) -> dict[str, Any]:
     """
     # os.path on strings: pathlib's joins were most of this function's time, and a finished
     # run's detail (webapp/runs/detail.py) reads these files for every answer.
-    folder = str(run_export_dir(run))
+    run_folder = str(conf.run_dir(run.pk))
+    folder = os.path.join(run_folder, EXPORT_FOLDER)
     succeeded = run.status == RunStatus.SUCCEEDED
 
     def has(name: str) -> bool:
@@ -451,7 +465,7 @@ def run_exports(run: Run) -> dict[str, Any]:
         "safetensors": has("model.safetensors"),
         "python": has("model.py"),
         "config": has("config.json"),
-        "zip": complete or (succeeded and os.path.isfile(run_export_zip(run))),
+        "zip": complete or (succeeded and os.path.isfile(os.path.join(run_folder, EXPORT_ZIP))),
         "onnx": onnx,
         "note": note,
     }

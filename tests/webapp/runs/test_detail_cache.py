@@ -87,3 +87,39 @@ def test_an_unfinished_run_is_built_for_every_request(api_a, user_a, team_a, rev
     answer = api_a.get(f"/api/runs/{queued.pk}/").json()
     assert answer["status"] == "queued" and answer["queue"]["position"] >= 1
     assert not detail._documents, "a queued run's position depends on other runs: never kept"
+
+
+def test_a_tokens_read_of_a_kept_document_answers_what_drf_answered_without_drf(api_a, user_a, team_a, revision_a,
+                                                                               dataset_a, monkeypatch):
+    """webapp/runs/api.py::run_detail_route answers the hot read itself: the same status, body and
+    headers as DRF's answer before it, while DRF's retrieve is not called; every other case
+    (a revoked token, a disabled user, another Accept, a changed row) is DRF's answer."""
+    from webapp.accounts.models import ApiToken
+    from webapp.runs.api import RunViewSet
+
+    detail._documents.clear()
+    run = run_create(user=user_a, team=team_a, graph_revision=revision_a, dataset=dataset_a, config={"epochs": 2})
+    Run.objects.filter(pk=run.pk).update(status=RunStatus.SUCCEEDED)
+    url = f"/api/runs/{run.pk}/"
+    by_drf = api_a.get(url)  # builds and keeps the document
+    served = []
+    drf_retrieve = RunViewSet.retrieve
+    monkeypatch.setattr(RunViewSet, "retrieve", lambda self, *a, **k: served.append(1) or drf_retrieve(self, *a, **k))
+    kept = api_a.get(url, HTTP_ACCEPT="application/json")
+    assert not served, "the kept document was answered through DRF"
+    assert (kept.status_code, kept.json()) == (200, by_drf.json())
+    assert dict(kept.headers) == dict(by_drf.headers)
+    assert kept["Allow"] == "GET, PATCH, HEAD, OPTIONS"
+
+    assert api_a.get(url, HTTP_ACCEPT="text/html").status_code == 406  # DRF's negotiation refuses it
+    Run.objects.filter(pk=run.pk).update(name="changed")
+    assert api_a.get(url).json()["name"] == "changed" and served == [1]  # rebuilt by DRF, kept again
+    assert api_a.get(url).json()["name"] == "changed" and served == [1]
+    user_a.is_active = False
+    user_a.save()
+    assert api_a.get(url).status_code == 401
+    user_a.is_active = True
+    user_a.save()
+    ApiToken.objects.filter(user=user_a).update(revoked_at="2026-01-01T00:00:00Z")
+    refused = api_a.get(url)
+    assert refused.status_code == 401 and refused.json()["error"]["code"] == "authentication_failed"
