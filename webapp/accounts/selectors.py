@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import weakref
 from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
 from typing import Any
 
@@ -61,19 +63,25 @@ def tokens_live(*, user: AbstractBaseUser) -> QuerySet[ApiToken]:
     return _live(ApiToken.objects.filter(user=user))
 
 
+# What token_grant_for_secret reads: enough to let a request in and to record the token's use.
+_GRANT_FIELDS = ({"id", "user", "expires_at", "last_used_at"}, {"is_active"})
+
+
 @cache
-def _token_statement(vendor: str) -> tuple[str, tuple[Any, ...], tuple[Any, ...]]:
+def _token_statement(vendor: str, narrow: bool = False) -> tuple[str, tuple[Any, ...], tuple[Any, ...]]:
     """The live-or-expired, unrevoked token with a given hash, and its user, in one statement.
 
-    (SQL, the token's columns, the user's columns): every concrete field of both, in model order,
-    as Col expressions for the backend's converters. Written once per database vendor: the ORM's
-    `select_related(...).filter(...).first()` compiled the same statement on every request, and
-    that was half of what a cached run detail cost (docs/benchmarks.md "API under load").
+    (SQL, the token's columns, the user's columns): every concrete field of both (only
+    _GRANT_FIELDS' when `narrow`), in model order, as Col expressions for the backend's
+    converters. Written once per database vendor: the ORM's `select_related(...).filter(...).first()`
+    compiled the same statement on every request, and that was half of what a cached run detail
+    cost (docs/benchmarks.md "API under load").
     """
     q = connection.ops.quote_name
     user_model = get_user_model()
-    token_cols = tuple(f.get_col("t") for f in ApiToken._meta.concrete_fields)
-    user_cols = tuple(f.get_col("u") for f in user_model._meta.concrete_fields)
+    token_fields, user_fields = _GRANT_FIELDS
+    token_cols = tuple(f.get_col("t") for f in ApiToken._meta.concrete_fields if not narrow or f.name in token_fields)
+    user_cols = tuple(f.get_col("u") for f in user_model._meta.concrete_fields if not narrow or f.name in user_fields)
     columns = ", ".join(f"{alias}.{q(col.target.column)}" for alias, cols in (("t", token_cols), ("u", user_cols))
                         for col in cols)
     sql = (
@@ -92,8 +100,8 @@ _converters: weakref.WeakKeyDictionary[Any, dict[tuple[Any, ...], list[tuple[int
 )
 
 
-def _from_row(db: Any, model: Any, cols: tuple[Any, ...], values: tuple[Any, ...]) -> Any:
-    """A model instance from raw column values, through the converters the ORM would apply."""
+def _converted(db: Any, cols: tuple[Any, ...], values: tuple[Any, ...]) -> list[Any]:
+    """Raw column values through the converters the ORM would apply."""
     known = _converters.setdefault(db, {})
     steps = known.get(cols)
     if steps is None:
@@ -105,25 +113,61 @@ def _from_row(db: Any, model: Any, cols: tuple[Any, ...], values: tuple[Any, ...
     for i, converters in steps:
         for convert in converters:
             converted[i] = convert(converted[i], cols[i], db)
-    return model.from_db(db.alias, None, converted)
+    return converted
 
 
-def token_for_secret(*, raw_token: str) -> ApiToken | None:
-    """The active token whose plaintext is `raw_token` (its user loaded with it), or None."""
+def _live_token_row(raw_token: str, *, narrow: bool) -> tuple[Any, dict[str, Any], dict[str, Any]] | None:
+    """(the connection, the token's converted columns, its user's) by field name, in model order,
+    for a live token whose plaintext is `raw_token`; None for anything else. The one reading of
+    the rule (unrevoked in the statement, unexpired here) behind both lookups below."""
     if not raw_token.startswith(TOKEN_PREFIX):
         return None
     db = connections[DEFAULT_DB_ALIAS]  # this thread's connection, looked up once
-    sql, token_cols, user_cols = _token_statement(db.vendor)
+    sql, token_cols, user_cols = _token_statement(db.vendor, narrow)
     with db.cursor() as cursor:
         cursor.execute(sql, [token_hash(raw_token)])
         row = cursor.fetchone()
     if row is None:
         return None
-    token = _from_row(db, ApiToken, token_cols, row[: len(token_cols)])
-    token.user = _from_row(db, get_user_model(), user_cols, row[len(token_cols):])
-    if token.expires_at is not None and token.expires_at <= timezone.now():
+    token = dict(zip((c.target.attname for c in token_cols), _converted(db, token_cols, row[: len(token_cols)]),
+                     strict=True))
+    user = dict(zip((c.target.attname for c in user_cols), _converted(db, user_cols, row[len(token_cols):]),
+                    strict=True))
+    if token["expires_at"] is not None and token["expires_at"] <= timezone.now():
         return None
+    return db, token, user
+
+
+def token_for_secret(*, raw_token: str) -> ApiToken | None:
+    """The active token whose plaintext is `raw_token` (its user loaded with it), or None."""
+    found = _live_token_row(raw_token, narrow=False)
+    if found is None:
+        return None
+    db, token_values, user_values = found
+    token = ApiToken.from_db(db.alias, None, list(token_values.values()))
+    token.user = get_user_model().from_db(db.alias, None, list(user_values.values()))
     return token
+
+
+@dataclass
+class TokenGrant:
+    """What a request signed in with a token needs of it when it needs no model instance
+    (token_touch records its use through `pk` and `last_used_at`)."""
+
+    pk: int
+    user_id: int
+    last_used_at: datetime | None
+
+
+def token_grant_for_secret(*, raw_token: str) -> TokenGrant | None:
+    """token_for_secret's check, for a live token of an active user, without building the token
+    and the user: building them was half of the lookup on the run detail's route
+    (webapp/runs/api.py::run_detail_route). None for anything else, an inactive user included."""
+    found = _live_token_row(raw_token, narrow=True)
+    if found is None or not found[2]["is_active"]:
+        return None
+    _, token, _ = found
+    return TokenGrant(pk=token["id"], user_id=token["user_id"], last_used_at=token["last_used_at"])
 
 
 def token_is_live(*, token_id: int) -> bool:

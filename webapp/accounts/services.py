@@ -18,7 +18,7 @@ from .models import ApiToken, Membership, Role, Team
 
 # token_hash and TOKEN_PREFIX live in selectors (the token lookup hashes with them); named
 # here too for callers that create tokens.
-from .selectors import TOKEN_PREFIX, token_hash, tokens_live
+from .selectors import TOKEN_PREFIX, TokenGrant, token_hash, tokens_live
 
 MAX_TOKEN_DAYS = 3650
 
@@ -119,7 +119,7 @@ def token_revoke(*, token: ApiToken) -> None:
         access_changed(user_id=token.user_id)
 
 
-def token_touch(*, token: ApiToken) -> None:
+def token_touch(*, token: ApiToken | TokenGrant) -> None:
     """Record use of a token, at most once a minute (a write per request is wasteful)."""
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > timedelta(minutes=1):

@@ -120,6 +120,8 @@ def test_a_tokens_read_of_a_kept_document_answers_what_drf_answered_without_drf(
     assert api_a.get(url).status_code == 401
     user_a.is_active = True
     user_a.save()
-    ApiToken.objects.filter(user=user_a).update(revoked_at="2026-01-01T00:00:00Z")
-    refused = api_a.get(url)
-    assert refused.status_code == 401 and refused.json()["error"]["code"] == "authentication_failed"
+    assert api_a.get(url).status_code == 200 and served == [1]  # active again: kept
+    for change in ({"expires_at": "2026-01-01T00:00:00Z"}, {"expires_at": None, "revoked_at": "2026-01-01T00:00:00Z"}):
+        ApiToken.objects.filter(user=user_a).update(**change)
+        refused = api_a.get(url)
+        assert refused.status_code == 401 and refused.json()["error"]["code"] == "authentication_failed", change
