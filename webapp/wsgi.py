@@ -53,7 +53,7 @@ def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> 
         status, body = refused
         headers = [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
         declared = environ.get("CONTENT_LENGTH")
-        if declared and declared.isdigit() and int(declared) <= largest_limit():
+        if declared and declared.isascii() and declared.isdigit() and int(declared) <= largest_limit():
             _drain(environ.get("wsgi.input"))  # the front sends no more than this
         else:
             headers.append(("Connection", "close"))

@@ -376,7 +376,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
     def retrieve(self, request: Request, pk: str | None = None) -> Response:
         """One run of the user's teams: its state, progress, summaries, best checkpoint and downloads."""
         # A finished run's document comes from webapp/runs/detail.py while its row is unchanged.
-        run_id = int(pk) if pk is not None and pk.isdigit() else 0
+        run_id = int(pk) if pk is not None and pk.isascii() and pk.isdigit() else 0
         if request.query_params or not 1 <= run_id <= ID_MAX:
             return super().retrieve(request, pk=pk)  # ?team= scoping, a malformed id: the usual path
         document = run_detail_cached(
@@ -506,7 +506,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         if upload is not None and isinstance(value, str):  # multipart fields are text
             value = None
         index = body.get("index") if hasattr(body, "get") else None
-        if index is not None and (isinstance(index, bool) or not str(index).isdigit()):
+        if index is not None and (isinstance(index, bool) or not (str(index).isascii() and str(index).isdigit())):
             raise ApiError(400, "invalid_input", "index must be a whole number >= 0.",
                            fields={"index": ["A whole number >= 0."]})
         answer = run_predict(run=run, input=value, image=upload.read() if upload is not None else None,
@@ -579,7 +579,8 @@ def run_detail_route(view: Callable[..., HttpResponse]) -> Callable[..., HttpRes
 
 
 def _kept_detail_answer(request: HttpRequest, pk: str, allow: str) -> HttpResponse | None:
-    if request.META.get("HTTP_ACCEPT", "") not in _PLAIN_ACCEPT or not pk.isdigit():
+    # isascii: str.isdigit() is true of "²", which int() refuses (a 500 before this check had it).
+    if request.META.get("HTTP_ACCEPT", "") not in _PLAIN_ACCEPT or not (pk.isascii() and pk.isdigit()):
         return None
     scheme, _, secret = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
     if scheme.lower() != BearerTokenAuthentication.keyword.lower() or not secret or " " in secret:

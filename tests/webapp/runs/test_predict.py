@@ -202,8 +202,9 @@ def test_other_bad_bodies_are_400s_never_500s(api_a, csv_run) -> None:
     assert "input" in _error_fields(_predict(api_a, run, {}))
     assert "input" in _error_fields(_predict(api_a, run, {"input": "a sentence"}))
     assert "input" in _error_fields(_predict(api_a, run, {"input": [1, 2]}))
-    response = _predict(api_a, run, {"index": "seven"})
-    assert response.status_code == 400 and "index" in response.json()["error"]["fields"]
+    for index in ("seven", "²"):  # "²" is a digit to str.isdigit, not to int(): it was a 500
+        response = _predict(api_a, run, {"index": index})
+        assert response.status_code == 400 and "index" in response.json()["error"]["fields"], index
     fields = _error_fields(
         api_a.post(
             f"/api/runs/{run.pk}/predict/",
