@@ -49,8 +49,9 @@ class _Kept:
 
     row: tuple[Any, ...]
     document: dict[str, Any]
-    exports: dict[str, Any] | None = None
-    body: bytes = b""
+    # (the files' part, the JSON with it): one value, replaced whole, so two threads answering
+    # after the files changed can never leave one's body beside the other's files.
+    answer: tuple[dict[str, Any], bytes] | None = None
 
 
 # Run id -> what is kept of it, least recently read first.
@@ -133,6 +134,7 @@ def run_detail_kept_json(*, run_id: int, user_id: int, render: Callable[[dict[st
         return None
     fields, _, kept = read
     exports = _exports(run_id, fields)
-    if kept.exports != exports:
-        kept.body, kept.exports = render({**kept.document, "exports": exports}), exports
-    return kept.body
+    answer = kept.answer
+    if answer is None or answer[0] != exports:
+        answer = kept.answer = (exports, render({**kept.document, "exports": exports}))
+    return answer[1]
