@@ -4,31 +4,43 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpRequest
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
 from webapp.accounts.selectors import token_for_secret
 from webapp.accounts.services import token_touch
 
+KEYWORD = "Bearer"
+
+
+def bearer_secret(request: HttpRequest | Request) -> str | None:
+    """The token of `Authorization: Bearer <token>`; None when no Bearer header is sent.
+
+    AuthenticationFailed for a malformed one. Also read outside DRF, by the run detail's route
+    (webapp/runs/api.py::run_detail_route), which leaves every failure to DRF's answer.
+    """
+    header = authentication.get_authorization_header(request).split()
+    if not header or header[0].lower() != KEYWORD.lower().encode():
+        return None
+    if len(header) != 2:
+        raise exceptions.AuthenticationFailed("Invalid Authorization header: expected 'Bearer <token>'.")
+    try:
+        return header[1].decode("ascii")
+    except UnicodeDecodeError as exc:
+        raise exceptions.AuthenticationFailed("Invalid token.") from exc
+
 
 class BearerTokenAuthentication(authentication.BaseAuthentication):
     """Authenticates `Authorization: Bearer nl_...` with a personal API token."""
 
-    keyword = "Bearer"
+    keyword = KEYWORD
 
     def authenticate(self, request: Request) -> tuple[Any, Any] | None:
         """Return (user, token) for a valid token, None when no Bearer header is sent."""
-        header = authentication.get_authorization_header(request).split()
-        if not header or header[0].lower() != self.keyword.lower().encode():
+        raw = bearer_secret(request)
+        if raw is None:
             return None
-        if len(header) != 2:
-            raise exceptions.AuthenticationFailed(
-                "Invalid Authorization header: expected 'Bearer <token>'."
-            )
-        try:
-            raw = header[1].decode("ascii")
-        except UnicodeDecodeError as exc:
-            raise exceptions.AuthenticationFailed("Invalid token.") from exc
         token = token_for_secret(raw_token=raw)
         if token is None or not token.user.is_active:
             raise exceptions.AuthenticationFailed("Invalid, expired or revoked token.")

@@ -17,6 +17,7 @@ from django.http import FileResponse, HttpRequest, HttpResponse
 from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import generics, mixins, serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -26,7 +27,7 @@ from rest_framework.views import APIView
 from webapp.accounts.models import Role
 from webapp.accounts.selectors import token_grant_for_secret
 from webapp.accounts.services import token_touch
-from webapp.api.authentication import BearerTokenAuthentication
+from webapp.api.authentication import bearer_secret
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
 from webapp.api.parsers import LimitedJSONParser
@@ -376,8 +377,8 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
     def retrieve(self, request: Request, pk: str | None = None) -> Response:
         """One run of the user's teams: its state, progress, summaries, best checkpoint and downloads."""
         # A finished run's document comes from webapp/runs/detail.py while its row is unchanged.
-        run_id = int(pk) if pk is not None and pk.isascii() and pk.isdigit() else 0
-        if request.query_params or not 1 <= run_id <= ID_MAX:
+        run_id = detail_run_id(pk)
+        if request.query_params or run_id is None:
             return super().retrieve(request, pk=pk)  # ?team= scoping, a malformed id: the usual path
         document = run_detail_cached(
             run_id=run_id, user_id=request.user.pk, render=lambda: super(RunViewSet, self).retrieve(request, pk=pk).data
@@ -570,7 +571,7 @@ def run_detail_route(view: Callable[..., HttpResponse]) -> Callable[..., HttpRes
     @functools.wraps(view)  # keeps what DRF's routers and drf-spectacular read (cls, actions)
     def route(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if request.method == "GET" and not request.META.get("QUERY_STRING"):
-            answer = _kept_detail_answer(request, str(kwargs.get("pk", "")), allow)
+            answer = _kept_detail_answer(request, kwargs.get("pk"), allow)
             if answer is not None:
                 return answer
         return view(request, *args, **kwargs)
@@ -578,16 +579,27 @@ def run_detail_route(view: Callable[..., HttpResponse]) -> Callable[..., HttpRes
     return route
 
 
-def _kept_detail_answer(request: HttpRequest, pk: str, allow: str) -> HttpResponse | None:
-    # isascii: str.isdigit() is true of "²", which int() refuses (a 500 before this check had it).
-    if request.META.get("HTTP_ACCEPT", "") not in _PLAIN_ACCEPT or not (pk.isascii() and pk.isdigit()):
+def detail_run_id(pk: str | None) -> int | None:
+    """The run id of a detail URL's `pk`, None when it can name no row.
+
+    isascii: str.isdigit() is true of "²", which int() refuses (a 500 before this check had it).
+    """
+    if pk is None or not (pk.isascii() and pk.isdigit()):
         return None
-    scheme, _, secret = request.META.get("HTTP_AUTHORIZATION", "").partition(" ")
-    if scheme.lower() != BearerTokenAuthentication.keyword.lower() or not secret or " " in secret:
-        return None
-    token = token_grant_for_secret(raw_token=secret)  # None for an inactive user's too
     run_id = int(pk)
-    if token is None or not 1 <= run_id <= ID_MAX:
+    return run_id if 1 <= run_id <= ID_MAX else None
+
+
+def _kept_detail_answer(request: HttpRequest, pk: str | None, allow: str) -> HttpResponse | None:
+    run_id = detail_run_id(pk)
+    if run_id is None or request.META.get("HTTP_ACCEPT", "") not in _PLAIN_ACCEPT:
+        return None
+    try:
+        secret = bearer_secret(request)
+    except AuthenticationFailed:
+        return None  # DRF's authenticator answers it
+    token = token_grant_for_secret(raw_token=secret) if secret is not None else None  # None for an inactive user's
+    if token is None:
         return None
     body = run_detail_kept_json(run_id=run_id, user_id=token.user_id, render=_RENDERER.render)
     if body is None:

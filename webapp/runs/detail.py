@@ -130,9 +130,11 @@ def run_detail_kept_json(*, run_id: int, user_id: int, render: Callable[[dict[st
     `render` encodes a document; the answer is encoded again only when the files on disk changed.
     """
     read = _read(run_id, user_id)
-    if read is None or read[2] is None or read[0]["status"] not in TERMINAL_STATUSES:
+    if read is None:
         return None
     fields, _, kept = read
+    if kept is None or fields["status"] not in TERMINAL_STATUSES:
+        return None
     exports = _exports(run_id, fields)
     answer = kept.answer
     if answer is None or answer[0] != exports:
