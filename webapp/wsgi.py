@@ -30,7 +30,8 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 django_application = get_wsgi_application()
 
-from webapp.api.body_limit import largest_limit, refusal  # noqa: E402  (after Django is set up)
+from webapp import hot_read  # noqa: E402  (after Django is set up)
+from webapp.api.body_limit import largest_limit, refusal  # noqa: E402
 from webapp.serving import settle_for_serving  # noqa: E402
 
 CLIENT_ADDR = "HTTP_X_NETLOOM_CLIENT_ADDR"
@@ -59,6 +60,12 @@ def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> 
             headers.append(("Connection", "close"))
         start_response(f"{status} {HTTPStatus(status).phrase}", headers)
         return [body]
+    hot = hot_read.answer(environ)
+    if hot is not None:
+        _drain(environ.get("wsgi.input"))
+        cookies = [("Set-Cookie", cookie.output(header="")) for cookie in hot.cookies.values()]  # as Django's
+        start_response(f"{hot.status_code} {hot.reason_phrase}", [*hot.items(), *cookies])
+        return hot
     response = django_application(environ, start_response)
     _drain(environ.get("wsgi.input"))
     return response

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest
-from rest_framework import authentication, exceptions
+from rest_framework import HTTP_HEADER_ENCODING, authentication, exceptions
 from rest_framework.request import Request
 
 from webapp.accounts.selectors import token_for_secret
@@ -20,7 +20,8 @@ def bearer_secret(request: HttpRequest | Request) -> str | None:
     AuthenticationFailed for a malformed one. Also read outside DRF, by the run detail's route
     (webapp/runs/api.py::run_detail_route), which leaves every failure to DRF's answer.
     """
-    header = authentication.get_authorization_header(request).split()
+    # META, not DRF's get_authorization_header: its request.headers copies every header first.
+    header = request.META.get("HTTP_AUTHORIZATION", "").encode(HTTP_HEADER_ENCODING).split()
     if not header or header[0].lower() != KEYWORD.lower().encode():
         return None
     if len(header) != 2:

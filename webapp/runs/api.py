@@ -576,6 +576,8 @@ def run_detail_route(view: Callable[..., HttpResponse]) -> Callable[..., HttpRes
                 return answer
         return view(request, *args, **kwargs)
 
+    # The same answer, for webapp/hot_read.py (in front of Django's handler): None leaves it to Django.
+    route.kept_answer = lambda request, pk: _kept_detail_answer(request, pk, allow)  # type: ignore[attr-defined]
     return route
 
 

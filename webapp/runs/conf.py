@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import os
 from pathlib import Path
 from typing import Any
 
@@ -62,3 +64,14 @@ def runs_root() -> Path:
 def run_dir(run_id: int) -> Path:
     """Folder of one run: checkpoints/, export/, explanations/."""
     return runs_root() / str(int(run_id))
+
+
+def run_folder(run_id: int) -> str:
+    """run_dir(run_id) as a string, for a finished run's detail (its every answer reads the run's
+    files: pathlib's parsing and joins were a tenth of that answer's time)."""
+    return os.path.join(_root_folder(get("RUNS_ROOT"), settings.MEDIA_ROOT), str(int(run_id)))
+
+
+@functools.lru_cache(maxsize=8)
+def _root_folder(root: Any, media_root: Any) -> str:
+    return str(Path(root) if root else Path(media_root) / "runs")

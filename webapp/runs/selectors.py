@@ -436,7 +436,7 @@ def run_exports(run: Run | ExportState) -> dict[str, Any]:
     """
     # os.path on strings: pathlib's joins were most of this function's time, and a finished
     # run's detail (webapp/runs/detail.py) reads these files for every answer.
-    run_folder = str(conf.run_dir(run.pk))
+    run_folder = conf.run_folder(run.pk)
     folder = os.path.join(run_folder, EXPORT_FOLDER)
     succeeded = run.status == RunStatus.SUCCEEDED
 

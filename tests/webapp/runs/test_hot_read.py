@@ -1,0 +1,167 @@
+"""webapp/hot_read.py: a token's read of a kept run detail answered in front of Django's handler.
+
+Every request goes through webapp/wsgi.py's `application`, the callable granian serves, with a WSGI
+environ as granian builds it; the hot answer is compared with the one Django's whole stack gives.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import sys
+from typing import Any
+
+import pytest
+from django.core import signals
+from django.core.handlers.wsgi import WSGIHandler
+
+from webapp import hot_read, wsgi
+from webapp.runs import detail
+from webapp.runs.models import Run, RunStatus
+from webapp.runs.services import run_create
+
+
+def environ(path: str, token: str | None, *, method: str = "GET", query: str = "", scheme: str = "http",
+            **headers: str) -> dict[str, Any]:
+    env: dict[str, Any] = {
+        "REQUEST_METHOD": method, "SCRIPT_NAME": "", "PATH_INFO": path, "QUERY_STRING": query,
+        "SERVER_NAME": "127.0.0.1", "SERVER_PORT": "8000", "SERVER_PROTOCOL": "HTTP/1.1",
+        "REMOTE_ADDR": "127.0.0.1", "HTTP_HOST": "127.0.0.1:8000", "HTTP_ACCEPT": "*/*",
+        "wsgi.version": (1, 0), "wsgi.url_scheme": scheme, "wsgi.input": io.BytesIO(b""), "wsgi.errors": sys.stderr,
+        "wsgi.multithread": True, "wsgi.multiprocess": True, "wsgi.run_once": False,
+    }
+    if token is not None:
+        env["HTTP_AUTHORIZATION"] = f"Bearer {token}"
+    env.update(headers)
+    return env
+
+
+class Served:
+    """What webapp/wsgi.py answered, and whether Django's handler was called for it."""
+
+    def __init__(self, env: dict[str, Any], handler_calls: list[str]) -> None:
+        before = len(handler_calls)
+        got: dict[str, Any] = {}
+
+        def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> None:
+            got.update(status=status, headers=headers)
+
+        result = wsgi.application(env, start_response)
+        try:
+            self.body = b"".join(result)
+        finally:
+            getattr(result, "close", lambda: None)()  # as the server does: request_finished
+        self.status: str = got["status"]
+        self.headers: list[tuple[str, str]] = sorted(got["headers"])
+        self.by_django = len(handler_calls) > before
+
+    def answer(self) -> tuple[str, list[tuple[str, str]], bytes]:
+        return self.status, self.headers, self.body
+
+
+@pytest.fixture
+def handler_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths Django's handler was called for; a handler made for each, with the settings then
+    (a handler's middleware read their settings when it is made)."""
+    calls: list[str] = []
+
+    def counted(env: dict[str, Any], start_response: Any) -> Any:
+        calls.append(env["PATH_INFO"])
+        return WSGIHandler()(env, start_response)
+
+    monkeypatch.setattr(wsgi, "django_application", counted)
+    return calls
+
+
+@pytest.fixture
+def finished(user_a: Any, team_a: Any, revision_a: Any, dataset_a: Any) -> Run:
+    detail._documents.clear()
+    run = run_create(user=user_a, team=team_a, graph_revision=revision_a, dataset=dataset_a, config={"epochs": 2})
+    Run.objects.filter(pk=run.pk).update(status=RunStatus.SUCCEEDED)
+    return run
+
+
+def token_of(client: Any) -> str:
+    return client._credentials["HTTP_AUTHORIZATION"].split()[1]
+
+
+def test_a_kept_detail_is_answered_before_djangos_handler_as_django_answered_it(api_a, finished, handler_calls):
+    assert hot_read.enabled(), "the project's MIDDLEWARE and URLs are the ones the hot read was written for"
+    url, token = f"/api/runs/{finished.pk}/", token_of(api_a)
+    started: list[int] = []
+    finished_signals: list[int] = []
+
+    def on_started(**_: Any) -> None:
+        started.append(1)
+
+    def on_finished(**_: Any) -> None:
+        finished_signals.append(1)
+
+    signals.request_started.connect(on_started)
+    signals.request_finished.connect(on_finished)
+    try:
+        first = Served(environ(url, token), handler_calls)  # DRF builds and keeps the document
+        again = Served(environ(url, token), handler_calls)
+    finally:
+        signals.request_started.disconnect(on_started)
+        signals.request_finished.disconnect(on_finished)
+    assert first.by_django and not again.by_django
+    assert again.answer() == first.answer()
+    assert first.status == "200 OK" and dict(again.headers)["X-Frame-Options"] == "DENY"
+    assert (started, finished_signals) == ([1, 1], [1, 1]), "Django's request signals, once per request each"
+
+    # The same answer for an Accept DRF answers with JSON; a rename is Django's answer, then kept again.
+    assert Served(environ(url, token, HTTP_ACCEPT="application/json"), handler_calls).answer() == first.answer()
+    Run.objects.filter(pk=finished.pk).update(name="renamed")
+    renamed = Served(environ(url, token), handler_calls)
+    assert renamed.by_django and b'"name":"renamed"' in renamed.body.replace(b" ", b"")
+    renamed_again = Served(environ(url, token), handler_calls)
+    assert not renamed_again.by_django and renamed_again.answer() == renamed.answer()
+
+
+def test_every_other_request_is_djangos_answer(api_a, api_b, finished, handler_calls, user_a, team_a, revision_a,
+                                               dataset_a):
+    url, token = f"/api/runs/{finished.pk}/", token_of(api_a)
+    Served(environ(url, token), handler_calls)  # kept
+    queued = run_create(user=user_a, team=team_a, graph_revision=revision_a, dataset=dataset_a, config={"epochs": 2})
+    others = {
+        "a host not allowed": (environ(url, token, HTTP_HOST="evil.example"), "400"),
+        "a query": (environ(url, token, query=f"team={team_a.pk}"), "200"),
+        "HEAD": (environ(url, token, method="HEAD"), "200"),
+        "an Accept DRF refuses": (environ(url, token, HTTP_ACCEPT="text/html"), "406"),
+        "no token": (environ(url, None), "401"),
+        "a token no one has": (environ(url, "nl_" + "0" * 40), "401"),
+        "a malformed Authorization": (environ(url, None, HTTP_AUTHORIZATION="Bearer a b"), "401"),
+        "another team's member": (environ(url, token_of(api_b)), "404"),
+        "a run not finished": (environ(f"/api/runs/{queued.pk}/", token), "200"),
+        "an id no row can have": (environ("/api/runs/99999999999999999999/", token), "404"),
+        "a sub-resource": (environ(f"/api/runs/{finished.pk}/checkpoints/", token), "200"),
+    }
+    for what, (env, status) in others.items():
+        served = Served(env, handler_calls)
+        assert served.by_django, what
+        assert served.status.startswith(status), (what, served.status, served.body[:200])
+
+
+def test_the_security_middlewares_settings_hold_on_the_hot_read(api_a, finished, handler_calls, settings):
+    url, token = f"/api/runs/{finished.pk}/", token_of(api_a)
+    settings.SECURE_SSL_REDIRECT = True
+    settings.SECURE_HSTS_SECONDS = 3600
+    redirected = Served(environ(url, token), handler_calls)
+    assert redirected.by_django and redirected.status.startswith("301")
+    first = Served(environ(url, token, scheme="https"), handler_calls)
+    again = Served(environ(url, token, scheme="https"), handler_calls)
+    assert not again.by_django and again.answer() == first.answer()
+    assert dict(again.headers)["Strict-Transport-Security"] == "max-age=3600"
+    settings.DISALLOWED_USER_AGENTS = [re.compile(r"^curl/")]
+    refused = Served(environ(url, token, scheme="https", HTTP_USER_AGENT="curl/8.0"), handler_calls)
+    assert refused.by_django and refused.status.startswith("403")
+
+
+def test_another_middleware_list_turns_the_hot_read_off(api_a, finished, handler_calls, settings):
+    url, token = f"/api/runs/{finished.pk}/", token_of(api_a)
+    settings.MIDDLEWARE = [*settings.MIDDLEWARE, "django.middleware.gzip.GZipMiddleware"]
+    assert not hot_read.enabled()
+    for _ in range(2):
+        served = Served(environ(url, token), handler_calls)
+        assert served.by_django and served.status == "200 OK"
