@@ -7,9 +7,11 @@ One address, three servers, each doing what it is best at (docs/architecture.md,
   passes request bodies through as they arrive (no buffering: the HTTP server's guard refuses an
   oversized body after its headers) and tells the HTTP server the client's address
   (`X-Netloom-Client-Addr`, overwriting any a client sent: the sign-in lockout counts real clients).
-- **HTTP: granian serving Django's WSGI handler** (webapp/wsgi.py), NETLOOM_WEB_WORKERS processes
-  of NETLOOM_WEB_THREADS threads (default 1: Django's work holds the GIL, so one thread a process
-  serves the most; granian's Rust runtime holds the connections meanwhile). On this machine it
+- **HTTP: granian serving Django's WSGI handler** (webapp/wsgi.py), NETLOOM_WEB_WORKERS granian
+  processes, each on a Unix socket of its own, with NETLOOM_WEB_THREADS threads (default 1:
+  Django's work holds the GIL, so one thread a process serves the most; granian's Rust runtime
+  holds the connections meanwhile); nginx spreads requests over them (`least_conn`): on one shared
+  socket one process kept most of nginx's kept-alive connections and the others idled. On this machine it
   served a plain Django view at 1.9-2.4x, and `GET /api/runs/<id>/` at 1.4-1.6x with 0.7x the
   p99, of uvicorn with Django on a thread pool (docs/benchmarks.md "API under load").
 - **streams: uvicorn** (httptools, uvloop, websockets) serving `webapp.asgi:application`,
@@ -115,8 +117,15 @@ def _too_large() -> tuple[int, str, str]:
             _quoted(too_large_body(b"application/json")))
 
 
-def nginx_config(*, host: str, port: int, folder: Path, http_socket: Path, stream_socket: Path) -> str:
-    """The front's whole configuration: one server on host:port, two upstreams on Unix sockets."""
+def nginx_config(*, host: str, port: int, folder: Path, http_sockets: list[Path], stream_socket: Path) -> str:
+    """The front's whole configuration: one server on host:port, two upstreams on Unix sockets.
+
+    HTTP is one upstream server per HTTP process, each on a socket of its own, and nginx sends each
+    request to the one with the fewest requests in flight (least_conn). On one socket shared by
+    the processes, whichever accepted first kept the front's kept-alive connections: under load one
+    process worked a whole core while the other had a quarter of one (docs/benchmarks.md).
+    """
+    http_servers = " ".join(f"server unix:{path};" for path in http_sockets)
     listen = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     # Started as root, nginx's workers would run as `nobody`, who cannot reach the sockets' folder:
     # they run as the user every other server of the service runs as.
@@ -150,7 +159,7 @@ http {{
     proxy_request_buffering off;
     map $content_type $too_large_body {{ ~*^multipart/ {too_large_multipart}; default {too_large_other}; }}
     server_tokens off;
-    upstream http_app {{ server unix:{http_socket}; keepalive 64; }}
+    upstream http_app {{ least_conn; {http_servers} keepalive 64; }}
     upstream streams {{ server unix:{stream_socket}; }}
     map $http_upgrade $connection_upgrade {{ default upgrade; "" close; }}
     server {{
@@ -209,7 +218,8 @@ def _wait_for_socket(path: Path, child: subprocess.Popen[bytes], name: str) -> N
 def serve_behind_front(*, host: str, port: int, http_workers: int, stream_workers: int) -> int:
     """Start the HTTP server, the stream server and the front; stop them all when one ends."""
     folder = Path(tempfile.mkdtemp(prefix="netloom-web-"))  # 0700: only this user reaches the sockets
-    http_socket, stream_socket = folder / "http.sock", folder / "streams.sock"
+    http_sockets = [folder / f"http-{index}.sock" for index in range(http_workers)]
+    stream_socket = folder / "streams.sock"
     threads = int(os.environ.get("NETLOOM_WEB_THREADS") or 1)
     level = _log_level()
     children: dict[str, subprocess.Popen[bytes]] = {}
@@ -227,17 +237,19 @@ def serve_behind_front(*, host: str, port: int, http_workers: int, stream_worker
     signal.signal(signal.SIGINT, stop)
     status = 0
     try:
-        start("HTTP", [
-            sys.executable, "-m", "granian", "--interface", "wsgi", "--uds", str(http_socket),
-            "--workers", str(http_workers), "--blocking-threads", str(threads), "--respawn-failed-workers",
-            "--no-access-log", "--log-level", "warning" if level == "info" else level, WSGI_APP,
-        ])
+        for index, path in enumerate(http_sockets):  # one granian a socket: the front balances them
+            start(f"HTTP {index + 1}", [
+                sys.executable, "-m", "granian", "--interface", "wsgi", "--uds", str(path),
+                "--workers", "1", "--blocking-threads", str(threads), "--respawn-failed-workers",
+                "--no-access-log", "--log-level", "warning" if level == "info" else level, WSGI_APP,
+            ])
         start("stream", [sys.executable, "-m", "webapp.serve", "--streams-uds", str(stream_socket),
                          "--workers", str(stream_workers)])
-        for name, path in (("HTTP", http_socket), ("stream", stream_socket)):
+        waits = [*((f"HTTP {index + 1}", path) for index, path in enumerate(http_sockets)), ("stream", stream_socket)]
+        for name, path in waits:
             _wait_for_socket(path, children[name], name)
         config = folder / "nginx.conf"
-        config.write_text(nginx_config(host=host, port=port, folder=folder, http_socket=http_socket,
+        config.write_text(nginx_config(host=host, port=port, folder=folder, http_sockets=http_sockets,
                                        stream_socket=stream_socket))
         start("front", [_nginx() or "nginx", "-p", str(folder), "-c", str(config), "-e", "stderr"])
         print(f"webapp.serve: http://{host}:{port}/ (nginx in front of granian for HTTP, "
