@@ -47,6 +47,19 @@ def checkout_instance(root: Path = ROOT) -> str:
     return f"netloom-{hashlib.sha1(str(root).encode()).hexdigest()[:8]}"
 
 
+def cohosted_worker_threads() -> str:
+    """NETLOOM_WORKER_THREADS for workers that share this machine's cores with the web tier: the
+    environment's when set, else the cores less one (at least 1).
+
+    torch's default, a thread per core, made the iris MLP's trainer spin a second core on waits:
+    alone it took 1.35 cores for the speed one thread gives with 0.87, and beside a loaded web tier
+    it trained at half one thread's speed while leaving the web a fifth fewer requests/s
+    (docs/benchmarks.md "API under load", session 12).
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return os.environ.get("NETLOOM_WORKER_THREADS") or str(max(1, cores - 1))
+
+
 def worker_commands(instance: str) -> list[list[str]]:
     """The Celery workers `make run` starts: training (one run at a time) and short jobs, apart."""
     from webapp.queues import SHORT_QUEUE, TRAIN_QUEUE
@@ -93,6 +106,8 @@ def main() -> int:
     # settings default stays "sync" for deployments without a worker and for unit tests).
     os.environ.setdefault("NETLOOM_DATASET_PROCESSING", "celery")
     instance = os.environ.setdefault("NETLOOM_INSTANCE", checkout_instance())
+    # The workers train on the cores the web tier serves from: leave it one.
+    os.environ["NETLOOM_WORKER_THREADS"] = cohosted_worker_threads()
     port = int(os.environ.get("PORT", "8000"))
     children: list[subprocess.Popen[bytes]] = []
 
@@ -171,7 +186,8 @@ def main() -> int:
             f"\nNetloom is running at http://127.0.0.1:{port}/  (app: /app/, API docs: /api/docs/)",
             flush=True,
         )
-        print(f"Redis key prefix {instance!r} (NETLOOM_INSTANCE); workers: train, short", flush=True)
+        print(f"Redis key prefix {instance!r} (NETLOOM_INSTANCE); workers: train, short "
+              f"({os.environ['NETLOOM_WORKER_THREADS']} torch thread(s) each, NETLOOM_WORKER_THREADS)", flush=True)
         print("log in as demo / demo; Ctrl-C stops everything\n", flush=True)
         while True:
             for child in children:

@@ -45,6 +45,10 @@ Environment (all optional on a developer machine):
                               threads) or "asgi" (Django's ASGI handler for every HTTP request, as before
                               issue 12)
     NETLOOM_CPU_PROCESSES     most processes one run may use on a CPU training worker (its capacity); default 8
+    NETLOOM_WORKER_THREADS    torch's intra-op threads in each Celery worker process (training, explanations;
+                              a multi-process run's ranks through OMP_NUM_THREADS); default 0: torch's own,
+                              one per core. `make run` and the test stacks, which share the cores with the web
+                              tier, set the cores less one (at least 1): webapp/devserver.py
     NETLOOM_DATASET_RESEND_SECONDS an upload still processing with nothing written for this long gets
                               datasets.process sent again (the broker may have lost it); default 60
     STATIC_ROOT               where collectstatic puts files; default var/static
@@ -249,6 +253,7 @@ NETLOOM_DATASET_RESEND_SECONDS = float(os.environ.get("NETLOOM_DATASET_RESEND_SE
 # Devices a run may ask for at create time (issue 13 will let workers announce theirs).
 NETLOOM_DEVICES = env_list("NETLOOM_DEVICES", ["cpu"])
 NETLOOM_CPU_PROCESSES = env_int("NETLOOM_CPU_PROCESSES", 8)
+NETLOOM_WORKER_THREADS = env_int("NETLOOM_WORKER_THREADS", 0)
 NETLOOM_WEB_THREADS = env_int("NETLOOM_WEB_THREADS", 8)
 NETLOOM_HTTP_HANDLER = os.environ.get("NETLOOM_HTTP_HANDLER", "wsgi")
 if NETLOOM_HTTP_HANDLER not in ("wsgi", "asgi"):

@@ -8,12 +8,14 @@ outcome through the runs app's services; exceptions become messages a user can a
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from celery import signals
+from django.conf import settings
 from django.db import close_old_connections
 
 from webapp.celery import app
@@ -407,6 +409,21 @@ def _forget_worker(**_: Any) -> None:
 
 
 @signals.celeryd_after_setup.connect
+@signals.worker_process_init.connect
+def _torch_threads(**_: Any) -> None:
+    """NETLOOM_WORKER_THREADS > 0: torch's intra-op threads in this worker process (set before its
+    first task: the solo pool's worker itself, or a forked pool child), and OMP_NUM_THREADS for
+    the processes it starts (a multi-process run's ranks)."""
+    threads = settings.NETLOOM_WORKER_THREADS
+    if threads <= 0:
+        return
+    import torch
+
+    torch.set_num_threads(threads)
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+
+
+@signals.celeryd_after_setup.connect
 def _train_queues_for_this_worker(sender: str, instance: Any, **_: Any) -> None:
     """A worker started on "train" consumes the train queues its devices fit, not "train" itself.
 
@@ -421,5 +438,6 @@ def _train_queues_for_this_worker(sender: str, instance: Any, **_: Any) -> None:
     for name in worker.train_queues:
         # The declared Queue (its own exchange), not a new one bound to the default exchange.
         queues.select_add(queues[name] if name in queues else name)
-    logger.warning("worker %s: devices %s (%s, capacity %d); train queues %s", sender, ",".join(worker.devices),
-                   worker.kind, worker.capacity, ",".join(worker.train_queues))
+    logger.warning("worker %s: devices %s (%s, capacity %d); train queues %s; torch threads %s", sender,
+                   ",".join(worker.devices), worker.kind, worker.capacity, ",".join(worker.train_queues),
+                   settings.NETLOOM_WORKER_THREADS or "torch's default")

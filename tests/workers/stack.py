@@ -30,6 +30,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from webapp.devserver import cohosted_worker_threads
 from webapp.queues import QUEUES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -149,6 +150,8 @@ class ServiceStack:
             # One server process a stack (two on two cores would be make run's): a test that
             # SIGKILLs the server leaves no orphan, and the suite's stacks stay small.
             "NETLOOM_WEB_WORKERS": "1",
+            # The workers share the cores with the web tier, as under `make run`.
+            "NETLOOM_WORKER_THREADS": cohosted_worker_threads(),
             **(env or {}),
         }
         self.world: dict[str, Any] = {}

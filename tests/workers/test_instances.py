@@ -57,6 +57,14 @@ def _wait_json(stack: ServiceStack, path: str, done: Any, timeout: float = TIMEO
         time.sleep(0.1)
 
 
+def test_the_training_worker_leaves_the_web_tier_a_core(split_stack: ServiceStack) -> None:
+    """As under `make run`, the workers' torch threads are the cores less one (webapp/devserver.py)."""
+    from webapp.devserver import cohosted_worker_threads
+
+    log = split_stack.worker_log.read_text(errors="replace")
+    assert f"torch threads {cohosted_worker_threads()}" in log, log[-2000:]
+
+
 def test_ten_explanations_finish_while_a_long_run_is_still_training(split_stack: ServiceStack) -> None:
     """Two workers on two queues (issue 13): the train worker announces its devices and consumes
     only train queues, the short one only `short`; ten explanations asked for together with a long
