@@ -50,6 +50,8 @@ from django.urls import Resolver404, resolve
 log = logging.getLogger(__name__)
 
 # The middleware list the module's description was read from; another one turns the hot read off.
+# A copy of webapp/settings.py's on purpose, not an import: a middleware added there turns the hot
+# read off (one warning at start) until someone checks this module against it.
 MIDDLEWARE = (
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
