@@ -21,9 +21,10 @@ did. The answer is the one Django's whole stack gives, status, headers and body
 route: a new middleware or a moved route turns it off, and that test says so.
 
 Django's request signals are sent for an answered request as for any other, once each:
-`request_started` when the answer is made, `request_finished` when the server closes it. The
-database connections are checked before the answer is made (closed when unusable or past
-CONN_MAX_AGE), as request_started's receiver does. A request left to Django gets Django's signals.
+`request_started` when the answer is made, `request_finished` when the server closes it (their
+receivers close database connections that are unusable or past CONN_MAX_AGE, so the next request
+finds a checked one; a connection that broke in between makes the read raise, and Django answers).
+A request left to Django gets Django's signals.
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ from django.core import signals
 from django.core.exceptions import DisallowedHost, PermissionDenied
 from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
 from django.core.signals import setting_changed
-from django.db import close_old_connections
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
 from django.middleware.clickjacking import XFrameOptionsMiddleware
@@ -138,7 +138,9 @@ def answer(environ: dict[str, Any]) -> HttpResponse | None:
     if setup is None:
         return None
     kept_answer, chain = setup
-    close_old_connections()  # what request_started's receivers do for the database, before it is used
+    # No close_old_connections() first: the last request's request_finished closed an obsolete
+    # connection, and one that broke since makes the read raise, and Django then answers it after
+    # its own request_started has closed that connection.
     request = WSGIRequest(environ)
     try:
         response = None if chain.refuses(request) else kept_answer(request, match.group(1))

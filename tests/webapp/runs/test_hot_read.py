@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from django.core import signals
 from django.core.handlers.wsgi import WSGIHandler
+from django.db import close_old_connections
 
 from webapp import hot_read, wsgi
 from webapp.runs import detail
@@ -57,6 +58,17 @@ class Served:
 
     def answer(self) -> tuple[str, list[tuple[str, str]], bytes]:
         return self.status, self.headers, self.body
+
+
+@pytest.fixture(autouse=True)
+def connection_kept() -> Any:
+    """As Django's test client does: the request signals leave the database connection open (on
+    PostgreSQL closing it mid-test would end the test's transaction with it)."""
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    yield
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)
 
 
 @pytest.fixture
