@@ -154,16 +154,18 @@ def test_a_killed_worker_takes_its_ranks_with_it_and_a_new_worker_resumes_with_t
     frames = asyncio.run(watch())
     statuses = [f["status"] for f in frames if f.get("type") == "status"]
     assert statuses[-1] == "succeeded", stack.logs()
-    assert "interrupted" in statuses and statuses.count("running") == 2, statuses
+    detail = stack.api("a").get(f"/api/runs/{run['id']}/").json()
+    # One attempt killed with its worker, one resumed by the new worker; on a loaded machine the
+    # stack's 3 s lease can lapse once more, and that attempt is resumed the same way.
+    attempts = detail["attempts"]
+    why = [f.get("detail") for f in frames if f.get("type") == "status" and f["status"] == "interrupted"]
+    assert "interrupted" in statuses and statuses.count("running") == attempts >= 2, (statuses, why)
     resumed = [
         f
         for f in frames
         if f.get("type") == "log" and "resumed from the checkpoint" in f["message"]
     ]
-    assert len(resumed) == 1 and resumed[0]["step"] >= 14
-
-    detail = stack.api("a").get(f"/api/runs/{run['id']}/").json()
-    assert detail["attempts"] == 2
+    assert len(resumed) == attempts - 1 and all(f["step"] >= 14 for f in resumed), resumed
     total = detail["progress"]["total_steps"]
     stored = stored_points(stack, run["id"])
     assert sorted(s for k, s in stored if k == "train/loss") == list(range(1, total + 1)), (
