@@ -218,7 +218,8 @@ def _wait_for_socket(path: Path, child: subprocess.Popen[bytes], name: str) -> N
 def serve_behind_front(*, host: str, port: int, http_workers: int, stream_workers: int) -> int:
     """Start the HTTP server, the stream server and the front; stop them all when one ends."""
     folder = Path(tempfile.mkdtemp(prefix="netloom-web-"))  # 0700: only this user reaches the sockets
-    http_sockets = [folder / f"http-{index}.sock" for index in range(http_workers)]
+    # One granian a socket, named as its process is: the front balances them.
+    http_sockets = {f"HTTP {index + 1}": folder / f"http-{index}.sock" for index in range(http_workers)}
     stream_socket = folder / "streams.sock"
     threads = int(os.environ.get("NETLOOM_WEB_THREADS") or 1)
     level = _log_level()
@@ -237,19 +238,18 @@ def serve_behind_front(*, host: str, port: int, http_workers: int, stream_worker
     signal.signal(signal.SIGINT, stop)
     status = 0
     try:
-        for index, path in enumerate(http_sockets):  # one granian a socket: the front balances them
-            start(f"HTTP {index + 1}", [
+        for name, path in http_sockets.items():
+            start(name, [
                 sys.executable, "-m", "granian", "--interface", "wsgi", "--uds", str(path),
                 "--workers", "1", "--blocking-threads", str(threads), "--respawn-failed-workers",
                 "--no-access-log", "--log-level", "warning" if level == "info" else level, WSGI_APP,
             ])
         start("stream", [sys.executable, "-m", "webapp.serve", "--streams-uds", str(stream_socket),
                          "--workers", str(stream_workers)])
-        waits = [*((f"HTTP {index + 1}", path) for index, path in enumerate(http_sockets)), ("stream", stream_socket)]
-        for name, path in waits:
+        for name, path in {**http_sockets, "stream": stream_socket}.items():
             _wait_for_socket(path, children[name], name)
         config = folder / "nginx.conf"
-        config.write_text(nginx_config(host=host, port=port, folder=folder, http_sockets=http_sockets,
+        config.write_text(nginx_config(host=host, port=port, folder=folder, http_sockets=list(http_sockets.values()),
                                        stream_socket=stream_socket))
         start("front", [_nginx() or "nginx", "-p", str(folder), "-c", str(config), "-e", "stderr"])
         print(f"webapp.serve: http://{host}:{port}/ (nginx in front of granian for HTTP, "

@@ -57,8 +57,7 @@ def get(name: str) -> Any:
 
 def runs_root() -> Path:
     """Folder that holds one sub-folder per run."""
-    root = get("RUNS_ROOT")
-    return Path(root) if root else Path(settings.MEDIA_ROOT) / "runs"
+    return Path(_root_folder(get("RUNS_ROOT"), settings.MEDIA_ROOT))
 
 
 def run_dir(run_id: int) -> Path:
@@ -74,4 +73,5 @@ def run_folder(run_id: int) -> str:
 
 @functools.lru_cache(maxsize=8)
 def _root_folder(root: Any, media_root: Any) -> str:
+    """RUNS_ROOT, else MEDIA_ROOT/runs: the one rule for runs_root and run_folder."""
     return str(Path(root) if root else Path(media_root) / "runs")
