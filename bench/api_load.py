@@ -5,8 +5,11 @@ machine's Redis under a prefix of its own, the web tier through webapp/serve.py 
 `--web-workers` processes, a training worker and a short-job worker) and measures, one after the
 other in one invocation:
 
-0. the baselines, the same load on two bench-only views (tests/workers/bench_urls.py): `bare`, a
-   plain Django view answering a constant body (the web tier, the middleware and Django's handler:
+0. the baselines, the same load on bench-only answers: `raw`, a bare WSGI callable answering a
+   constant body before Django is asked (tests/workers/bench_wsgi.py, served by the front only:
+   nginx, granian's glue and wrk on the same cores, the floor of any Python answer here),
+   and two bench-only views (tests/workers/bench_urls.py): `bare`, a
+   plain Django view answering the same body (the web tier, the middleware and Django's handler:
    the ceiling of this machine for any Django view), and `token`, a DRF view with the service's
    token authentication and permission answering the same body;
    Both, and the run detail alone (1), are measured twice with the web tier restarted between:
@@ -18,7 +21,7 @@ other in one invocation:
 2. training alone: a run of the iris MLP trains (no step delay) for `--seconds`; its speed is the
    steps it advanced per second (its `progress.step`, read at the start and the end);
 3. both at once: the same wrk load while the same run goes on training; then, the run still
-   training, the two baselines again (what any Django view gets of the cores training leaves).
+   training, the three baselines again (what any answer gets of the cores training leaves).
 
 The ratios (3 vs 1 for requests/s, 3 vs 2 for training steps/s) say whether either starves the other;
 1 against 0 says what the run detail costs over the ceiling; during 1 each web-tier process's and
@@ -132,7 +135,8 @@ def main() -> None:
 
     tmp = Path(tempfile.mkdtemp(prefix="netloom-api-load-"))
     env = {"DJANGO_SETTINGS_MODULE": "tests.workers.bench_settings", "NETLOOM_WEB_LOG_LEVEL": "warning",
-           "NETLOOM_WEB_WORKERS": str(args.web_workers)}  # the stack's test default is one process
+           "NETLOOM_WEB_WORKERS": str(args.web_workers),  # the stack's test default is one process
+           "NETLOOM_WSGI_APP": "tests.workers.bench_wsgi:application"}  # the raw baseline, then the service
     with ServiceStack(tmp, RedisServer.shared(db=6), env=env, split_workers=True) as stack:
         target = stack.create_run(epochs=1)
         wait_status(stack, target["id"], {"succeeded", "failed"})
@@ -153,7 +157,7 @@ def main() -> None:
             time.sleep(1.0 + args.web_workers)  # every process has imported Django and listens
             wrk(url, token, seconds=3, connections=args.connections, threads=args.threads)  # warm: threads, connections
             phases = by_server[server] = {}
-            for name in ("bare", "token"):
+            for name in ("raw", "bare", "token") if server == "nginx" else ("bare", "token"):  # raw: WSGI only
                 phases[name] = load(f"{stack.base}/bench/{name}/")
                 print(json.dumps({"phase": f"{server}: baseline {name}", **phases[name]}), flush=True)
             phases["detail"], phases["detail_cpu_cores"] = cpu_shares(stack, load)
@@ -173,7 +177,7 @@ def main() -> None:
         print(json.dumps({"phase": "both", "steps_per_s": train_loaded, **both}), flush=True)
         # The baselines with the run still training: what any Django view gets of the cores left.
         beside: dict[str, Any] = {}
-        for name in ("bare", "token"):
+        for name in ("raw", "bare", "token"):
             beside[name] = load(f"{stack.base}/bench/{name}/")
             print(json.dumps({"phase": f"training: baseline {name}", **beside[name]}), flush=True)
         stack.api("a").post(f"/api/runs/{training['id']}/cancel/")
@@ -181,6 +185,7 @@ def main() -> None:
     result = {
         "bench": "api_load", "args": {**vars(args), "json": str(args.json)},
         "database": "postgresql" if os.environ.get("DATABASE_URL", "").startswith("postgres") else "sqlite",
+        "baseline_raw": baselines["raw"], "baseline_raw_with_training": beside["raw"],
         "baseline_bare": baselines["bare"], "baseline_token": baselines["token"],
         "load_alone": alone, "load_with_training": both, "uvicorn_alone": by_server["none"],
         "baseline_bare_with_training": beside["bare"], "baseline_token_with_training": beside["token"],
@@ -191,24 +196,29 @@ def main() -> None:
     print()
     print("| web tier | phase | requests/s | p50 ms | p90 ms | p99 ms | training steps/s |")
     print("|---|---|---:|---:|---:|---:|---:|")
-    labels = (("bare", "baseline: plain Django view"), ("token", "baseline: DRF + token"),
-              ("detail", "`GET /api/runs/<id>/` alone"))
+    labels = (("raw", "baseline: bare WSGI callable"), ("bare", "baseline: plain Django view"),
+              ("token", "baseline: DRF + token"), ("detail", "`GET /api/runs/<id>/` alone"))
     for server in SERVERS:
         for name, label in labels:
+            if name not in by_server[server]:
+                continue
             b = by_server[server][name]
             print(f"| {SERVERS[server]} | {label} | {b['requests_per_s']:.0f} | {b.get('p50_ms')} | {b.get('p90_ms')} | "
                   f"{b.get('p99_ms')} | - |")
     print(f"| {SERVERS['nginx']} | training alone | - | - | - | - | {train_alone:.1f} |")
     print(f"| {SERVERS['nginx']} | both | {both['requests_per_s']:.0f} | {both.get('p50_ms')} | {both.get('p90_ms')} | "
           f"{both.get('p99_ms')} | {train_loaded:.1f} |")
-    for name, label in labels[:2]:
+    for name, label in labels[:3]:
         b = beside[name]
         print(f"| {SERVERS['nginx']} | {label}, a run training | {b['requests_per_s']:.0f} | {b.get('p50_ms')} | "
               f"{b.get('p90_ms')} | {b.get('p99_ms')} | - |")
-    for name, label in labels:
+    for name, label in labels[1:]:
         ratio = by_server["nginx"][name]["requests_per_s"] / by_server["none"][name]["requests_per_s"]
         print(f"{label}: front / uvicorn alone {ratio:.2f} requests/s, p99 "
               f"{by_server['nginx'][name]['p99_ms']} / {by_server['none'][name]['p99_ms']} ms")
+    print(f"run detail / bare WSGI callable: {alone['requests_per_s'] / baselines['raw']['requests_per_s']:.2f}; "
+          f"with a run training: {both['requests_per_s'] / beside['raw']['requests_per_s']:.2f}, p99 "
+          f"{both.get('p99_ms')} / {beside['raw'].get('p99_ms')} ms")
     print(f"run detail / plain Django view: {alone['requests_per_s'] / baselines['bare']['requests_per_s']:.2f}; "
           f"run detail / DRF + token: {alone['requests_per_s'] / baselines['token']['requests_per_s']:.2f}")
     print(f"requests/s with training / alone: {result['requests_ratio']:.2f}; "

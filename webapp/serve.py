@@ -45,6 +45,8 @@ import time
 from pathlib import Path
 
 APP = "webapp.asgi:application"
+# The WSGI callable granian serves; NETLOOM_WSGI_APP names another (bench/api_load.py's, which
+# answers one bench-only path itself and hands every other request to this one).
 WSGI_APP = "webapp.wsgi:application"
 # A WebSocket message from a browser is a small JSON control frame; 1 MiB is generous.
 WS_MAX_MESSAGE_BYTES = 1 << 20
@@ -242,7 +244,8 @@ def serve_behind_front(*, host: str, port: int, http_workers: int, stream_worker
             start(name, [
                 sys.executable, "-m", "granian", "--interface", "wsgi", "--uds", str(path),
                 "--workers", "1", "--blocking-threads", str(threads), "--respawn-failed-workers",
-                "--no-access-log", "--log-level", "warning" if level == "info" else level, WSGI_APP,
+                "--no-access-log", "--log-level", "warning" if level == "info" else level,
+                os.environ.get("NETLOOM_WSGI_APP") or WSGI_APP,
             ])
         start("stream", [sys.executable, "-m", "webapp.serve", "--streams-uds", str(stream_socket),
                          "--workers", str(stream_workers)])
