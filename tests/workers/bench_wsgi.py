@@ -13,8 +13,12 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from tests.workers.bench_urls import BODY  # noqa: E402, I001
-from webapp.wsgi import application as service  # sets Django up: bench_urls imports DRF
+from webapp.wsgi import application as service
+
+# After webapp.wsgi, which sets Django up: bench_urls imports DRF, which needs the apps loaded.
+RAW_PATH = "/bench/raw/"
+
+from tests.workers.bench_urls import BODY  # noqa: E402
 
 RAW = json.dumps(BODY).encode()
 HEADERS = [("Content-Type", "application/json"), ("Content-Length", str(len(RAW)))]
@@ -22,7 +26,7 @@ HEADERS = [("Content-Type", "application/json"), ("Content-Length", str(len(RAW)
 
 def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
     """The raw baseline for its path, the service for every other."""
-    if environ.get("PATH_INFO") == "/bench/raw/":
+    if environ.get("PATH_INFO") == RAW_PATH:
         start_response("200 OK", HEADERS)
         return [RAW]
     return service(environ, start_response)
