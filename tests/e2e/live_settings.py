@@ -8,18 +8,13 @@ Everything else (DATABASE_URL, REDIS_URL, MEDIA_ROOT, ...) is read by webapp.set
 
 import os
 
-from webapp.settings import *  # noqa: F403
+# The session's prefix is its NETLOOM_INSTANCE: webapp/settings.py builds the channel layer's prefix
+# and Celery's key prefix from it, as for a deployment. (A patch of the layer's prefix here once
+# missed the pub/sub layer, so two e2e servers on one Redis shared run groups.)
+os.environ["NETLOOM_INSTANCE"] = os.environ["NETLOOM_E2E_PREFIX"]
 
-_PREFIX = os.environ["NETLOOM_E2E_PREFIX"]
+from webapp.settings import *  # noqa: E402, F403
 
-# The session's prefix is its NETLOOM_INSTANCE, and the layer is built from it as webapp/settings.py
-# builds a deployment's. (This once patched the prefix only into a backend named channels_redis.*;
-# the pub/sub layer is webapp.channel_layer's, so two e2e servers on one Redis kept the default
-# prefix and each run page also got the other server's run of the same id.)
-NETLOOM_INSTANCE = _PREFIX
-CHANNEL_LAYERS = channel_layers(os.environ.get("NETLOOM_CHANNEL_LAYER", "redis-pubsub"), REDIS_URL,  # noqa: F405
-                                NETLOOM_INSTANCE)
-CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": f"{_PREFIX}:", "visibility_timeout": 3600}
 # The server, the worker and manage.py share one SQLite file: WAL lets readers go on while one
 # writes, and IMMEDIATE transactions wait for the lock instead of failing on an upgrade.
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
