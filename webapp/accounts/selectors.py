@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
@@ -63,19 +63,21 @@ def tokens_live(*, user: AbstractBaseUser) -> QuerySet[ApiToken]:
     return _live(ApiToken.objects.filter(user=user))
 
 
-# What token_grant_for_secret reads: enough to let a request in and to record the token's use.
+# What token_grant_with_row reads of the token and its user: enough to let a request in and to record the token's use.
 _GRANT_FIELDS = ({"id", "user", "expires_at", "last_used_at"}, {"is_active"})
 
 
 @cache
-def _token_statement(vendor: str, narrow: bool = False) -> tuple[str, tuple[Any, ...], tuple[Any, ...]]:
+def _token_statement(vendor: str, narrow: bool = False, also: tuple[str, str] = ("", "")) -> tuple[
+        str, tuple[Any, ...], tuple[Any, ...]]:
     """The live-or-expired, unrevoked token with a given hash, and its user, in one statement.
 
     (SQL, the token's columns, the user's columns): every concrete field of both (only
     _GRANT_FIELDS' when `narrow`), in model order, as Col expressions for the backend's
-    converters. Written once per database vendor: the ORM's `select_related(...).filter(...).first()`
-    compiled the same statement on every request, and that was half of what a cached run detail
-    cost (docs/benchmarks.md "API under load").
+    converters, then `also`'s columns from its joins (token_grant_with_row). Written once per
+    database vendor: the ORM's `select_related(...).filter(...).first()` compiled the same
+    statement on every request, and that was half of what a cached run detail cost
+    (docs/benchmarks.md "API under load").
     """
     q = connection.ops.quote_name
     user_model = get_user_model()
@@ -84,9 +86,11 @@ def _token_statement(vendor: str, narrow: bool = False) -> tuple[str, tuple[Any,
     user_cols = tuple(f.get_col("u") for f in user_model._meta.concrete_fields if not narrow or f.name in user_fields)
     columns = ", ".join(f"{alias}.{q(col.target.column)}" for alias, cols in (("t", token_cols), ("u", user_cols))
                         for col in cols)
+    also_columns, also_joins = also
     sql = (
-        f"SELECT {columns} FROM {q(ApiToken._meta.db_table)} t "
+        f"SELECT {columns}{', ' if also_columns else ''}{also_columns} FROM {q(ApiToken._meta.db_table)} t "
         f"JOIN {q(user_model._meta.db_table)} u ON u.{q(user_model._meta.pk.column)} = t.{q('user_id')} "
+        f"{also_joins}{' ' if also_joins else ''}"
         f"WHERE t.{q('token_hash')} = %s AND t.{q('revoked_at')} IS NULL"
     )
     return sql, token_cols, user_cols
@@ -116,26 +120,30 @@ def _converted(db: Any, cols: tuple[Any, ...], values: tuple[Any, ...]) -> list[
     return converted
 
 
-def _live_token_row(raw_token: str, *, narrow: bool) -> tuple[Any, dict[str, Any], dict[str, Any]] | None:
-    """(the connection, the token's converted columns, its user's) by field name, in model order,
-    for a live token whose plaintext is `raw_token`; None for anything else. The one reading of
-    the rule (unrevoked in the statement, unexpired here) behind both lookups below."""
+def _live_token_row(raw_token: str, *, narrow: bool, also: tuple[str, str] = ("", ""),
+                    also_params: Sequence[Any] = ()) -> tuple[Any, dict[str, Any], dict[str, Any], Any] | None:
+    """(the connection, the token's converted columns, its user's, (`also`'s raw values, their
+    cursor description)) by field name, in model order, for a live token whose plaintext is
+    `raw_token`; None for anything else. The one reading of the rule (unrevoked in the
+    statement, unexpired here) behind the lookups below."""
     if not raw_token.startswith(TOKEN_PREFIX):
         return None
     db = connections[DEFAULT_DB_ALIAS]  # this thread's connection, looked up once
-    sql, token_cols, user_cols = _token_statement(db.vendor, narrow)
+    sql, token_cols, user_cols = _token_statement(db.vendor, narrow, also)
     with db.cursor() as cursor:
-        cursor.execute(sql, [token_hash(raw_token)])
+        cursor.execute(sql, [*also_params, token_hash(raw_token)])
         row = cursor.fetchone()
+        description = cursor.description if also[0] and row is not None else ()
     if row is None:
         return None
     token = dict(zip((c.target.attname for c in token_cols), _converted(db, token_cols, row[: len(token_cols)]),
                      strict=True))
-    user = dict(zip((c.target.attname for c in user_cols), _converted(db, user_cols, row[len(token_cols):]),
+    ours = len(token_cols) + len(user_cols)
+    user = dict(zip((c.target.attname for c in user_cols), _converted(db, user_cols, row[len(token_cols):ours]),
                     strict=True))
     if token["expires_at"] is not None and token["expires_at"] <= timezone.now():
         return None
-    return db, token, user
+    return db, token, user, (row[ours:], description[ours:])
 
 
 def token_for_secret(*, raw_token: str) -> ApiToken | None:
@@ -143,7 +151,7 @@ def token_for_secret(*, raw_token: str) -> ApiToken | None:
     found = _live_token_row(raw_token, narrow=False)
     if found is None:
         return None
-    db, token_values, user_values = found
+    db, token_values, user_values, _ = found
     token = ApiToken.from_db(db.alias, None, list(token_values.values()))
     token.user = get_user_model().from_db(db.alias, None, list(user_values.values()))
     return token
@@ -159,15 +167,25 @@ class TokenGrant:
     last_used_at: datetime | None
 
 
-def token_grant_for_secret(*, raw_token: str) -> TokenGrant | None:
+def token_grant_with_row(*, raw_token: str, columns: str = "", joins: str = "", params: Sequence[Any] = ()) -> tuple[
+        TokenGrant, tuple[Any, ...], tuple[str, ...]] | None:
     """token_for_secret's check, for a live token of an active user, without building the token
-    and the user: building them was half of the lookup on the run detail's route
-    (webapp/runs/api.py::run_detail_route). None for anything else, an inactive user included."""
-    found = _live_token_row(raw_token, narrow=True)
+    and the user (building them was half of the lookup on the run detail's route), and in the
+    same statement a row of the caller's: `columns` of `joins` (LEFT JOINs after the token `t` and
+    its user `u`, which may name `t.user_id`), with `params` for the joins' placeholders.
+
+    (The grant, the row's values as the database gives them, their column names), or None for
+    anything else, an inactive user's token included. A row the joins did not find is NULLs.
+
+    One statement instead of two: the second was a fifth of the run detail's hot read
+    (webapp/runs/detail.py::run_detail_kept_json_for_token, docs/benchmarks.md "API under load").
+    """
+    found = _live_token_row(raw_token, narrow=True, also=(columns, joins), also_params=params)
     if found is None or not found[2]["is_active"]:
         return None
-    _, token, _ = found
-    return TokenGrant(pk=token["id"], user_id=token["user_id"], last_used_at=token["last_used_at"])
+    _, token, _, (row, description) = found
+    grant = TokenGrant(pk=token["id"], user_id=token["user_id"], last_used_at=token["last_used_at"])
+    return grant, row, tuple(column[0] for column in description)
 
 
 def token_is_live(*, token_id: int) -> bool:

@@ -25,7 +25,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from webapp.accounts.models import Role
-from webapp.accounts.selectors import token_grant_for_secret
 from webapp.accounts.services import token_touch
 from webapp.api.authentication import bearer_secret
 from webapp.api.errors import ApiError
@@ -42,7 +41,7 @@ from webapp.api.serializers import (
 
 from . import services
 from .checks import init_plan_read
-from .detail import run_detail_cached, run_detail_kept_json
+from .detail import run_detail_cached, run_detail_kept_json_for_token
 from .evaluation import run_evaluation, run_evaluation_create
 from .events import run_progress
 from .models import Checkpoint, Explanation, ExplanationStatus, Run, RunStatus
@@ -600,12 +599,12 @@ def _kept_detail_answer(request: HttpRequest, pk: str | None, allow: str) -> Htt
         secret = bearer_secret(request)
     except AuthenticationFailed:
         return None  # DRF's authenticator answers it
-    token = token_grant_for_secret(raw_token=secret) if secret is not None else None  # None for an inactive user's
-    if token is None:
+    # None for no token, one that grants nothing (an inactive user's), or no kept document
+    found = (run_detail_kept_json_for_token(run_id=run_id, raw_token=secret, render=_RENDERER.render)
+             if secret is not None else None)
+    if found is None:
         return None
-    body = run_detail_kept_json(run_id=run_id, user_id=token.user_id, render=_RENDERER.render)
-    if body is None:
-        return None
+    token, body = found
     token_touch(token=token)
     response = HttpResponse(body, content_type=_RENDERER.media_type)
     response["Allow"] = allow  # what DRF's answer carries besides the body

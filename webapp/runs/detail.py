@@ -4,7 +4,8 @@ A finished run's detail is read far more often than it changes (a team's dashboa
 poll it), and building it cost ~7 ms of Python a request: the ORM compiling the run's query with
 its joined names and the serializer's summaries and best-checkpoint queries, DRF building the
 serializer's 40 fields (docs/benchmarks.md "API under load"). Here one precompiled SQL statement
-reads the run's row with the names the document shows, scoped to the user's teams; the document
+reads the run's row with the names the document shows, scoped to the user's teams (for a request
+with a token, the same statement checks the token: run_detail_kept_json_for_token); the document
 is rebuilt only when that row differs from the one it was built from.
 
 What the document is made of, and why the row covers it:
@@ -14,7 +15,7 @@ What the document is made of, and why the row covers it:
 - its summaries and best checkpoint, which change only with stored events, and every stored event
   moves `event_seq` (webapp/runs/events.py::events_record);
 - what is on disk (`exports`: a zip made on first download changes no row) is read again for
-  every answer (selectors.run_exports: a few stat calls).
+  every answer (selectors.run_exports: one listing of the export folder).
 A run that is not finished is built every time: its queue position depends on other runs and its
 duration on the clock. A serializer field read from anywhere else must be added to the row here
 (tests/webapp/runs/test_detail_cache.py changes each source and reads the detail back).
@@ -33,6 +34,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 
 from webapp.accounts.models import Membership
+from webapp.accounts.selectors import TokenGrant, token_grant_with_row
 from webapp.datasets.models import Dataset
 from webapp.graphs.models import Graph, GraphRevision
 
@@ -60,24 +62,58 @@ _lock = threading.Lock()
 
 
 @cache
-def _statement(vendor: str) -> str:
-    """The row of a run with the names its document shows, if `user` is a member of its team."""
+def _parts(vendor: str) -> tuple[str, str, str]:
+    """(the columns of a run's row with the names its document shows, the joins after the run `r`
+    that bring those names, the condition that the user named by the placeholder `{member}` is a
+    member of the run's team). Every join is a LEFT JOIN so that, after a LEFT JOIN of the run
+    itself (run_detail_kept_json_for_token), a run not found leaves NULLs, not no row."""
     q = connection.ops.quote_name
 
     def table(model: Any) -> str:
         return q(model._meta.db_table)
 
-    return (
-        f"SELECT r.*, rev.{q('number')}, rev.{q('graph_id')}, g.{q('name')}, d.{q('name')}, "
-        f"u.{q('username')} "  # what the serializer shows: created_by.username
-        f"FROM {table(Run)} r "
-        f"JOIN {table(GraphRevision)} rev ON rev.{q('id')} = r.{q('graph_revision_id')} "
-        f"JOIN {table(Graph)} g ON g.{q('id')} = rev.{q('graph_id')} "
+    columns = (f"r.*, rev.{q('number')}, rev.{q('graph_id')}, g.{q('name')}, d.{q('name')}, "
+               f"cu.{q('username')}")  # what the serializer shows: created_by.username
+    joins = (
+        f"LEFT JOIN {table(GraphRevision)} rev ON rev.{q('id')} = r.{q('graph_revision_id')} "
+        f"LEFT JOIN {table(Graph)} g ON g.{q('id')} = rev.{q('graph_id')} "
         f"LEFT JOIN {table(Dataset)} d ON d.{q('id')} = r.{q('dataset_id')} "
-        f"LEFT JOIN {table(get_user_model())} u ON u.{q('id')} = r.{q('created_by_id')} "
-        f"WHERE r.{q('id')} = %s AND r.{q('team_id')} IN "
-        f"(SELECT {q('team_id')} FROM {table(Membership)} WHERE {q('user_id')} = %s)"
+        f"LEFT JOIN {table(get_user_model())} cu ON cu.{q('id')} = r.{q('created_by_id')}"
     )
+    member = (f"r.{q('team_id')} IN "
+              f"(SELECT {q('team_id')} FROM {table(Membership)} WHERE {q('user_id')} = {{member}})")
+    return columns, joins, member
+
+
+@cache
+def _statement(vendor: str) -> str:
+    """The row of a run with the names its document shows, if the user is a member of its team."""
+    columns, joins, member = _parts(vendor)
+    q = connection.ops.quote_name
+    return (f"SELECT {columns} FROM {q(Run._meta.db_table)} r {joins} "
+            f"WHERE r.{q('id')} = %s AND {member.format(member='%s')}")
+
+
+@cache
+def _with_token(vendor: str) -> tuple[str, str]:
+    """The same row as `token_grant_with_row`'s columns and joins: the run by the placeholder's
+    id, if the token's user (`t.user_id`) is a member of its team."""
+    columns, joins, member = _parts(vendor)
+    q = connection.ops.quote_name
+    return columns, (f"LEFT JOIN {q(Run._meta.db_table)} r ON r.{q('id')} = %s "
+                     f"AND {member.format(member='t.' + q('user_id'))} {joins}")
+
+
+def _kept_for(run_id: int, names: tuple[str, ...] | list[str], row: tuple[Any, ...]) -> tuple[
+        dict[str, Any], tuple[Any, ...], _Kept | None]:
+    """(the run's row as fields, the row, what is kept of the run if it was built from this row)."""
+    fields = dict(zip(names, row, strict=True))  # the joined names come last (a later "name" wins)
+    with _lock:
+        kept = _documents.get(run_id)
+        if kept is not None:
+            _documents.move_to_end(run_id)
+    # Equal tuples of column values: the same row (repr() of it was a thirtieth of an answer).
+    return fields, row, kept if kept is not None and kept.row == row else None
 
 
 def _read(run_id: int, user_id: int) -> tuple[dict[str, Any], tuple[Any, ...], _Kept | None] | None:
@@ -88,13 +124,7 @@ def _read(run_id: int, user_id: int) -> tuple[dict[str, Any], tuple[Any, ...], _
         if row is None:
             return None
         names = [column[0] for column in cursor.description]
-    fields = dict(zip(names, row, strict=True))  # the joined names come last (a later "name" wins)
-    with _lock:
-        kept = _documents.get(run_id)
-        if kept is not None:
-            _documents.move_to_end(run_id)
-    # Equal tuples of column values: the same row (repr() of it was a thirtieth of an answer).
-    return fields, row, kept if kept is not None and kept.row == row else None
+    return _kept_for(run_id, names, row)
 
 
 def _exports(run_id: int, fields: dict[str, Any]) -> dict[str, Any]:
@@ -123,20 +153,28 @@ def run_detail_cached(*, run_id: int, user_id: int, render: Callable[[], dict[st
     return {**kept.document, "exports": _exports(run_id, fields)}
 
 
-def run_detail_kept_json(*, run_id: int, user_id: int, render: Callable[[dict[str, Any]], bytes]) -> bytes | None:
-    """The run's detail as JSON when its document for the current row is kept and the user may
-    read it, else None (the caller takes the path of run_detail_cached, which keeps it).
+def run_detail_kept_json_for_token(*, run_id: int, raw_token: str, render: Callable[[dict[str, Any]], bytes]) -> tuple[
+        TokenGrant, bytes] | None:
+    """The run's detail as JSON for the user of a token when its document for the current row is
+    kept and the user may read it: (the token's grant, for token_touch, and the JSON). None when
+    the token grants nothing, the user may not read the run or its document is not kept (the
+    caller takes the path of run_detail_cached, which checks the token itself and keeps the document).
 
-    `render` encodes a document; the answer is encoded again only when the files on disk changed.
+    The token's check (token_grant_with_row's) and the run's row are one statement. `render`
+    encodes a document; the answer is encoded again only when the files on disk changed.
     """
-    read = _read(run_id, user_id)
-    if read is None:
+    columns, joins = _with_token(connection.vendor)
+    found = token_grant_with_row(raw_token=raw_token, columns=columns, joins=joins, params=[run_id])
+    if found is None:
         return None
-    fields, _, kept = read
+    grant, row, names = found
+    if row[names.index("id")] is None:  # no such run among the user's teams'
+        return None
+    fields, _, kept = _kept_for(run_id, names, row)
     if kept is None or fields["status"] not in TERMINAL_STATUSES:
         return None
     exports = _exports(run_id, fields)
     answer = kept.answer
     if answer is None or answer[0] != exports:
         answer = kept.answer = (exports, render({**kept.document, "exports": exports}))
-    return answer[1]
+    return grant, answer[1]

@@ -130,6 +130,28 @@ def test_a_finished_export_offers_the_onnx_file(api_a: Any, trained_run: Run, co
     assert _short_queue_tasks() == [("runs.export", f"[{trained_run.pk}]")]  # only the one asked for
 
 
+def test_the_offered_downloads_follow_the_export_folders_files(api_a: Any, trained_run: Run) -> None:
+    """Each answer reads the folder again (a kept detail included): a file gone is no longer
+    offered, a folder under a file's name is not that file, a link to a file is one."""
+    from webapp.runs.selectors import run_export_dir
+
+    folder = run_export_dir(trained_run)
+
+    def exports() -> dict[str, Any]:
+        return api_a.get(f"/api/runs/{trained_run.pk}/").json()["exports"]
+
+    assert exports()["safetensors"] and exports()["python"] and exports()["config"]  # the second one kept
+    (folder / "model.safetensors").unlink()
+    (folder / "model.safetensors").mkdir()
+    (folder / "model.onnx").symlink_to(folder / "model.py")
+    after = exports()
+    assert after["safetensors"] is False and after["python"] is True and after["onnx"] is True
+    for name in ("model.py", "config.json"):
+        (folder / name).unlink()
+    after = exports()
+    assert after["python"] is False and after["config"] is False and after["onnx"] is False  # a dangling link
+
+
 def test_finishing_a_run_queues_its_export_once_and_status_events_carry_progress(api_a: Any, run_a: Any,
                                                                                  commits: Any) -> None:
     from webapp.runs.events import events_since, flatten

@@ -9,14 +9,20 @@ from __future__ import annotations
 import io
 import re
 import sys
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core import signals
 from django.core.handlers.wsgi import WSGIHandler
 from django.db import close_old_connections
+from django.utils import timezone
 
 from webapp import hot_read, wsgi
+from webapp.accounts.models import ApiToken
+from webapp.accounts.selectors import token_hash
+from webapp.accounts.services import membership_remove, token_revoke
 from webapp.runs import detail
 from webapp.runs.models import Run, RunStatus
 from webapp.runs.services import run_create
@@ -177,3 +183,30 @@ def test_another_middleware_list_turns_the_hot_read_off(api_a, finished, handler
     for _ in range(2):
         served = Served(environ(url, token), handler_calls)
         assert served.by_django and served.status == "200 OK"
+
+
+def test_a_token_or_member_that_stops_granting_is_djangos_answer_at_once(client_for, make_user, finished, team_a,
+                                                                         handler_calls):
+    """The token's check and the run's row are one statement on the hot read: each way a token or
+    a membership stops granting is seen by the next request, which Django then refuses."""
+    url = f"/api/runs/{finished.pk}/"
+    users = {what: make_user(what, team_a) for what in ("revoked", "expired", "disabled", "left")}
+    tokens = {what: token_of(client_for(user)) for what, user in users.items()}
+    for what, token in tokens.items():
+        Served(environ(url, token), handler_calls)  # the document kept (the first reader builds it)
+        served = Served(environ(url, token), handler_calls)
+        assert not served.by_django and served.status == "200 OK", what
+
+    token_revoke(token=ApiToken.objects.get(token_hash=token_hash(tokens["revoked"])))
+    ApiToken.objects.filter(token_hash=token_hash(tokens["expired"])).update(
+        expires_at=timezone.now() - timedelta(seconds=1))
+    get_user_model().objects.filter(pk=users["disabled"].pk).update(is_active=False)
+    membership_remove(team=team_a, user=users["left"])
+    for what, status in (("revoked", "401"), ("expired", "401"), ("disabled", "401"), ("left", "404")):
+        served = Served(environ(url, tokens[what]), handler_calls)
+        assert served.by_django and served.status.startswith(status), (what, served.status, served.body[:200])
+
+    # A run id with no row, for a token that grants: Django's 404, not an answer of NULLs.
+    missing = Served(environ(f"/api/runs/{finished.pk + 1000}/", token_of(client_for(make_user("other", team_a)))),
+                     handler_calls)
+    assert missing.by_django and missing.status.startswith("404")
