@@ -186,6 +186,9 @@ TEMPLATES = [
 # --- database -----------------------------------------------------------------------------
 
 DATABASE_URL = os.environ.get("DATABASE_URL", "").strip()
+# The run detail's hot read prepares its statement once per PostgreSQL connection
+# (webapp/prepared.py). Off behind a pooler in transaction mode (pgbouncer before 1.21).
+NETLOOM_PREPARED_READS = env_bool("NETLOOM_PREPARED_READS", True)
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
 else:

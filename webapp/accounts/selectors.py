@@ -16,6 +16,8 @@ from django.db import DEFAULT_DB_ALIAS, connection, connections
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from webapp import prepared
+
 from .models import ApiToken, Membership, Team
 
 # Every API token starts with this, so a reader (or a secret scanner) can tell what it is.
@@ -121,19 +123,18 @@ def _converted(db: Any, cols: tuple[Any, ...], values: tuple[Any, ...]) -> list[
 
 
 def _live_token_row(raw_token: str, *, narrow: bool, also: tuple[str, str] = ("", ""),
-                    also_params: Sequence[Any] = ()) -> tuple[Any, dict[str, Any], dict[str, Any], Any] | None:
-    """(the connection, the token's converted columns, its user's, (`also`'s raw values, their
-    cursor description)) by field name, in model order, for a live token whose plaintext is
-    `raw_token`; None for anything else. The one reading of the rule (unrevoked in the
+                    also_params: Sequence[Any] = ()) -> tuple[Any, dict[str, Any], dict[str, Any],
+                                                              tuple[Any, ...]] | None:
+    """(the connection, the token's converted columns, its user's, `also`'s raw values) by field
+    name, in model order, for a live token whose plaintext is `raw_token`; None for anything else. The one reading of the rule (unrevoked in the
     statement, unexpired here) behind the lookups below."""
     if not raw_token.startswith(TOKEN_PREFIX):
         return None
     db = connections[DEFAULT_DB_ALIAS]  # this thread's connection, looked up once
     sql, token_cols, user_cols = _token_statement(db.vendor, narrow, also)
     with db.cursor() as cursor:
-        cursor.execute(sql, [*also_params, token_hash(raw_token)])
+        prepared.execute(db, cursor, sql, [*also_params, token_hash(raw_token)])
         row = cursor.fetchone()
-        description = cursor.description if also[0] and row is not None else ()
     if row is None:
         return None
     token = dict(zip((c.target.attname for c in token_cols), _converted(db, token_cols, row[: len(token_cols)]),
@@ -143,7 +144,7 @@ def _live_token_row(raw_token: str, *, narrow: bool, also: tuple[str, str] = (""
                     strict=True))
     if token["expires_at"] is not None and token["expires_at"] <= timezone.now():
         return None
-    return db, token, user, (row[ours:], description[ours:])
+    return db, token, user, row[ours:]
 
 
 def token_for_secret(*, raw_token: str) -> ApiToken | None:
@@ -168,14 +169,15 @@ class TokenGrant:
 
 
 def token_grant_with_row(*, raw_token: str, columns: str = "", joins: str = "", params: Sequence[Any] = ()) -> tuple[
-        TokenGrant, tuple[Any, ...], tuple[str, ...]] | None:
+        TokenGrant, tuple[Any, ...]] | None:
     """token_for_secret's check, for a live token of an active user, without building the token
     and the user (building them was half of the lookup on the run detail's route), and in the
     same statement a row of the caller's: `columns` of `joins` (LEFT JOINs after the token `t` and
     its user `u`, which may name `t.user_id`), with `params` for the joins' placeholders.
 
-    (The grant, the row's values as the database gives them, their column names), or None for
-    anything else, an inactive user's token included. A row the joins did not find is NULLs.
+    (The grant, `columns`' values as the database gives them), or None for anything else, an
+    inactive user's token included. A row the joins did not find is NULLs. The statement is
+    prepared once per connection on PostgreSQL (webapp/prepared.py).
 
     One statement instead of two: the second was a fifth of the run detail's hot read
     (webapp/runs/detail.py::run_detail_kept_json_for_token, docs/benchmarks.md "API under load").
@@ -183,9 +185,8 @@ def token_grant_with_row(*, raw_token: str, columns: str = "", joins: str = "", 
     found = _live_token_row(raw_token, narrow=True, also=(columns, joins), also_params=params)
     if found is None or not found[2]["is_active"]:
         return None
-    _, token, _, (row, description) = found
-    grant = TokenGrant(pk=token["id"], user_id=token["user_id"], last_used_at=token["last_used_at"])
-    return grant, row, tuple(column[0] for column in description)
+    _, token, _, row = found
+    return TokenGrant(pk=token["id"], user_id=token["user_id"], last_used_at=token["last_used_at"]), row
 
 
 def token_is_live(*, token_id: int) -> bool:

@@ -9,8 +9,8 @@ with a token, the same statement checks the token: run_detail_kept_json_for_toke
 is rebuilt only when that row differs from the one it was built from.
 
 What the document is made of, and why the row covers it:
-- every column of the run (`r.*`: renames, notes, tags, status, progress, export state, the
-  event sequence `event_seq`), and the graph's name, the revision's number, the dataset's name
+- every column of the run (every concrete field of Run: renames, notes, tags, status, progress,
+  export state, the event sequence `event_seq`), and the graph's name, the revision's number, the dataset's name
   and the creator's username (the joined names);
 - its summaries and best checkpoint, which change only with stored events, and every stored event
   moves `event_seq` (webapp/runs/events.py::events_record);
@@ -33,6 +33,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db import connection
 
+from webapp import prepared
 from webapp.accounts.models import Membership
 from webapp.accounts.selectors import TokenGrant, token_grant_with_row
 from webapp.datasets.models import Dataset
@@ -61,6 +62,12 @@ _documents: OrderedDict[int, _Kept] = OrderedDict()
 _lock = threading.Lock()
 
 
+# The run's columns in its row, first (the joined names follow), and where the ones read here are.
+_RUN_COLUMNS = tuple(field.column for field in Run._meta.concrete_fields)
+_ID, _STATUS, _EXPORT_STATUS, _EXPORT_ERROR = (_RUN_COLUMNS.index(name)
+                                               for name in ("id", "status", "export_status", "export_error"))
+
+
 @cache
 def _parts(vendor: str) -> tuple[str, str, str]:
     """(the columns of a run's row with the names its document shows, the joins after the run `r`
@@ -72,8 +79,9 @@ def _parts(vendor: str) -> tuple[str, str, str]:
     def table(model: Any) -> str:
         return q(model._meta.db_table)
 
-    columns = (f"r.*, rev.{q('number')}, rev.{q('graph_id')}, g.{q('name')}, d.{q('name')}, "
-               f"cu.{q('username')}")  # what the serializer shows: created_by.username
+    columns = ", ".join([*(f"r.{q(column)}" for column in _RUN_COLUMNS), f"rev.{q('number')}", f"rev.{q('graph_id')}",
+                         f"g.{q('name')}", f"d.{q('name')}",
+                         f"cu.{q('username')}"])  # what the serializer shows: created_by.username
     joins = (
         f"LEFT JOIN {table(GraphRevision)} rev ON rev.{q('id')} = r.{q('graph_revision_id')} "
         f"LEFT JOIN {table(Graph)} g ON g.{q('id')} = rev.{q('graph_id')} "
@@ -104,31 +112,26 @@ def _with_token(vendor: str) -> tuple[str, str]:
                      f"AND {member.format(member='t.' + q('user_id'))} {joins}")
 
 
-def _kept_for(run_id: int, names: tuple[str, ...] | list[str], row: tuple[Any, ...]) -> tuple[
-        dict[str, Any], tuple[Any, ...], _Kept | None]:
-    """(the run's row as fields, the row, what is kept of the run if it was built from this row)."""
-    fields = dict(zip(names, row, strict=True))  # the joined names come last (a later "name" wins)
+def _kept_for(run_id: int, row: tuple[Any, ...]) -> _Kept | None:
+    """What is kept of the run, if it was built from this row."""
     with _lock:
         kept = _documents.get(run_id)
         if kept is not None:
             _documents.move_to_end(run_id)
     # Equal tuples of column values: the same row (repr() of it was a thirtieth of an answer).
-    return fields, row, kept if kept is not None and kept.row == row else None
+    return kept if kept is not None and kept.row == row else None
 
 
-def _read(run_id: int, user_id: int) -> tuple[dict[str, Any], tuple[Any, ...], _Kept | None] | None:
-    """(the run's row as fields, the row, what is kept of the run) if `user_id` may read it."""
+def _read(run_id: int, user_id: int) -> tuple[tuple[Any, ...], _Kept | None] | None:
+    """(the run's row, what is kept of the run if it was built from it) if `user_id` may read it."""
     with connection.cursor() as cursor:
-        cursor.execute(_statement(connection.vendor), [run_id, user_id])
+        prepared.execute(connection, cursor, _statement(connection.vendor), [run_id, user_id])
         row = cursor.fetchone()
-        if row is None:
-            return None
-        names = [column[0] for column in cursor.description]
-    return _kept_for(run_id, names, row)
+    return (row, _kept_for(run_id, row)) if row is not None else None
 
 
-def _exports(run_id: int, fields: dict[str, Any]) -> dict[str, Any]:
-    return run_exports(ExportState(run_id, fields["status"], fields["export_status"], fields["export_error"]))
+def _exports(run_id: int, row: tuple[Any, ...]) -> dict[str, Any]:
+    return run_exports(ExportState(run_id, row[_STATUS], row[_EXPORT_STATUS], row[_EXPORT_ERROR]))
 
 
 def run_detail_cached(*, run_id: int, user_id: int, render: Callable[[], dict[str, Any]]) -> dict[str, Any] | None:
@@ -140,8 +143,8 @@ def run_detail_cached(*, run_id: int, user_id: int, render: Callable[[], dict[st
     read = _read(run_id, user_id)
     if read is None:
         return None
-    fields, row, kept = read
-    if fields["status"] not in TERMINAL_STATUSES:
+    row, kept = read
+    if row[_STATUS] not in TERMINAL_STATUSES:
         return render()
     if kept is None:
         kept = _Kept(row, dict(render()))
@@ -150,7 +153,7 @@ def run_detail_cached(*, run_id: int, user_id: int, render: Callable[[], dict[st
             _documents.move_to_end(run_id)
             while len(_documents) > CACHE_SIZE:
                 _documents.popitem(last=False)
-    return {**kept.document, "exports": _exports(run_id, fields)}
+    return {**kept.document, "exports": _exports(run_id, row)}
 
 
 def run_detail_kept_json_for_token(*, run_id: int, raw_token: str, render: Callable[[dict[str, Any]], bytes]) -> tuple[
@@ -167,13 +170,13 @@ def run_detail_kept_json_for_token(*, run_id: int, raw_token: str, render: Calla
     found = token_grant_with_row(raw_token=raw_token, columns=columns, joins=joins, params=[run_id])
     if found is None:
         return None
-    grant, row, names = found
-    if row[names.index("id")] is None:  # no such run among the user's teams'
+    grant, row = found
+    if row[_ID] is None:  # no such run among the user's teams'
         return None
-    fields, _, kept = _kept_for(run_id, names, row)
-    if kept is None or fields["status"] not in TERMINAL_STATUSES:
+    kept = _kept_for(run_id, row)
+    if kept is None or row[_STATUS] not in TERMINAL_STATUSES:
         return None
-    exports = _exports(run_id, fields)
+    exports = _exports(run_id, row)
     answer = kept.answer
     if answer is None or answer[0] != exports:
         answer = kept.answer = (exports, render({**kept.document, "exports": exports}))
