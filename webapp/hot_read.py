@@ -21,7 +21,8 @@ did. The answer is the one Django's whole stack gives, status, headers and body
 route: a new middleware or a moved route turns it off, and that test says so.
 
 Django's request signals are sent for an answered request as for any other, once each:
-`request_started` when the answer is made, `request_finished` when the server closes it (their
+`request_started` when the answer is made, `request_finished` when webapp/wsgi.py closes it, its
+body in hand, just before the server sends it (their
 receivers close database connections that are unusable or past CONN_MAX_AGE, so the next request
 finds a checked one; a connection that broke in between makes the read raise, and Django answers).
 A request left to Django gets Django's signals.
@@ -151,5 +152,5 @@ def answer(environ: dict[str, Any]) -> HttpResponse | None:
         return None  # Django's handler sends the request's signals
     signals.request_started.send(sender=WSGIHandler, environ=environ)
     response = chain.finish(request, response)
-    response._handler_class = WSGIHandler  # sends request_finished when the server closes it
+    response._handler_class = WSGIHandler  # its close() sends request_finished
     return response
