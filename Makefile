@@ -71,6 +71,7 @@ FAULT_TRIALS ?= 5
 test-faults: $(VENV)/.installed
 	FAULT_TRIALS=$(FAULT_TRIALS) $(BIN)/python -m pytest -q -s -p no:cacheprovider tests/workers/test_fault_campaign.py
 
+BENCH_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/test
 bench: $(VENV)/.installed
 	$(BIN)/python bench/validate_speed.py
 	# Metric store vs the old path and MLflow (bench/.venv-mlflow, made on first use): bench/results.json
@@ -81,6 +82,11 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/stream_fanout.py --json var/bench/stream_fanout.json $(STREAM_BENCH_ARGS)
 	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq wrk >/dev/null; } || echo "install wrk (apt-get install wrk) for bench/api_load.py"
 	$(BIN)/python bench/api_load.py --json var/bench/api_load.json $(API_BENCH_ARGS)
+	# The same on PostgreSQL, a deployment's database (a database of its own, created and dropped),
+	# when one answers at BENCH_POSTGRES_URL.
+	@if $(BIN)/python -c "import psycopg, dj_database_url as d; c = d.parse('$(BENCH_POSTGRES_URL)'); psycopg.connect(host=c['HOST'], port=c['PORT'] or 5432, user=c['USER'], dbname=c['NAME'], connect_timeout=3).close()" 2>/dev/null; then \
+		DATABASE_URL=$(BENCH_POSTGRES_URL) $(BIN)/python bench/api_load.py --json var/bench/api_load_pg.json $(API_BENCH_ARGS); \
+	else echo "no PostgreSQL at $(BENCH_POSTGRES_URL): bench/api_load.py ran on SQLite only"; fi
 
 # On a CUDA machine: fp32/bf16/torch.compile speed against a hand loop, export parity, a 2-process
 # NCCL run with 2+ GPUs (scripts/gpu_check.py, a few minutes), then the gpu-marked tests. Without
