@@ -22,9 +22,9 @@ route: a new middleware or a moved route turns it off, and that test says so.
 
 Django's request signals are sent for an answered request as for any other, once each:
 `request_started` when the answer is made, `request_finished` when webapp/wsgi.py closes it, its
-body in hand, just before the server sends it (their
-receivers close database connections that are unusable or past CONN_MAX_AGE, so the next request
-finds a checked one; a connection that broke in between makes the read raise, and Django answers).
+body in hand, just before the server sends it (their receivers close database connections that
+are unusable or past CONN_MAX_AGE, so the next request finds a checked one; a connection that
+broke in between makes the read raise, and Django answers).
 A request left to Django gets Django's signals.
 """
 

@@ -65,7 +65,8 @@ def tokens_live(*, user: AbstractBaseUser) -> QuerySet[ApiToken]:
     return _live(ApiToken.objects.filter(user=user))
 
 
-# What token_grant_with_row reads of the token and its user: enough to let a request in and to record the token's use.
+# What token_grant_with_row reads of the token and its user: enough to let a request in and to
+# record the token's use.
 _GRANT_FIELDS = ({"id", "user", "expires_at", "last_used_at"}, {"is_active"})
 
 
@@ -126,8 +127,9 @@ def _live_token_row(raw_token: str, *, narrow: bool, also: tuple[str, str] = (""
                     also_params: Sequence[Any] = ()) -> tuple[Any, dict[str, Any], dict[str, Any],
                                                               tuple[Any, ...]] | None:
     """(the connection, the token's converted columns, its user's, `also`'s raw values) by field
-    name, in model order, for a live token whose plaintext is `raw_token`; None for anything else. The one reading of the rule (unrevoked in the
-    statement, unexpired here) behind the lookups below."""
+    name, in model order, for a live token whose plaintext is `raw_token`; None for anything else.
+    The one reading of the rule (unrevoked in the statement, unexpired here) behind the lookups
+    below."""
     if not raw_token.startswith(TOKEN_PREFIX):
         return None
     db = connections[DEFAULT_DB_ALIAS]  # this thread's connection, looked up once

@@ -10,8 +10,8 @@ is rebuilt only when that row differs from the one it was built from.
 
 What the document is made of, and why the row covers it:
 - every column of the run (every concrete field of Run: renames, notes, tags, status, progress,
-  export state, the event sequence `event_seq`), and the graph's name, the revision's number, the dataset's name
-  and the creator's username (the joined names);
+  export state, the event sequence `event_seq`), and the graph's name, the revision's number, the
+  dataset's name and the creator's username (the joined names);
 - its summaries and best checkpoint, which change only with stored events, and every stored event
   moves `event_seq` (webapp/runs/events.py::events_record);
 - what is on disk (`exports`: a zip made on first download changes no row) is read again for
