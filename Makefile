@@ -84,7 +84,7 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/api_load.py --json var/bench/api_load.json $(API_BENCH_ARGS)
 	# The same on PostgreSQL, a deployment's database (a database of its own, created and dropped),
 	# when one answers at BENCH_POSTGRES_URL.
-	@if $(BIN)/python -c "import psycopg, dj_database_url as d; c = d.parse('$(BENCH_POSTGRES_URL)'); psycopg.connect(host=c['HOST'], port=c['PORT'] or 5432, user=c['USER'], dbname=c['NAME'], connect_timeout=3).close()" 2>/dev/null; then \
+	@if $(BIN)/python scripts/pg_reachable.py $(BENCH_POSTGRES_URL) 2>/dev/null; then \
 		DATABASE_URL=$(BENCH_POSTGRES_URL) $(BIN)/python bench/api_load.py --json var/bench/api_load_pg.json $(API_BENCH_ARGS); \
 	else echo "no PostgreSQL at $(BENCH_POSTGRES_URL): bench/api_load.py ran on SQLite only"; fi
 

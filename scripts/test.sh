@@ -22,11 +22,7 @@ if ! $BIN/python -c "import redis,os; redis.Redis.from_url(os.environ['REDIS_URL
   fi
 fi
 pg_ok=0
-$BIN/python - "$PG_URL" <<'PY' 2>/dev/null && pg_ok=1
-import sys, psycopg, dj_database_url
-c = dj_database_url.parse(sys.argv[1])
-psycopg.connect(host=c["HOST"], port=c["PORT"] or 5432, user=c["USER"], dbname=c["NAME"], connect_timeout=3).close()
-PY
+$BIN/python scripts/pg_reachable.py "$PG_URL" 2>/dev/null && pg_ok=1
 
 step "lint (ruff) and import boundaries (import-linter)"
 run ruff $BIN/ruff check engine webapp workers tests bench client
