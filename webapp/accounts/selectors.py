@@ -134,9 +134,7 @@ def _live_token_row(raw_token: str, *, narrow: bool, also: tuple[str, str] = (""
         return None
     db = connections[DEFAULT_DB_ALIAS]  # this thread's connection, looked up once
     sql, token_cols, user_cols = _token_statement(db.vendor, narrow, also)
-    with db.cursor() as cursor:
-        prepared.execute(db, cursor, sql, [*also_params, token_hash(raw_token)])
-        row = cursor.fetchone()
+    row = prepared.fetchone(db, sql, [*also_params, token_hash(raw_token)])
     if row is None:
         return None
     token = dict(zip((c.target.attname for c in token_cols), _converted(db, token_cols, row[: len(token_cols)]),
@@ -168,6 +166,7 @@ class TokenGrant:
     pk: int
     user_id: int
     last_used_at: datetime | None
+    expires_at: datetime | None = None
 
 
 def token_grant_with_row(*, raw_token: str, columns: str = "", joins: str = "", params: Sequence[Any] = ()) -> tuple[
@@ -188,7 +187,8 @@ def token_grant_with_row(*, raw_token: str, columns: str = "", joins: str = "", 
     if found is None or not found[2]["is_active"]:
         return None
     _, token, _, row = found
-    return TokenGrant(pk=token["id"], user_id=token["user_id"], last_used_at=token["last_used_at"]), row
+    return TokenGrant(pk=token["id"], user_id=token["user_id"], last_used_at=token["last_used_at"],
+                      expires_at=token["expires_at"]), row
 
 
 def token_is_live(*, token_id: int) -> bool:

@@ -8,7 +8,8 @@ reads the run's row with the names the document shows, scoped to the user's team
 with a token, the same statement checks the token: run_detail_kept_json_for_token); the document
 is rebuilt only when that row differs from the one it was built from.
 
-What the document is made of, and why the row covers it:
+What the document is made of, and why the row covers it (on PostgreSQL the row carries the run
+row's version instead of its values, _parts):
 - every column of the run (every concrete field of Run: renames, notes, tags, status, progress,
   export state, the event sequence `event_seq`), and the graph's name, the revision's number, the
   dataset's name and the creator's username (the joined names);
@@ -31,19 +32,21 @@ from functools import cache
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
+from django.utils import timezone
 
 from webapp import prepared
 from webapp.accounts.models import Membership
-from webapp.accounts.selectors import TokenGrant, token_grant_with_row
+from webapp.accounts.selectors import TokenGrant, token_grant_with_row, token_hash
 from webapp.datasets.models import Dataset
 from webapp.graphs.models import Graph, GraphRevision
 
-from .models import TERMINAL_STATUSES, Run
+from .models import TERMINAL_STATUSES, ReadGeneration, Run
 from .selectors import ExportState, run_exports
 
-# Documents kept per process (a few KB each).
+# Documents kept per process (a few KB each), and tokens' reads of runs (a few hundred bytes each).
 CACHE_SIZE = 2048
+TOKEN_READS_SIZE = 8192
 
 
 @dataclass
@@ -62,24 +65,34 @@ _documents: OrderedDict[int, _Kept] = OrderedDict()
 _lock = threading.Lock()
 
 
-# The run's columns in its row, first (the joined names follow), and where the ones read here are.
+# The run's columns the read itself uses, first in its row; what the document is made of follows.
+_HEAD = ("id", "status", "export_status", "export_error")
+_ID, _STATUS, _EXPORT_STATUS, _EXPORT_ERROR = range(len(_HEAD))
+# What follows on other databases: every column of the run, then the names its document shows.
 _RUN_COLUMNS = tuple(field.column for field in Run._meta.concrete_fields)
-_ID, _STATUS, _EXPORT_STATUS, _EXPORT_ERROR = (_RUN_COLUMNS.index(name)
-                                               for name in ("id", "status", "export_status", "export_error"))
 
 
 @cache
 def _parts(vendor: str) -> tuple[str, str, str]:
-    """(the columns of a run's row with the names its document shows, the joins after the run `r`
-    that bring those names, the condition that the user named by the placeholder `{member}` is a
-    member of the run's team). Every join is a LEFT JOIN so that, after a LEFT JOIN of the run
-    itself (run_detail_kept_json_for_token), a run not found leaves NULLs, not no row."""
+    """(the columns of a run's row that say which document is current, the joins after the run `r`
+    that bring the names it shows, the condition that the user named by the placeholder `{member}`
+    is a member of the run's team). Every join is a LEFT JOIN so that, after a LEFT JOIN of the run
+    itself (run_detail_kept_json_for_token), a run not found leaves NULLs, not no row.
+
+    After _HEAD, the row is what the document is made of: the run, then the names. On PostgreSQL
+    the run is its row's version, not its values: xmin, the transaction that wrote that version,
+    and ctid, which differs between two versions one transaction wrote (any UPDATE writes a new
+    version); elsewhere every column of the run. Sending, loading and comparing the run's 42
+    columns (JSON among them) was a third of the hot read's statement on PostgreSQL (session 15,
+    docs/benchmarks.md "API under load")."""
     q = connection.ops.quote_name
 
     def table(model: Any) -> str:
         return q(model._meta.db_table)
 
-    columns = ", ".join([*(f"r.{q(column)}" for column in _RUN_COLUMNS), f"rev.{q('number')}", f"rev.{q('graph_id')}",
+    run = (["r.xmin::text", "r.ctid::text"] if vendor == "postgresql"
+           else [f"r.{q(column)}" for column in _RUN_COLUMNS])
+    columns = ", ".join([*(f"r.{q(column)}" for column in _HEAD), *run, f"rev.{q('number')}", f"rev.{q('graph_id')}",
                          f"g.{q('name')}", f"d.{q('name')}",
                          f"cu.{q('username')}"])  # what the serializer shows: created_by.username
     joins = (
@@ -105,11 +118,89 @@ def _statement(vendor: str) -> str:
 @cache
 def _with_token(vendor: str) -> tuple[str, str]:
     """The same row as `token_grant_with_row`'s columns and joins: the run by the placeholder's
-    id, if the token's user (`t.user_id`) is a member of its team."""
+    id, if the token's user (`t.user_id`) is a member of its team; on PostgreSQL the read
+    generation last (_generation)."""
     columns, joins, member = _parts(vendor)
     q = connection.ops.quote_name
-    return columns, (f"LEFT JOIN {q(Run._meta.db_table)} r ON r.{q('id')} = %s "
-                     f"AND {member.format(member='t.' + q('user_id'))} {joins}")
+    joins = (f"LEFT JOIN {q(Run._meta.db_table)} r ON r.{q('id')} = %s "
+             f"AND {member.format(member='t.' + q('user_id'))} {joins}")
+    if vendor == "postgresql":
+        columns, joins = f"{columns}, {_GENERATION_COLUMN}", f"{joins} {_generation_join()}"
+    return columns, joins
+
+
+# --- A token's read of a run, kept per process (PostgreSQL) ------------------------------------
+#
+# The statement above is six joins, and on PostgreSQL it was most of a kept detail's cost: ~250 of
+# ~420 µs a request in process, and the server's CPU beside it (session 15, docs/benchmarks.md "API
+# under load"). What it answers for a token and a run changes only when the run's row changes
+# (its version: xmin, ctid) or when something changes who may read it or the names it shows,
+# and every such change moves ReadGeneration's one row in the same transaction (the triggers of
+# migration runs/0008). So its answer is kept per (token, run), with the run's version and the
+# generation it saw, and the next read asks only for those two (one index lookup and one row):
+# while both are the same, so is the answer. The token's expiry is a time, checked here. The same
+# snapshot rule as the whole statement holds: a change committed before the read is seen by it.
+
+_GENERATION_COLUMN = "rg.value"
+
+
+@cache
+def _generation_join() -> str:
+    q = connection.ops.quote_name
+    return f"LEFT JOIN {q(ReadGeneration._meta.db_table)} rg ON rg.{q('id')} = 1"
+
+
+@cache
+def _version_statement() -> str:
+    """The run's version and the read generation (no row when the run is gone)."""
+    q = connection.ops.quote_name
+    return (f"SELECT r.xmin::text, r.ctid::text, {_GENERATION_COLUMN} FROM {q(Run._meta.db_table)} r "
+            f"{_generation_join()} WHERE r.{q('id')} = %s")
+
+
+# Where the run's version is in a PostgreSQL row (after _HEAD, _parts).
+_VERSION = slice(len(_HEAD), len(_HEAD) + 2)
+
+
+@dataclass
+class _TokenRead:
+    """What the whole statement answered for a token and a run, and what it stays true while."""
+
+    grant: TokenGrant
+    row: tuple[Any, ...]
+    version: tuple[Any, ...]  # (the run's xmin, its ctid, the read generation)
+
+
+# (sha256 of the token, run id) -> the read, least recently used first.
+_token_reads: OrderedDict[tuple[str, int], _TokenRead] = OrderedDict()
+
+
+def _token_read_kept(db: Any, run_id: int, raw_token: str) -> tuple[TokenGrant, tuple[Any, ...]] | None:
+    """(The grant, the run's row) of the token's kept read of the run while it still holds, else None."""
+    key = (token_hash(raw_token), run_id)
+    with _lock:
+        read = _token_reads.get(key)
+        if read is not None:
+            _token_reads.move_to_end(key)
+    if read is None or (read.grant.expires_at is not None and read.grant.expires_at <= timezone.now()):
+        return None
+    if prepared.fetchone(db, _version_statement(), [run_id]) != read.version:
+        return None
+    return read.grant, read.row
+
+
+def _token_read_keep(run_id: int, raw_token: str, grant: TokenGrant, row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Keep a PostgreSQL row of the whole statement (the run found); its row without the generation."""
+    row, generation = row[:-1], row[-1]
+    if generation is not None:  # no generation row yet: nothing to know a change by
+        read = _TokenRead(grant, row, (*row[_VERSION], generation))
+        key = (token_hash(raw_token), run_id)
+        with _lock:
+            _token_reads[key] = read
+            _token_reads.move_to_end(key)
+            while len(_token_reads) > TOKEN_READS_SIZE:
+                _token_reads.popitem(last=False)
+    return row
 
 
 def _kept_for(run_id: int, row: tuple[Any, ...]) -> _Kept | None:
@@ -124,9 +215,7 @@ def _kept_for(run_id: int, row: tuple[Any, ...]) -> _Kept | None:
 
 def _read(run_id: int, user_id: int) -> tuple[tuple[Any, ...], _Kept | None] | None:
     """(the run's row, what is kept of the run if it was built from it) if `user_id` may read it."""
-    with connection.cursor() as cursor:
-        prepared.execute(connection, cursor, _statement(connection.vendor), [run_id, user_id])
-        row = cursor.fetchone()
+    row = prepared.fetchone(connection, _statement(connection.vendor), [run_id, user_id])
     return (row, _kept_for(run_id, row)) if row is not None else None
 
 
@@ -163,16 +252,26 @@ def run_detail_kept_json_for_token(*, run_id: int, raw_token: str, render: Calla
     the token grants nothing, the user may not read the run or its document is not kept (the
     caller takes the path of run_detail_cached, which checks the token itself and keeps the document).
 
-    The token's check (token_grant_with_row's) and the run's row are one statement. `render`
-    encodes a document; the answer is encoded again only when the files on disk changed.
+    The token's check (token_grant_with_row's) and the run's row are one statement; on PostgreSQL
+    its answer is kept and asked again only as the run's version and the read generation
+    (_token_read_kept). `render` encodes a document; the answer is encoded again only when the
+    files on disk changed.
     """
-    columns, joins = _with_token(connection.vendor)
-    found = token_grant_with_row(raw_token=raw_token, columns=columns, joins=joins, params=[run_id])
+    db = connections[DEFAULT_DB_ALIAS]  # this thread's connection, looked up once (the proxy costs µs a use)
+    postgresql = db.vendor == "postgresql"
+    found = _token_read_kept(db, run_id, raw_token) if postgresql else None
     if found is None:
-        return None
-    grant, row = found
-    if row[_ID] is None:  # no such run among the user's teams'
-        return None
+        columns, joins = _with_token(db.vendor)
+        found = token_grant_with_row(raw_token=raw_token, columns=columns, joins=joins, params=[run_id])
+        if found is None:
+            return None
+        grant, row = found
+        if row[_ID] is None:  # no such run among the user's teams'
+            return None
+        if postgresql:
+            row = _token_read_keep(run_id, raw_token, grant, row)
+    else:
+        grant, row = found
     kept = _kept_for(run_id, row)
     if kept is None or row[_STATUS] not in TERMINAL_STATUSES:
         return None

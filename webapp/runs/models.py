@@ -309,3 +309,17 @@ class Explanation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.method} explanation {self.pk} of run {self.run_id}"
+
+
+class ReadGeneration(models.Model):
+    """One row (id 1) that PostgreSQL's triggers set, in the writing transaction, whenever a change
+    could change who may read a run or the names a run's detail shows: a token revoked, expired or
+    deleted, a user changed (but for last_login) or deleted, a membership added, changed or removed,
+    a graph or dataset renamed or deleted. Each such change gives it a value it never had before.
+
+    webapp/runs/detail.py keeps a token's read of a run per process and asks only this row and the
+    run's version again while both stay the same (migration 0008 makes the triggers; other
+    databases have none, and the hot read does not use it there)."""
+
+    id = models.PositiveSmallIntegerField(primary_key=True)
+    value = models.BigIntegerField()

@@ -125,3 +125,26 @@ def test_a_tokens_read_of_a_kept_document_answers_what_drf_answered_without_drf(
         ApiToken.objects.filter(user=user_a).update(**change)
         refused = api_a.get(url)
         assert refused.status_code == 401 and refused.json()["error"]["code"] == "authentication_failed", change
+
+
+def test_a_document_built_inside_a_transaction_is_not_served_for_a_later_write_of_the_same_one(
+        api_a, user_a, team_a, revision_a, dataset_a):
+    """On PostgreSQL the cache knows a run's row by its version (xmin, ctid), and every UPDATE in
+    one transaction writes a version with the same xmin: the document of the first must not
+    answer for the second once the transaction commits."""
+    from django.db import transaction
+
+    from webapp.runs.api import RunSerializer
+
+    detail._documents.clear()
+    run = run_create(user=user_a, team=team_a, graph_revision=revision_a, dataset=dataset_a, config={"epochs": 2})
+    Run.objects.filter(pk=run.pk).update(status=RunStatus.SUCCEEDED)
+    with transaction.atomic():
+        Run.objects.filter(pk=run.pk).update(name="first")
+        document = detail.run_detail_cached(run_id=run.pk, user_id=user_a.pk,
+                                            render=lambda: RunSerializer(Run.objects.get(pk=run.pk)).data)
+        assert document is not None and document["name"] == "first"
+        assert run.pk in detail._documents
+        Run.objects.filter(pk=run.pk).update(name="second")
+    cached, fresh = both(api_a, run)
+    assert cached == fresh and cached["name"] == "second"
