@@ -6,9 +6,9 @@ Environment (all optional on a developer machine):
     ALLOWED_HOSTS             comma-separated host names
     CSRF_TRUSTED_ORIGINS      comma-separated origins, e.g. https://netloom.example.org
     DATABASE_URL              postgres://user:pass@host:5432/name; default SQLite file var/netloom.sqlite3
-    NETLOOM_PREPARED_READS    1 (default): the statements every request runs are PREPAREd once per
+    NETLOOM_PREPARED_READS    1 (default): the statements every request runs are prepared once per
                               PostgreSQL connection (webapp/prepared.py); 0 behind a pooler in
-                              transaction mode (docs/deploy.md)
+                              transaction mode that does not track prepared statements (docs/deploy.md)
     REDIS_URL                 default redis://127.0.0.1:6379/0 (Celery broker and channel layer)
     NETLOOM_CHANNEL_LAYER     "redis-pubsub" (default: one Redis message per server process per group
                               message, the fan-out of many watchers, docs/benchmarks.md), "redis"
