@@ -41,6 +41,23 @@ logger = logging.getLogger(__name__)
 
 _BATCH_MAX = 5000
 
+# The recorders of this process, by run id: the reaper on this process's timer never takes their
+# runs (workers/runs.py::_reaper_loop). Filled by start(), emptied by close().
+_live: dict[int, RunRecorder] = {}
+_live_lock = threading.Lock()
+
+
+def live_run_ids() -> list[int]:
+    """Runs whose lease a recorder of this process is renewing (its thread alive).
+
+    After a stall of the whole process (a busy host, a long pause of the GIL) longer than the
+    lease, this process's reaper thread may wake before the recorder's: it must not take back
+    a run this very process is training. Another worker's reaper still may; the recorder then
+    finds the lease lost.
+    """
+    with _live_lock:
+        return [run_id for run_id, recorder in _live.items() if recorder._thread.is_alive()]
+
 
 class RunRecorder:
     """MetricSink + stop check for one leased run; all I/O happens on its own thread."""
@@ -97,6 +114,8 @@ class RunRecorder:
         """Start the background thread."""
         self._started_at = time.monotonic()
         self._started_step = self.step
+        with _live_lock:
+            _live[self.run_id] = self
         self._thread.start()
         return self
 
@@ -104,6 +123,9 @@ class RunRecorder:
         """Flush every queued event to the database (and publish it), then stop the thread."""
         self._closing.set()
         self._thread.join(timeout)
+        with _live_lock:
+            if _live.get(self.run_id) is self:
+                del _live[self.run_id]
         if self._thread.is_alive():
             logger.error("run %s: recorder did not finish flushing within %ss", self.run_id, timeout)
         if self.dropped:

@@ -65,7 +65,7 @@ from webapp.runs.services import (
     worker_start,
 )
 from webapp.sweeps.services import TrialMonitor, trial_monitor
-from workers.recorder import RunCallbacks, RunRecorder
+from workers.recorder import RunCallbacks, RunRecorder, live_run_ids
 
 logger = logging.getLogger(__name__)
 
@@ -340,7 +340,7 @@ def explain_run(explanation_id: int) -> str:
 @app.task(name=RUNS_REAP)
 def reap_runs() -> list[int]:
     """Interrupt and requeue runs whose worker stopped heartbeating (for `celery beat`)."""
-    return run_reap()
+    return run_reap(keep=live_run_ids())
 
 
 # --- a reaper on a timer inside every worker (so `make run` needs no beat process) ------------
@@ -368,7 +368,7 @@ def _reaper_loop() -> None:
         try:
             close_old_connections()
             _announce()  # the worker's heartbeat: GET /api/workers/ says it is alive
-            run_reap()
+            run_reap(keep=live_run_ids())  # never what this process itself trains
         except Exception:
             logger.exception("reaper failed")
         time.sleep(interval)

@@ -64,6 +64,30 @@ def test_reaper_interrupts_a_silent_run_and_requeues_it(iris_run: Any) -> None:
     assert run_reap() == []
 
 
+def test_a_workers_reaper_never_takes_back_the_run_its_own_process_trains(iris_run: Any, settings: Any) -> None:
+    """A whole process stalled past the lease (a busy host): when it wakes, its reaper thread may
+    run before its recorder's heartbeat. It must leave that run alone; a run nobody here holds
+    is still reaped, and once the recorder is closed its run is reaped like any other."""
+    from webapp.runs.services import run_lease_take
+    from workers.recorder import RunRecorder
+    from workers.runs import reap_runs
+
+    settings.RUNS_HEARTBEAT_SECONDS = 3600.0  # the recorder renews nothing while the test looks
+    trained, lost = iris_run(), iris_run()
+    recorder = RunRecorder(trained.pk, run_lease_take(run_id=trained.pk, worker="here")).start()
+    run_lease_take(run_id=lost.pk, worker="gone")
+    expire = Run.objects.filter(pk__in=[trained.pk, lost.pk])
+    try:
+        expire.update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+        assert reap_runs() == [lost.pk]
+        assert Run.objects.get(pk=trained.pk).status == RunStatus.RUNNING
+    finally:
+        recorder.close()
+    expire.update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    assert reap_runs() == [trained.pk]
+    assert Run.objects.get(pk=trained.pk).status == RunStatus.QUEUED
+
+
 def test_reaper_fails_a_run_that_lost_its_worker_too_often(iris_run: Any) -> None:
     from webapp.runs.services import run_lease_take, run_reap
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -513,7 +514,9 @@ def run_finish(
     return True
 
 
-def run_reap(*, now: Any = None, runs: Any = None, why: str = "worker lost") -> list[int]:
+def run_reap(
+    *, now: Any = None, runs: Any = None, why: str = "worker lost", keep: Collection[int] = ()
+) -> list[int]:
     """Mark runs whose worker stopped heartbeating `interrupted`, then requeue or fail them.
 
     Also sends every task whose send is owed or whose message looks lost: runs.train for runs
@@ -523,12 +526,13 @@ def run_reap(*, now: Any = None, runs: Any = None, why: str = "worker lost") -> 
     conditional UPDATE. Returns the ids of the runs it interrupted.
 
     `runs` (run_reap_worker): interrupt these running runs whatever their lease says, and
-    nothing else.
+    nothing else. `keep`: runs the calling process itself is training (its recorders renew their
+    leases; workers/recorder.py::live_run_ids), never interrupted by it however late their lease.
     """
     now = now or timezone.now()
     reaped: list[int] = []
     if runs is None:
-        held = Run.objects.filter(status=RunStatus.RUNNING, lease_expires_at__lt=now)
+        held = Run.objects.filter(status=RunStatus.RUNNING, lease_expires_at__lt=now).exclude(pk__in=list(keep))
     else:
         held = runs.filter(status=RunStatus.RUNNING)
     expired = list(held.values_list("pk", "lease_token", "attempts", "max_attempts", "heartbeat_at", "step"))
