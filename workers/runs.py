@@ -364,14 +364,33 @@ def _reaper_loop() -> None:
         leftovers_sweep(older_than_s=float(conf.get("RUNS_LEFTOVER_SECONDS")))
     except Exception:
         logger.exception("sweeping crash leftovers failed")
+    slept, skipped = interval, False
     while True:
         try:
             close_old_connections()
             _announce()  # the worker's heartbeat: GET /api/workers/ says it is alive
-            run_reap(keep=live_run_ids())  # never what this process itself trains
+            skipped = reaper_pass(slept=slept, interval=interval, skipped=skipped)
         except Exception:
             logger.exception("reaper failed")
+        started = time.monotonic()
         time.sleep(interval)
+        slept = time.monotonic() - started
+
+
+def reaper_pass(*, slept: float, interval: float, skipped: bool) -> bool:
+    """One pass of a worker's reaper; True when it reaped nothing because it woke late.
+
+    A sleep that overran by more than the interval means this process, or the whole host, stood
+    still, and every heartbeat with it (a prefork worker's children, other workers on the host):
+    leases may have run out only for that. Such a pass waits for the next, so the heartbeats come
+    first; never two passes in a row, so a host that is always late still reaps. Never reaped
+    here: the runs this process itself trains (a solo pool's task; workers.recorder.live_run_ids).
+    """
+    if slept > 2 * interval and not skipped:
+        logger.info("reaper woke %.1f s late: the next pass reaps, after the heartbeats", slept - interval)
+        return True
+    run_reap(keep=live_run_ids())
+    return False
 
 
 @signals.worker_ready.connect

@@ -88,6 +88,27 @@ def test_a_workers_reaper_never_takes_back_the_run_its_own_process_trains(iris_r
     assert Run.objects.get(pk=trained.pk).status == RunStatus.QUEUED
 
 
+def test_a_reaper_that_woke_late_waits_one_pass_for_the_heartbeats(iris_run: Any) -> None:
+    """The host stood still (the reaper's 1 s sleep took 10 s): a lease that ran out meanwhile gets
+    one more pass for its holder's heartbeat, which renews it; one that is still out then is reaped."""
+    from webapp.runs.services import run_heartbeat, run_lease_take
+    from workers.runs import reaper_pass
+
+    renewed, lost = iris_run(), iris_run()
+    token = run_lease_take(run_id=renewed.pk, worker="frozen too")
+    run_lease_take(run_id=lost.pk, worker="gone")
+    Run.objects.filter(pk__in=[renewed.pk, lost.pk]).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+
+    assert reaper_pass(slept=10.0, interval=1.0, skipped=False) is True
+    assert set(Run.objects.filter(pk__in=[renewed.pk, lost.pk]).values_list("status", flat=True)) == {"running"}
+    assert run_heartbeat(run_id=renewed.pk, lease_token=token)  # its holder wakes too
+    # The next pass reaps, late or not: a host that is always late still reaps.
+    assert reaper_pass(slept=10.0, interval=1.0, skipped=True) is False
+    assert Run.objects.get(pk=lost.pk).status == RunStatus.QUEUED
+    assert Run.objects.get(pk=renewed.pk).status == RunStatus.RUNNING
+    assert reaper_pass(slept=1.0, interval=1.0, skipped=False) is False
+
+
 def test_reaper_fails_a_run_that_lost_its_worker_too_often(iris_run: Any) -> None:
     from webapp.runs.services import run_lease_take, run_reap
 
