@@ -142,7 +142,9 @@ class RunRecorder:
         heartbeat_every = float(conf.get("RUNS_HEARTBEAT_SECONDS"))
         pending: list[dict[str, Any]] = []
         unpublished: list[dict[str, Any]] = []
-        last_flush = last_publish = last_poll = last_heartbeat = time.monotonic()
+        last_flush = last_publish = last_poll = time.monotonic()
+        # The first heartbeat at once: the lease was stamped before the claim committed.
+        last_heartbeat = last_flush - heartbeat_every
         self._loop = asyncio.new_event_loop()
         try:
             while True:

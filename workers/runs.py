@@ -134,15 +134,18 @@ def train_run(self: Any, run_id: int) -> str:
     from engine.data import load_dataset
     from engine.train import train
 
-    claimed = _token_claim(self, run_id)
-    if isinstance(claimed, str):
-        return claimed
-    run_id, token = claimed
-    run = Run.objects.select_related("graph_revision", "dataset").get(pk=run_id)
-
-    recorder = RunRecorder(run_id, token)
-    recorder.progress(step=run.step, epoch=run.epoch, total_steps=run.total_steps)
-    recorder.start()
+    _claiming.set()  # until its recorder renews the lease, this process's reaper waits
+    try:
+        claimed = _token_claim(self, run_id)
+        if isinstance(claimed, str):
+            return claimed
+        run_id, token = claimed
+        run = Run.objects.select_related("graph_revision", "dataset").get(pk=run_id)
+        recorder = RunRecorder(run_id, token)
+        recorder.progress(step=run.step, epoch=run.epoch, total_steps=run.total_steps)
+        recorder.start()
+    finally:
+        _claiming.clear()
     try:
         recipe = run_data_recipe(run)
         splits = load_dataset(recipe)
@@ -346,6 +349,9 @@ def reap_runs() -> list[int]:
 # --- a reaper on a timer inside every worker (so `make run` needs no beat process) ------------
 
 _reaper_started = threading.Event()
+# Set while this process's runs.train task claims a run and starts its recorder (a solo pool's
+# task shares the process with the reaper thread).
+_claiming = threading.Event()
 
 
 _this_worker: dict[str, Any] = {}
@@ -383,9 +389,15 @@ def reaper_pass(*, slept: float, interval: float, skipped: bool) -> bool:
     A sleep that overran by more than the interval means this process, or the whole host, stood
     still, and every heartbeat with it (a prefork worker's children, other workers on the host):
     leases may have run out only for that. Such a pass waits for the next, so the heartbeats come
-    first; never two passes in a row, so a host that is always late still reaps. Never reaped
-    here: the runs this process itself trains (a solo pool's task; workers.recorder.live_run_ids).
+    first; never two passes in a row, so a host that is always late still reaps. A pass also
+    waits while this process is claiming a run. Never reaped here: the runs this process itself
+    trains (a solo pool's task; workers.recorder.live_run_ids).
     """
+    if not skipped and _claiming.is_set():
+        # The lease was stamped before the claim's commit (a lock wait, a slow fsync can eat it):
+        # its recorder, about to start, renews it at once.
+        logger.info("reaper waits a pass: this process is claiming a run")
+        return True
     if slept > 2 * interval and not skipped:
         logger.info("reaper woke %.1f s late: the next pass reaps, after the heartbeats", slept - interval)
         return True

@@ -94,9 +94,9 @@ def test_a_queued_run_whose_message_was_lost_is_sent_again_and_trains(stack: Ser
         assert time.monotonic() < deadline, f"run still {detail['status']}\n{stack.logs()}"
         time.sleep(0.2)
     assert detail["status"] == "succeeded", stack.logs()
-    # Sent again, it trained (without the re-send it would stay queued). A second attempt only when
-    # the test stacks' 3 s lease ran out on a loaded machine and the worker was judged lost meanwhile.
-    assert detail["attempts"] in (1, 2)
+    # Sent again, it trained (without the re-send it would stay queued), once: the stack's only
+    # worker never reaps the run it is claiming or training, however loaded the machine.
+    assert detail["attempts"] == 1, stack.logs()
 
     async def replay() -> list[dict[str, Any]]:
         headers = {"Authorization": f"Bearer {stack.token('a')}"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -107,6 +108,44 @@ def test_a_reaper_that_woke_late_waits_one_pass_for_the_heartbeats(iris_run: Any
     assert Run.objects.get(pk=lost.pk).status == RunStatus.QUEUED
     assert Run.objects.get(pk=renewed.pk).status == RunStatus.RUNNING
     assert reaper_pass(slept=1.0, interval=1.0, skipped=False) is False
+
+
+def test_a_reaper_waits_a_pass_while_its_process_claims_a_run(iris_run: Any) -> None:
+    """A lease is stamped before the claim commits (a lock wait, a slow fsync): until the claiming
+    task's recorder has started and renewed it, the reaper of the same process leaves it."""
+    from webapp.runs.services import run_lease_take
+    from workers import runs as worker_runs
+
+    run = iris_run()
+    run_lease_take(run_id=run.pk, worker="claiming")
+    Run.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    worker_runs._claiming.set()
+    try:
+        assert worker_runs.reaper_pass(slept=1.0, interval=1.0, skipped=False) is True
+        assert Run.objects.get(pk=run.pk).status == RunStatus.RUNNING
+        assert worker_runs.reaper_pass(slept=1.0, interval=1.0, skipped=True) is False  # never two in a row
+    finally:
+        worker_runs._claiming.clear()
+    assert Run.objects.get(pk=run.pk).status == RunStatus.QUEUED
+
+
+def test_a_claimed_runs_recorder_renews_its_lease_at_once(iris_run: Any, settings: Any) -> None:
+    """The recorder's first heartbeat comes when it starts, not a heartbeat interval later."""
+    from webapp.runs.services import run_lease_take
+    from workers.recorder import RunRecorder
+
+    settings.RUNS_HEARTBEAT_SECONDS = 3600.0
+    run = iris_run()
+    recorder = RunRecorder(run.pk, run_lease_take(run_id=run.pk, worker="here"))
+    Run.objects.filter(pk=run.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+    recorder.start()
+    try:
+        deadline = timezone.now() + timedelta(seconds=30)
+        while Run.objects.get(pk=run.pk).lease_expires_at < timezone.now():
+            assert timezone.now() < deadline, "the lease was never renewed"
+            time.sleep(0.05)
+    finally:
+        recorder.close()
 
 
 def test_reaper_fails_a_run_that_lost_its_worker_too_often(iris_run: Any) -> None:
