@@ -384,7 +384,7 @@ def _reaper_loop() -> None:
 
 
 def reaper_pass(*, slept: float, interval: float, skipped: bool) -> bool:
-    """One pass of a worker's reaper; True when it reaped nothing because it woke late.
+    """One pass of a worker's reaper; True when it skipped it (it woke late, or a claim is in flight).
 
     A sleep that overran by more than the interval means this process, or the whole host, stood
     still, and every heartbeat with it (a prefork worker's children, other workers on the host):
