@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from datetime import timedelta
 from typing import Any
@@ -146,6 +147,39 @@ def test_a_claimed_runs_recorder_renews_its_lease_at_once(iris_run: Any, setting
             time.sleep(0.05)
     finally:
         recorder.close()
+
+
+def test_a_lease_taken_after_waiting_for_a_lock_counts_from_when_it_was_taken(iris_run: Any, settings: Any) -> None:
+    """A claim whose UPDATE waited for another transaction's lock longer than a lease commits a
+    lease that runs from when it was taken, not one already run out that a reaper would take back."""
+    from django.db import connection, connections, transaction
+
+    from webapp.runs.services import run_lease_take
+
+    if connection.vendor != "postgresql":
+        pytest.skip("a row lock held by a second connection (the PostgreSQL pass); SQLite's test database is in memory")
+    settings.RUNS_LEASE_SECONDS = 1.0
+    run = iris_run()
+    locked, released = threading.Event(), {}
+
+    def hold_the_row() -> None:
+        try:
+            with transaction.atomic():
+                Run.objects.select_for_update().get(pk=run.pk)
+                locked.set()
+                time.sleep(1.5)
+                released["at"] = timezone.now()
+        finally:
+            connections.close_all()
+
+    holder = threading.Thread(target=hold_the_row)
+    holder.start()
+    assert locked.wait(30)
+    token = run_lease_take(run_id=run.pk, worker="here")
+    holder.join()
+    taken = Run.objects.get(pk=run.pk)
+    assert token is not None and taken.lease_token == token
+    assert taken.lease_expires_at >= released["at"] + timedelta(seconds=1.0)
 
 
 def test_reaper_fails_a_run_that_lost_its_worker_too_often(iris_run: Any) -> None:

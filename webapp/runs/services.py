@@ -379,6 +379,13 @@ def run_lease_take(
         )
         if not taken:
             return None
+        # The UPDATE may have waited for its lock after `now` was read (another transaction's
+        # row lock on PostgreSQL; SQLite's write lock, up to its 20 s timeout): the lease counts
+        # from when it was taken, or a reaper could find it run out as this commits, before the
+        # recorder's first heartbeat renews it.
+        taken_at = timezone.now()
+        Run.objects.filter(pk=run_id, lease_token=token).update(lease_expires_at=taken_at + lease,
+                                                                heartbeat_at=taken_at)
         Worker.objects.filter(hostname=worker[:200]).update(current_run_id=run_id, last_seen=now)
         attempts, max_attempts = Run.objects.filter(pk=run_id).values_list("attempts", "max_attempts").get()
         where = f"{worker} ({device})" if device else worker
