@@ -5,6 +5,9 @@ the front says are taken as true:
 - `X-Netloom-Client-Addr` is the client's address (the front sets it from the connection and
   overwrites any a client sent): Django, and django-axes's sign-in lockout, see the real client,
   not the front, as REMOTE_ADDR;
+- `X-Netloom-Received` is when the front received the request (the front sets it, overwriting any a
+  client sent): kept as `environ[serving.RECEIVED]`, it lets a kept read of the run detail answer
+  from a check made after that moment (webapp/runs/detail.py);
 - nothing else: every other header is the client's own.
 A body over its limit, or one without a Content-Length, is refused before Django reads a byte
 (webapp/api/body_limit.py `refusal`, the rule the ASGI path applies too); Django itself never reads
@@ -32,7 +35,7 @@ django_application = get_wsgi_application()
 
 from webapp import hot_read  # noqa: E402  (after Django is set up)
 from webapp.api.body_limit import largest_limit, refusal  # noqa: E402
-from webapp.serving import settle_for_serving  # noqa: E402
+from webapp.serving import RECEIVED, RECEIVED_HEADER, received_stamp, settle_for_serving  # noqa: E402
 
 CLIENT_ADDR = "HTTP_X_NETLOOM_CLIENT_ADDR"
 
@@ -47,6 +50,7 @@ def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> 
     client = environ.pop(CLIENT_ADDR, None)
     if client:
         environ["REMOTE_ADDR"] = client
+    environ[RECEIVED] = received_stamp(environ.pop(RECEIVED_HEADER, None))
     refused = refusal(content_type=_encoded(environ, "CONTENT_TYPE") or b"",
                       content_length=_encoded(environ, "CONTENT_LENGTH"),
                       transfer_encoding=_encoded(environ, "HTTP_TRANSFER_ENCODING"))

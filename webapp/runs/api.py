@@ -38,6 +38,7 @@ from webapp.api.serializers import (
     TrainingSettingHints,
     require_known_fields,
 )
+from webapp.serving import RECEIVED
 
 from . import services
 from .checks import init_plan_read
@@ -600,7 +601,8 @@ def _kept_detail_answer(request: HttpRequest, pk: str | None, allow: str) -> Htt
     except AuthenticationFailed:
         return None  # DRF's authenticator answers it
     # None for no token, one that grants nothing (an inactive user's), or no kept document
-    found = (run_detail_kept_json_for_token(run_id=run_id, raw_token=secret, render=_RENDERER.render)
+    found = (run_detail_kept_json_for_token(run_id=run_id, raw_token=secret, render=_RENDERER.render,
+                                            received=request.META.get(RECEIVED))
              if secret is not None else None)
     if found is None:
         return None

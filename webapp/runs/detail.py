@@ -25,6 +25,7 @@ duration on the clock. A serializer field read from anywhere else must be added 
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -129,7 +130,7 @@ def _with_token(vendor: str) -> tuple[str, str]:
     return columns, joins
 
 
-# --- A token's read of a run, kept per process (PostgreSQL) ------------------------------------
+# --- A token's read of a run, kept per process ---------------------------------------------------
 #
 # The statement above is six joins, and on PostgreSQL it was most of a kept detail's cost: ~250 of
 # ~420 µs a request in process, and the server's CPU beside it (session 15, docs/benchmarks.md "API
@@ -140,6 +141,21 @@ def _with_token(vendor: str) -> tuple[str, str]:
 # generation it saw, and the next read asks only for those two (one index lookup and one row):
 # while both are the same, so is the answer. The token's expiry is a time, checked here. The same
 # snapshot rule as the whole statement holds: a change committed before the read is seen by it.
+#
+# And no statement at all for a request the front received before the kept read was last checked
+# (on every database): that check saw every change committed before the request came in, which is
+# all the whole statement run for it would promise. Under load a request waits in the web tier's
+# queue for tens of milliseconds, so one check answers every request that came in before it: on
+# PostgreSQL the round trip was half of a process's time with a run training (session 15's
+# profile). The front's stamp is nginx's $msec (webapp/serving.py::RECEIVED): its clock in whole
+# milliseconds, read as a turn of its event loop begins, so a request read later in the same turn
+# carries that turn's start. The check must have been sent at least RECEIVED_MARGIN after the
+# stamp, which covers the truncation and a turn of that length; a turn longer than that (nginx
+# descheduled in the middle of one) could let a request that came in up to that much later be
+# answered from the check. A stamp older than RECEIVED_WINDOW is not used: that request is
+# checked as it is, so a stamp, whatever it says, can never stretch a read's life beyond that.
+RECEIVED_MARGIN = 0.005
+RECEIVED_WINDOW = 5.0
 
 _GENERATION_COLUMN = "rg.value"
 
@@ -168,15 +184,22 @@ class _TokenRead:
 
     grant: TokenGrant
     row: tuple[Any, ...]
-    version: tuple[Any, ...]  # (the run's xmin, its ctid, the read generation)
+    # (the run's xmin, its ctid, the read generation); None where there is none (SQLite): the
+    # whole statement checks it again
+    version: tuple[Any, ...] | None
+    checked: float  # time.time() as the last statement that answered or confirmed it was sent
 
 
 # (sha256 of the token, run id) -> the read, least recently used first.
 _token_reads: OrderedDict[tuple[str, int], _TokenRead] = OrderedDict()
 
 
-def _token_read_kept(db: Any, run_id: int, raw_token: str) -> tuple[TokenGrant, tuple[Any, ...]] | None:
-    """(The grant, the run's row) of the token's kept read of the run while it still holds, else None."""
+def _token_read_kept(db: Any, run_id: int, raw_token: str,
+                     received: float | None) -> tuple[TokenGrant, tuple[Any, ...]] | None:
+    """(The grant, the run's row) of the token's kept read of the run while it still holds, else None.
+
+    `received`: when the front received the request (webapp/serving.py::RECEIVED), None if unknown.
+    """
     key = (token_hash(raw_token), run_id)
     with _lock:
         read = _token_reads.get(key)
@@ -184,22 +207,33 @@ def _token_read_kept(db: Any, run_id: int, raw_token: str) -> tuple[TokenGrant, 
             _token_reads.move_to_end(key)
     if read is None or (read.grant.expires_at is not None and read.grant.expires_at <= timezone.now()):
         return None
+    if received is not None and time.time() - RECEIVED_WINDOW <= received <= read.checked - RECEIVED_MARGIN:
+        return read.grant, read.row  # checked after the request came in
+    if read.version is None:
+        return None
+    checked = time.time()
     if prepared.fetchone(db, _version_statement(), [run_id]) != read.version:
         return None
+    read.checked = max(read.checked, checked)  # a float's store is atomic; two threads keep the later
     return read.grant, read.row
 
 
-def _token_read_keep(run_id: int, raw_token: str, grant: TokenGrant, row: tuple[Any, ...]) -> tuple[Any, ...]:
-    """Keep a PostgreSQL row of the whole statement (the run found); its row without the generation."""
-    row, generation = row[:-1], row[-1]
-    if generation is not None:  # no generation row yet: nothing to know a change by
-        read = _TokenRead(grant, row, (*row[_VERSION], generation))
-        key = (token_hash(raw_token), run_id)
-        with _lock:
-            _token_reads[key] = read
-            _token_reads.move_to_end(key)
-            while len(_token_reads) > TOKEN_READS_SIZE:
-                _token_reads.popitem(last=False)
+def _token_read_keep(run_id: int, raw_token: str, grant: TokenGrant, row: tuple[Any, ...], *, checked: float,
+                     postgresql: bool) -> tuple[Any, ...]:
+    """Keep a row of the whole statement (the run found), sent at `checked`; its row without the
+    generation (PostgreSQL's, last)."""
+    version = None
+    if postgresql:
+        row, generation = row[:-1], row[-1]
+        if generation is None:  # no generation row yet: nothing to know a change by
+            return row
+        version = (*row[_VERSION], generation)
+    key = (token_hash(raw_token), run_id)
+    with _lock:
+        _token_reads[key] = _TokenRead(grant, row, version, checked)
+        _token_reads.move_to_end(key)
+        while len(_token_reads) > TOKEN_READS_SIZE:
+            _token_reads.popitem(last=False)
     return row
 
 
@@ -245,31 +279,32 @@ def run_detail_cached(*, run_id: int, user_id: int, render: Callable[[], dict[st
     return {**kept.document, "exports": _exports(run_id, row)}
 
 
-def run_detail_kept_json_for_token(*, run_id: int, raw_token: str, render: Callable[[dict[str, Any]], bytes]) -> tuple[
-        TokenGrant, bytes] | None:
+def run_detail_kept_json_for_token(*, run_id: int, raw_token: str, render: Callable[[dict[str, Any]], bytes],
+                                   received: float | None = None) -> tuple[TokenGrant, bytes] | None:
     """The run's detail as JSON for the user of a token when its document for the current row is
     kept and the user may read it: (the token's grant, for token_touch, and the JSON). None when
     the token grants nothing, the user may not read the run or its document is not kept (the
     caller takes the path of run_detail_cached, which checks the token itself and keeps the document).
 
-    The token's check (token_grant_with_row's) and the run's row are one statement; on PostgreSQL
-    its answer is kept and asked again only as the run's version and the read generation
-    (_token_read_kept). `render` encodes a document; the answer is encoded again only when the
-    files on disk changed.
+    The token's check (token_grant_with_row's) and the run's row are one statement; its answer is
+    kept, not asked again for a request the front received before it was last checked
+    (`received`, webapp/serving.py::RECEIVED), and on PostgreSQL checked again as the run's version
+    and the read generation (_token_read_kept). `render` encodes a document; the answer is encoded
+    again only when the files on disk changed.
     """
     db = connections[DEFAULT_DB_ALIAS]  # this thread's connection, looked up once (the proxy costs µs a use)
     postgresql = db.vendor == "postgresql"
-    found = _token_read_kept(db, run_id, raw_token) if postgresql else None
+    found = _token_read_kept(db, run_id, raw_token, received)
     if found is None:
         columns, joins = _with_token(db.vendor)
+        checked = time.time()
         found = token_grant_with_row(raw_token=raw_token, columns=columns, joins=joins, params=[run_id])
         if found is None:
             return None
         grant, row = found
         if row[_ID] is None:  # no such run among the user's teams'
             return None
-        if postgresql:
-            row = _token_read_keep(run_id, raw_token, grant, row)
+        row = _token_read_keep(run_id, raw_token, grant, row, checked=checked, postgresql=postgresql)
     else:
         grant, row = found
     kept = _kept_for(run_id, row)

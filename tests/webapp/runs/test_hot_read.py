@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import re
 import sys
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -94,6 +95,7 @@ def handler_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 @pytest.fixture
 def finished(user_a: Any, team_a: Any, revision_a: Any, dataset_a: Any) -> Run:
     detail._documents.clear()
+    detail._token_reads.clear()  # SQLite may give a new run the id of one a test before rolled back
     run = run_create(user=user_a, team=team_a, graph_revision=revision_a, dataset=dataset_a, config={"epochs": 2})
     Run.objects.filter(pk=run.pk).update(status=RunStatus.SUCCEEDED)
     return run
@@ -210,3 +212,26 @@ def test_a_token_or_member_that_stops_granting_is_djangos_answer_at_once(client_
     missing = Served(environ(f"/api/runs/{finished.pk + 1000}/", token_of(client_for(make_user("other", team_a)))),
                      handler_calls)
     assert missing.by_django and missing.status.startswith("404")
+
+
+def test_a_request_the_front_received_before_the_last_check_is_answered_by_it(client_for, make_user, finished, team_a,
+                                                                              handler_calls):
+    """The front's stamp (X-Netloom-Received, webapp/serving.py): a kept read checked after a request
+    came in answers it without a statement, even when a revoke has committed since (the two crossed);
+    a request that came in after the revoke, or with a stamp too old or not one, is checked and refused."""
+    url = f"/api/runs/{finished.pk}/"
+    token = token_of(client_for(make_user("stamped", team_a)))
+    Served(environ(url, token), handler_calls)  # the document kept
+    came_in = time.time()
+    time.sleep(2 * detail.RECEIVED_MARGIN + 0.01)
+    checked = Served(environ(url, token), handler_calls)  # the token's read kept, checked now
+    assert not checked.by_django and checked.status == "200 OK"
+
+    token_revoke(token=ApiToken.objects.get(token_hash=token_hash(token)))
+    crossed = Served(environ(url, token, HTTP_X_NETLOOM_RECEIVED=f"{came_in:.3f}"), handler_calls)
+    assert not crossed.by_django and crossed.answer() == checked.answer()
+
+    for stamp in (f"{time.time():.3f}", f"{came_in - 2 * detail.RECEIVED_WINDOW:.3f}", "0x1p30", "", None):
+        headers = {} if stamp is None else {"HTTP_X_NETLOOM_RECEIVED": stamp}
+        refused = Served(environ(url, token, **headers), handler_calls)
+        assert refused.by_django and refused.status.startswith("401"), (stamp, refused.status)
