@@ -6,23 +6,7 @@ webapp/asgi.py (uvicorn: the streams, and HTTP without the front).
 
 from __future__ import annotations
 
-import re
-
 from webapp.process_gc import garbage_collector_settle
-
-# When the front received a request: the environ key webapp/wsgi.py sets from the header the front
-# writes over whatever a client sent (X-Netloom-Received: nginx's $msec, webapp/serve.py). Seconds
-# since the epoch as a float; absent when no front stamped it (uvicorn alone, a test's client). Not an
-# HTTP_ key, so no header of a client's can set it. webapp/runs/detail.py answers a kept read from
-# a check made after the request came in (its entry in docs/architecture.md).
-RECEIVED = "netloom.received"
-RECEIVED_HEADER = "HTTP_X_NETLOOM_RECEIVED"
-_MSEC = re.compile(r"[0-9]{1,12}\.[0-9]{3}")
-
-
-def received_stamp(value: object) -> float | None:
-    """The front's stamp ("1764892800.123", $msec) in seconds, None when absent or not one."""
-    return float(value) if isinstance(value, str) and _MSEC.fullmatch(value) else None
 
 
 def import_request_code() -> None:

@@ -6,7 +6,7 @@ the front says are taken as true:
   overwrites any a client sent): Django, and django-axes's sign-in lockout, see the real client,
   not the front, as REMOTE_ADDR;
 - `X-Netloom-Received` is when the front received the request (the front sets it, overwriting any a
-  client sent): kept as `environ[serving.RECEIVED]`, it lets a kept read of the run detail answer
+  client sent): kept as `environ[front.RECEIVED]`, it lets a kept read of the run detail answer
   from a check made after that moment (webapp/runs/detail.py);
 - nothing else: every other header is the client's own.
 A body over its limit, or one without a Content-Length, is refused before Django reads a byte
@@ -35,7 +35,8 @@ django_application = get_wsgi_application()
 
 from webapp import hot_read  # noqa: E402  (after Django is set up)
 from webapp.api.body_limit import largest_limit, refusal  # noqa: E402
-from webapp.serving import RECEIVED, RECEIVED_HEADER, received_stamp, settle_for_serving  # noqa: E402
+from webapp.front import RECEIVED, RECEIVED_HEADER, received_stamp  # noqa: E402
+from webapp.serving import settle_for_serving  # noqa: E402
 
 CLIENT_ADDR = "HTTP_X_NETLOOM_CLIENT_ADDR"
 

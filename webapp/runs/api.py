@@ -38,7 +38,7 @@ from webapp.api.serializers import (
     TrainingSettingHints,
     require_known_fields,
 )
-from webapp.serving import RECEIVED
+from webapp.front import RECEIVED
 
 from . import services
 from .checks import init_plan_read

@@ -147,7 +147,7 @@ def _with_token(vendor: str) -> tuple[str, str]:
 # all the whole statement run for it would promise. Under load a request waits in the web tier's
 # queue for tens of milliseconds, so one check answers every request that came in before it: on
 # PostgreSQL the round trip was half of a process's time with a run training (session 15's
-# profile). The front's stamp is nginx's $msec (webapp/serving.py::RECEIVED): its clock in whole
+# profile). The front's stamp is nginx's $msec (webapp/front.py::RECEIVED): its clock in whole
 # milliseconds, read as a turn of its event loop begins, so a request read later in the same turn
 # carries that turn's start. The check must have been sent at least RECEIVED_MARGIN after the
 # stamp, which covers the truncation and a turn of that length; a turn longer than that (nginx
@@ -198,7 +198,7 @@ def _token_read_kept(db: Any, run_id: int, raw_token: str,
                      received: float | None) -> tuple[TokenGrant, tuple[Any, ...]] | None:
     """(The grant, the run's row) of the token's kept read of the run while it still holds, else None.
 
-    `received`: when the front received the request (webapp/serving.py::RECEIVED), None if unknown.
+    `received`: when the front received the request (webapp/front.py::RECEIVED), None if unknown.
     """
     key = (token_hash(raw_token), run_id)
     with _lock:
@@ -288,7 +288,7 @@ def run_detail_kept_json_for_token(*, run_id: int, raw_token: str, render: Calla
 
     The token's check (token_grant_with_row's) and the run's row are one statement; its answer is
     kept, not asked again for a request the front received before it was last checked
-    (`received`, webapp/serving.py::RECEIVED), and on PostgreSQL checked again as the run's version
+    (`received`, webapp/front.py::RECEIVED), and on PostgreSQL checked again as the run's version
     and the read generation (_token_read_kept). `render` encodes a document; the answer is encoded
     again only when the files on disk changed.
     """
