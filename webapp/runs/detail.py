@@ -207,7 +207,9 @@ def _token_read_kept(db: Any, run_id: int, raw_token: str,
             _token_reads.move_to_end(key)
     if read is None or (read.grant.expires_at is not None and read.grant.expires_at <= timezone.now()):
         return None
-    if received is not None and time.time() - RECEIVED_WINDOW <= received <= read.checked - RECEIVED_MARGIN:
+    now = time.time()
+    # (A check later than now: the clock was set back since, and the stamps say nothing against it.)
+    if received is not None and now - RECEIVED_WINDOW <= received <= read.checked - RECEIVED_MARGIN <= now:
         return read.grant, read.row  # checked after the request came in
     if read.version is None:
         return None

@@ -235,3 +235,19 @@ def test_a_request_the_front_received_before_the_last_check_is_answered_by_it(cl
         headers = {} if stamp is None else {"HTTP_X_NETLOOM_RECEIVED": stamp}
         refused = Served(environ(url, token, **headers), handler_calls)
         assert refused.by_django and refused.status.startswith("401"), (stamp, refused.status)
+
+
+def test_a_clock_set_back_after_a_check_does_not_stretch_it(client_for, make_user, finished, team_a, handler_calls,
+                                                            monkeypatch):
+    """The stamps and the checks read one clock (the wall clock, shared by nginx and the HTTP
+    server). Set back after a check, that check would look later than every new stamp for as long
+    as the step: it is not used until the clock has passed it again."""
+    url = f"/api/runs/{finished.pk}/"
+    token = token_of(client_for(make_user("stepped", team_a)))
+    Served(environ(url, token), handler_calls)  # the document kept
+    assert not Served(environ(url, token), handler_calls).by_django  # the token's read kept, checked now
+    token_revoke(token=ApiToken.objects.get(token_hash=token_hash(token)))
+    wall = time.time
+    monkeypatch.setattr(detail, "time", type("SetBack", (), {"time": staticmethod(lambda: wall() - 60)}))
+    refused = Served(environ(url, token, HTTP_X_NETLOOM_RECEIVED=f"{wall() - 60:.3f}"), handler_calls)
+    assert refused.by_django and refused.status.startswith("401"), refused.status
