@@ -213,10 +213,9 @@ def _token_read_kept(db: Any, run_id: int, raw_token: str,
         return read.grant, read.row  # checked after the request came in
     if read.version is None:
         return None
-    checked = time.time()
     if prepared.fetchone(db, _version_statement(), [run_id]) != read.version:
         return None
-    read.checked = max(read.checked, checked)  # a float's store is atomic; two threads keep the later
+    read.checked = max(read.checked, now)  # `now` came before the statement; two threads keep the later
     return read.grant, read.row
 
 
