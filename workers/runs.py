@@ -394,8 +394,8 @@ def reaper_pass(*, slept: float, interval: float, skipped: bool) -> bool:
     trains (a solo pool's task; workers.recorder.live_run_ids).
     """
     if not skipped and _claiming.is_set():
-        # The lease was stamped before the claim's commit (a lock wait, a slow fsync can eat it):
-        # its recorder, about to start, renews it at once.
+        # The lease was stamped before the claim's commit (a slow commit can eat it): its
+        # recorder, about to start, renews it at once.
         logger.info("reaper waits a pass: this process is claiming a run")
         return True
     if slept > 2 * interval and not skipped:

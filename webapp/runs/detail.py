@@ -194,13 +194,13 @@ class _TokenRead:
 _token_reads: OrderedDict[tuple[str, int], _TokenRead] = OrderedDict()
 
 
-def _token_read_kept(db: Any, run_id: int, raw_token: str,
+def _token_read_kept(db: Any, key: tuple[str, int],
                      received: float | None) -> tuple[TokenGrant, tuple[Any, ...]] | None:
-    """(The grant, the run's row) of the token's kept read of the run while it still holds, else None.
+    """(The grant, the run's row) of the token's kept read of the run, `key` (the token's hash, the
+    run's id), while it still holds, else None.
 
     `received`: when the front received the request (webapp/front.py::RECEIVED), None if unknown.
     """
-    key = (token_hash(raw_token), run_id)
     with _lock:
         read = _token_reads.get(key)
         if read is not None:
@@ -213,13 +213,13 @@ def _token_read_kept(db: Any, run_id: int, raw_token: str,
         return read.grant, read.row  # checked after the request came in
     if read.version is None:
         return None
-    if prepared.fetchone(db, _version_statement(), [run_id]) != read.version:
+    if prepared.fetchone(db, _version_statement(), [key[1]]) != read.version:
         return None
     read.checked = max(read.checked, now)  # `now` came before the statement; two threads keep the later
     return read.grant, read.row
 
 
-def _token_read_keep(run_id: int, raw_token: str, grant: TokenGrant, row: tuple[Any, ...], *, checked: float,
+def _token_read_keep(key: tuple[str, int], grant: TokenGrant, row: tuple[Any, ...], *, checked: float,
                      postgresql: bool) -> tuple[Any, ...]:
     """Keep a row of the whole statement (the run found), sent at `checked`; its row without the
     generation (PostgreSQL's, last)."""
@@ -229,7 +229,6 @@ def _token_read_keep(run_id: int, raw_token: str, grant: TokenGrant, row: tuple[
         if generation is None:  # no generation row yet: nothing to know a change by
             return row
         version = (*row[_VERSION], generation)
-    key = (token_hash(raw_token), run_id)
     with _lock:
         _token_reads[key] = _TokenRead(grant, row, version, checked)
         _token_reads.move_to_end(key)
@@ -295,7 +294,8 @@ def run_detail_kept_json_for_token(*, run_id: int, raw_token: str, render: Calla
     """
     db = connections[DEFAULT_DB_ALIAS]  # this thread's connection, looked up once (the proxy costs µs a use)
     postgresql = db.vendor == "postgresql"
-    found = _token_read_kept(db, run_id, raw_token, received)
+    key = (token_hash(raw_token), run_id)
+    found = _token_read_kept(db, key, received)
     if found is None:
         columns, joins = _with_token(db.vendor)
         checked = time.time()
@@ -305,7 +305,7 @@ def run_detail_kept_json_for_token(*, run_id: int, raw_token: str, render: Calla
         grant, row = found
         if row[_ID] is None:  # no such run among the user's teams'
             return None
-        row = _token_read_keep(run_id, raw_token, grant, row, checked=checked, postgresql=postgresql)
+        row = _token_read_keep(key, grant, row, checked=checked, postgresql=postgresql)
     else:
         grant, row = found
     kept = _kept_for(run_id, row)

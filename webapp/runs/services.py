@@ -367,8 +367,6 @@ def run_lease_take(
             .filter(Q(lease_token__isnull=True) | Q(lease_expires_at__lt=now))
             .update(
                 lease_token=token,
-                lease_expires_at=now + lease,
-                heartbeat_at=now,
                 worker=worker[:200],
                 device=device[:200],
                 status=RunStatus.RUNNING,
@@ -379,10 +377,10 @@ def run_lease_take(
         )
         if not taken:
             return None
-        # The UPDATE may have waited for its lock after `now` was read (another transaction's
-        # row lock on PostgreSQL; SQLite's write lock, up to its 20 s timeout): the lease counts
-        # from when it was taken, or a reaper could find it run out as this commits, before the
-        # recorder's first heartbeat renews it.
+        # The lease runs from when the row was taken: the UPDATE above may have waited for its
+        # lock after `now` was read (another transaction's row lock on PostgreSQL; SQLite's write
+        # lock, up to its 20 s timeout), and a lease counted from `now` could have run out as this
+        # commits, before the recorder's first heartbeat renews it.
         taken_at = timezone.now()
         Run.objects.filter(pk=run_id, lease_token=token).update(lease_expires_at=taken_at + lease,
                                                                 heartbeat_at=taken_at)
