@@ -1,20 +1,20 @@
-"""`GET /api/runs/<id>/` under load, alone and with a run training beside it (issue 12, target 6).
+"""`GET /api/runs/<id>/` under load, alone and with a run training beside it .
 
-Starts the real stack (tests/workers/stack.py with tests/workers/bench_settings.py: a SQLite file, the
+Starts the real stack (tests/workers/stack.py with bench/stack_settings.py: a SQLite file, the
 machine's Redis under a prefix of its own, the web tier through webapp/serve.py with
 `--web-workers` processes, a training worker and a short-job worker) and measures, one after the
 other in one invocation:
 
 0. the baselines, the same load on bench-only answers: `raw`, a bare WSGI callable answering a
-   constant body before Django is asked (tests/workers/bench_wsgi.py, served by the front only:
+   constant body before Django is asked (bench/stack_wsgi.py, served by the front only:
    nginx, granian's glue and wrk on the same cores, the floor of any Python answer here),
-   and two bench-only views (tests/workers/bench_urls.py): `bare`, a
+   and two bench-only views (bench/stack_urls.py): `bare`, a
    plain Django view answering the same body (the web tier, the middleware and Django's handler:
    the ceiling of this machine for any Django view), and `token`, a DRF view with the service's
    token authentication and permission answering the same body;
    Both, and the run detail alone (1), are measured twice with the web tier restarted between:
    uvicorn serving HTTP itself (NETLOOM_WEB_FRONT=none: Django's WSGI handler on a2wsgi's thread
-   pool, the service before session 8) and the default, nginx in front of granian serving Django's
+   pool) and the default, nginx in front of granian serving Django's
    WSGI handler (webapp/serve.py); needs nginx (`apt-get install nginx-light`);
 1. load alone: wrk (Debian's; `apt-get install wrk`), `--connections` connections for `--seconds`
    on loopback, a token in the Authorization header: requests/s and the latency distribution;
@@ -134,9 +134,9 @@ def main() -> None:
     from tests.workers.test_run_e2e import wait_status
 
     tmp = Path(tempfile.mkdtemp(prefix="netloom-api-load-"))
-    env = {"DJANGO_SETTINGS_MODULE": "tests.workers.bench_settings", "NETLOOM_WEB_LOG_LEVEL": "warning",
+    env = {"DJANGO_SETTINGS_MODULE": "bench.stack_settings", "NETLOOM_WEB_LOG_LEVEL": "warning",
            "NETLOOM_WEB_WORKERS": str(args.web_workers),  # the stack's test default is one process
-           "NETLOOM_WSGI_APP": "tests.workers.bench_wsgi:application"}  # the raw baseline, then the service
+           "NETLOOM_WSGI_APP": "bench.stack_wsgi:application"}  # the raw baseline, then the service
     with ServiceStack(tmp, RedisServer.shared(db=6), env=env, split_workers=True) as stack:
         target = stack.create_run(epochs=1)
         wait_status(stack, target["id"], {"succeeded", "failed"})
@@ -148,7 +148,7 @@ def main() -> None:
         def load(target_url: str = url) -> dict[str, Any]:
             return wrk(target_url, token, seconds=args.seconds, connections=args.connections, threads=args.threads)
 
-        # uvicorn serving HTTP itself (the service before session 8) against the default, the front
+        # uvicorn serving HTTP itself against the default, the front
         # (nginx, granian for HTTP): the same three requests, the web tier restarted, side by side.
         # The rest runs on the default.
         by_server: dict[str, dict[str, Any]] = {}

@@ -185,8 +185,6 @@ http {{
             proxy_pass http://http_app;{common}
             proxy_set_header Connection "";
             proxy_set_header X-Netloom-Client-Addr $remote_addr;
-            # When this request came in (ms, nginx's clock): a kept read checked after it may answer it.
-            proxy_set_header X-Netloom-Received $msec;
             proxy_read_timeout 600s;
             proxy_send_timeout 600s;
         }}

@@ -6,9 +6,12 @@ Environment (all optional on a developer machine):
     ALLOWED_HOSTS             comma-separated host names
     CSRF_TRUSTED_ORIGINS      comma-separated origins, e.g. https://netloom.example.org
     DATABASE_URL              postgres://user:pass@host:5432/name; default SQLite file var/netloom.sqlite3
-    NETLOOM_PREPARED_READS    1 (default): the statements every request runs are prepared once per
-                              PostgreSQL connection (webapp/prepared.py); 0 behind a pooler in
-                              transaction mode that does not track prepared statements (docs/deploy.md)
+    NETLOOM_PG_PREPARE        0 (default); 1: psycopg binds parameters on the server and prepares a
+                              statement it has run a few times (Django's server_side_binding and
+                              psycopg's prepare_threshold). Not behind a pooler in transaction mode
+                              that does not track prepared statements (docs/deploy.md)
+    NETLOOM_CACHE             "redis" (default: Django's cache on REDIS_URL, shared by every web
+                              process, under NETLOOM_INSTANCE's prefix) or "memory" (one process)
     REDIS_URL                 default redis://127.0.0.1:6379/0 (Celery broker and channel layer)
     NETLOOM_CHANNEL_LAYER     "redis-pubsub" (default: one Redis message per server process per group
                               message, the fan-out of many watchers, docs/benchmarks.md), "redis"
@@ -189,11 +192,12 @@ TEMPLATES = [
 # --- database -----------------------------------------------------------------------------
 
 DATABASE_URL = os.environ.get("DATABASE_URL", "").strip()
-# The run detail's hot read prepares its statement once per PostgreSQL connection
-# (webapp/prepared.py). Off behind a pooler in transaction mode (pgbouncer before 1.21).
-NETLOOM_PREPARED_READS = env_bool("NETLOOM_PREPARED_READS", True)
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+    if env_bool("NETLOOM_PG_PREPARE", False):
+        # psycopg prepares a statement once a connection has run it this often; needs the
+        # parameters bound on the server (Django binds them on the client by default).
+        DATABASES["default"].setdefault("OPTIONS", {}).update(server_side_binding=True, prepare_threshold=2)
 else:
     VAR_DIR.mkdir(exist_ok=True)
     DATABASES = {
@@ -354,6 +358,24 @@ def channel_layers(kind: str, redis_url: str, instance: str) -> dict[str, Any]:
 CHANNEL_LAYERS = channel_layers(
     os.environ.get("NETLOOM_CHANNEL_LAYER", "redis-pubsub"), REDIS_URL, NETLOOM_INSTANCE
 )
+
+
+
+def caches(kind: str, redis_url: str, instance: str) -> dict[str, Any]:
+    """CACHES for NETLOOM_CACHE `kind`: Redis under the instance's prefix (values as JSON, never
+    pickled: webapp/cache.py), or one process's memory."""
+    if kind == "memory":
+        return {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    return {"default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": redis_url,
+        "KEY_PREFIX": f"{instance}:cache",
+        "TIMEOUT": 3600,
+        "OPTIONS": {"serializer": "webapp.cache.JSONSerializer"},
+    }}
+
+
+CACHES = caches(os.environ.get("NETLOOM_CACHE", "redis"), REDIS_URL, NETLOOM_INSTANCE)
 
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL)
 # Every key kombu writes (queues, unacked messages, bindings) starts with the instance's prefix.

@@ -1,14 +1,9 @@
 """WSGI entry point: Django's WSGI handler for every HTTP request, behind the front (webapp/serve.py).
 
-granian serves this on a private Unix socket that only the front (nginx) reaches, so two things
-the front says are taken as true:
-- `X-Netloom-Client-Addr` is the client's address (the front sets it from the connection and
-  overwrites any a client sent): Django, and django-axes's sign-in lockout, see the real client,
-  not the front, as REMOTE_ADDR;
-- `X-Netloom-Received` is when the front received the request (the front sets it, overwriting any a
-  client sent): kept as `environ[front.RECEIVED]`, it lets a kept read of the run detail answer
-  from a check made after that moment (webapp/runs/detail.py);
-- nothing else: every other header is the client's own.
+granian serves this on a private Unix socket that only the front (nginx) reaches, so one thing
+the front says is taken as true: `X-Netloom-Client-Addr` is the client's address (the front sets
+it from the connection and overwrites any a client sent): Django, and django-axes's sign-in
+lockout, see the real client, not the front, as REMOTE_ADDR. Every other header is the client's own.
 A body over its limit, or one without a Content-Length, is refused before Django reads a byte
 (webapp/api/body_limit.py `refusal`, the rule the ASGI path applies too); Django itself never reads
 past the declared Content-Length (its LimitedStream).
@@ -33,9 +28,7 @@ from django.core.wsgi import get_wsgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 django_application = get_wsgi_application()
 
-from webapp import hot_read  # noqa: E402  (after Django is set up)
-from webapp.api.body_limit import largest_limit, refusal  # noqa: E402
-from webapp.front import RECEIVED, RECEIVED_HEADER, received_stamp  # noqa: E402
+from webapp.api.body_limit import largest_limit, refusal  # noqa: E402  (after Django is set up)
 from webapp.serving import settle_for_serving  # noqa: E402
 
 CLIENT_ADDR = "HTTP_X_NETLOOM_CLIENT_ADDR"
@@ -51,7 +44,6 @@ def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> 
     client = environ.pop(CLIENT_ADDR, None)
     if client:
         environ["REMOTE_ADDR"] = client
-    environ[RECEIVED] = received_stamp(environ.pop(RECEIVED_HEADER, None))
     refused = refusal(content_type=_encoded(environ, "CONTENT_TYPE") or b"",
                       content_length=_encoded(environ, "CONTENT_LENGTH"),
                       transfer_encoding=_encoded(environ, "HTTP_TRANSFER_ENCODING"))
@@ -64,17 +56,6 @@ def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> 
         else:
             headers.append(("Connection", "close"))
         start_response(f"{status} {HTTPStatus(status).phrase}", headers)
-        return [body]
-    hot = hot_read.answer(environ)
-    if hot is not None:
-        _drain(environ.get("wsgi.input"))
-        cookies = [("Set-Cookie", cookie.output(header="")) for cookie in hot.cookies.values()]  # as Django's
-        start_response(f"{hot.status_code} {hot.reason_phrase}", [*hot.items(), *cookies])
-        # The body is all in memory: closed here (request_finished) and handed over as a list,
-        # which granian sends in one call instead of iterating the response from Rust and calling
-        # back for its close (about a tenth more requests/s under wrk, docs/benchmarks.md).
-        body = hot.content
-        hot.close()
         return [body]
     response = django_application(environ, start_response)
     _drain(environ.get("wsgi.input"))

@@ -12,6 +12,7 @@ Reusable by every webapp suite (runs, e2e helpers):
 from __future__ import annotations
 
 import io
+import uuid
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from rest_framework.test import APIClient
 
 from webapp.accounts.models import Role
 from webapp.accounts.services import membership_add, team_create, token_create
+from webapp.settings import caches
 
 
 @pytest.fixture(autouse=True)
@@ -27,6 +29,8 @@ def _isolated_storage(settings: Any, tmp_path: Any) -> None:
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     settings.NETLOOM_DATASET_PROCESSING = "sync"
+    # The real Redis cache under a prefix of this test's own: nothing kept leaks between tests.
+    settings.CACHES = caches("redis", settings.REDIS_URL, f"test-{uuid.uuid4().hex}")
     # Password hashing is deliberately slow; tests make many users.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 

@@ -12,11 +12,11 @@ Real processes (tests/workers/stack.py, used by test_run_e2e.py and test_service
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import pytest
 
-# The webapp fixtures (users, teams, tokens, iris dataset, graph) are reused as they are.
 from tests.webapp.conftest import (  # noqa: F401
     anon,
     api_a,
@@ -35,6 +35,9 @@ from tests.webapp.conftest import (  # noqa: F401
     viewer_a,
 )
 from tests.workers.stack import E2E_STEP_DELAY, RedisServer, ServiceStack
+
+# The webapp fixtures (users, teams, tokens, iris dataset, graph) are reused as they are.
+from webapp.settings import caches
 
 
 @pytest.fixture(scope="session")
@@ -66,6 +69,8 @@ def runs_env(settings: Any, tmp_path: Any) -> Any:
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     settings.RUNS_LEASE_SECONDS = 30.0
+    # The real Redis cache under a prefix of this test's own: nothing kept leaks between tests.
+    settings.CACHES = caches("redis", settings.REDIS_URL, f"test-{uuid.uuid4().hex}")
     previous = app.conf.broker_url
     app.conf.broker_url = "memory://"
     app._pool = None  # the next send opens a connection to the new broker

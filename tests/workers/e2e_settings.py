@@ -37,6 +37,7 @@ NETLOOM_INSTANCE = _PREFIX
 CHANNEL_LAYERS = channel_layers(  # noqa: F405
     os.environ.get("NETLOOM_CHANNEL_LAYER", "redis-pubsub"), REDIS_URL, NETLOOM_INSTANCE
 )
+CACHES = caches(os.environ.get("NETLOOM_CACHE", "redis"), REDIS_URL, NETLOOM_INSTANCE)  # noqa: F405
 CELERY_BROKER_URL = REDIS_URL
 CELERY_BROKER_TRANSPORT_OPTIONS = {"global_keyprefix": f"{NETLOOM_INSTANCE}:", "visibility_timeout": 3600}
 MEDIA_ROOT = os.environ["NETLOOM_E2E_MEDIA"]

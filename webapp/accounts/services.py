@@ -8,6 +8,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
@@ -18,7 +19,7 @@ from .models import ApiToken, Membership, Role, Team
 
 # token_hash and TOKEN_PREFIX live in selectors (the token lookup hashes with them); named
 # here too for callers that create tokens.
-from .selectors import TOKEN_PREFIX, TokenGrant, token_hash, tokens_live
+from .selectors import TOKEN_PREFIX, token_cache_key, token_hash, tokens_live
 
 MAX_TOKEN_DAYS = 3650
 
@@ -116,15 +117,32 @@ def token_revoke(*, token: ApiToken) -> None:
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
+        token_forget(digests=[token.token_hash])
         access_changed(user_id=token.user_id)
 
 
-def token_touch(*, token: ApiToken | TokenGrant) -> None:
+def token_forget(*, digests: list[str]) -> None:
+    """Drop the kept lookups of these tokens (selectors.token_for_secret): now, and again once the
+    transaction commits, so a request that read the old row in between cannot keep it."""
+    keys = [token_cache_key(digest) for digest in digests]
+    if not keys:
+        return
+    cache.delete_many(keys)
+    transaction.on_commit(lambda: cache.delete_many(keys), robust=True)
+
+
+def user_tokens_forget(*, user_id: int) -> None:
+    """Drop the kept lookups of every token of the user (a change to the user: disabled, renamed)."""
+    token_forget(digests=list(ApiToken.objects.filter(user_id=user_id).values_list("token_hash", flat=True)))
+
+
+def token_touch(*, token: ApiToken) -> None:
     """Record use of a token, at most once a minute (a write per request is wasteful)."""
     now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at > timedelta(minutes=1):
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         token.last_used_at = now
+        token_forget(digests=[token.token_hash])  # the kept copy says the old time
 
 
 @transaction.atomic

@@ -8,16 +8,15 @@ Views parse, call one selector or service, and serialise: what a new run refers 
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from django.http import FileResponse, HttpRequest, HttpResponse
+from django.http import FileResponse, HttpResponse
+from django.utils.decorators import method_decorator
+from django.views.decorators.http import condition
 from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import generics, mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
@@ -25,12 +24,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from webapp.accounts.models import Role
-from webapp.accounts.services import token_touch
-from webapp.api.authentication import bearer_secret
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
 from webapp.api.parsers import LimitedJSONParser
-from webapp.api.renderers import FastJSONRenderer
 from webapp.api.serializers import (
     ID_MAX,
     IdField,
@@ -38,11 +34,10 @@ from webapp.api.serializers import (
     TrainingSettingHints,
     require_known_fields,
 )
-from webapp.front import RECEIVED
 
 from . import services
 from .checks import init_plan_read
-from .detail import run_detail_cached, run_detail_kept_json_for_token
+from .detail import RunHead, run_detail_document, run_detail_etag, run_head, run_head_exports
 from .evaluation import run_evaluation, run_evaluation_create
 from .events import run_progress
 from .models import Checkpoint, Explanation, ExplanationStatus, Run, RunStatus
@@ -374,16 +369,18 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
                            tag=params.get("tag") or None, text=params.get("q") or None, sweep_id=sweep,
                            ordering=params.get("ordering") or None)
 
+    @method_decorator(condition(etag_func=lambda request, pk=None: _detail_etag(request, pk)))
     def retrieve(self, request: Request, pk: str | None = None) -> Response:
         """One run of the user's teams: its state, progress, summaries, best checkpoint and downloads."""
-        # A finished run's document comes from webapp/runs/detail.py while its row is unchanged.
-        run_id = detail_run_id(pk)
-        if request.query_params or run_id is None:
-            return super().retrieve(request, pk=pk)  # ?team= scoping, a malformed id: the usual path
-        document = run_detail_cached(
-            run_id=run_id, user_id=request.user.pk, render=lambda: super(RunViewSet, self).retrieve(request, pk=pk).data
-        )
-        return Response(document) if document is not None else super().retrieve(request, pk=pk)
+        # A finished run's document is kept per version (webapp/runs/detail.py); its ETag lets a
+        # poller that sends If-None-Match get a 304 without a body.
+        head = _detail_head(request, pk)
+        if head is None:
+            return super().retrieve(request, pk=pk)  # ?team= scoping, a malformed or unknown id: the usual path
+        return Response(run_detail_document(
+            head=head, exports=request._run_exports,
+            render=lambda: super(RunViewSet, self).retrieve(request, pk=pk).data,
+        ))
 
     def list(self, request: Request) -> Response:
         """A page of runs; summaries and best checkpoints read once for the whole page."""
@@ -547,38 +544,19 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         return Response(sample)
 
 
-# The Accept headers DRF answers with plain JSON here (its one renderer); any other goes to DRF.
-_PLAIN_ACCEPT = frozenset({"", "*/*", "application/json"})
+def _detail_head(request: Request, pk: str | None) -> RunHead | None:
+    """The run's head for a bare detail request of a run the user may read (read once a request)."""
+    if not hasattr(request, "_run_head"):
+        run_id = detail_run_id(pk)
+        head = None if request.query_params or run_id is None else run_head(run_id=run_id, user_id=request.user.pk)
+        request._run_head = head
+        request._run_exports = run_head_exports(head) if head is not None else None
+    return request._run_head
 
 
-def run_detail_route(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """The run detail route: `view` (the viewset's), with a token's read of a finished run whose
-    document webapp/runs/detail.py keeps answered without DRF's request cycle.
-
-    That answer is the hot path of a team's dashboards and scripts, and DRF's request wrapping,
-    authenticator and permission loop, content negotiation and response rendering were a third of
-    its Python (docs/benchmarks.md "API under load"). Only the one case is answered here: GET, no
-    query, `Authorization: Bearer` with a live token of an active user, the run's current
-    document kept and the user a member of its team. Everything else, every error included,
-    takes `view`, which answers as before and keeps the document for the next read; so the
-    answer here is the one `view` gave (tests/webapp/runs/test_detail_cache.py compares them).
-    """
-
-    # DRF's Allow header for the route: its actions, HEAD with GET, and OPTIONS, in DRF's order.
-    actions = set(view.actions) | ({"head", "options"} if "get" in view.actions else {"options"})  # type: ignore[attr-defined]
-    allow = ", ".join(m.upper() for m in view.cls.http_method_names if m in actions)  # type: ignore[attr-defined]
-
-    @functools.wraps(view)  # keeps what DRF's routers and drf-spectacular read (cls, actions)
-    def route(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if request.method == "GET" and not request.META.get("QUERY_STRING"):
-            answer = _kept_detail_answer(request, kwargs.get("pk"), allow)
-            if answer is not None:
-                return answer
-        return view(request, *args, **kwargs)
-
-    # The same answer, for webapp/hot_read.py (in front of Django's handler): None leaves it to Django.
-    route.kept_answer = lambda request, pk: _kept_detail_answer(request, pk, allow)  # type: ignore[attr-defined]
-    return route
+def _detail_etag(request: Request, pk: str | None) -> str | None:
+    head = _detail_head(request, pk)
+    return run_detail_etag(head, request._run_exports) if head is not None else None
 
 
 def detail_run_id(pk: str | None) -> int | None:
@@ -590,30 +568,6 @@ def detail_run_id(pk: str | None) -> int | None:
         return None
     run_id = int(pk)
     return run_id if 1 <= run_id <= ID_MAX else None
-
-
-def _kept_detail_answer(request: HttpRequest, pk: str | None, allow: str) -> HttpResponse | None:
-    run_id = detail_run_id(pk)
-    if run_id is None or request.META.get("HTTP_ACCEPT", "") not in _PLAIN_ACCEPT:
-        return None
-    try:
-        secret = bearer_secret(request)
-    except AuthenticationFailed:
-        return None  # DRF's authenticator answers it
-    # None for no token, one that grants nothing (an inactive user's), or no kept document
-    found = (run_detail_kept_json_for_token(run_id=run_id, raw_token=secret, render=_RENDERER.render,
-                                            received=request.META.get(RECEIVED))
-             if secret is not None else None)
-    if found is None:
-        return None
-    token, body = found
-    token_touch(token=token)
-    response = HttpResponse(body, content_type=_RENDERER.media_type)
-    response["Allow"] = allow  # what DRF's answer carries besides the body
-    return response
-
-
-_RENDERER = FastJSONRenderer()
 
 
 class ExplanationViewSet(TeamScopedMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):

@@ -10,3 +10,8 @@ class RunsConfig(AppConfig):
     label = "runs"
     verbose_name = "Runs"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from .signals import connect_name_receivers
+
+        connect_name_receivers()

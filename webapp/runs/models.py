@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
@@ -31,8 +33,29 @@ class ExportStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+class RunQuerySet(models.QuerySet):
+    """Every bulk UPDATE of runs moves their `version` too, so no write path can forget it."""
+
+    def update(self, **kwargs: Any) -> int:
+        kwargs.setdefault("version", models.F("version") + 1)
+        return super().update(**kwargs)
+
+    update.alters_data = True  # type: ignore[attr-defined]
+
+    def touch(self) -> int:
+        """Move the runs' version alone: something their detail shows changed elsewhere (a
+        graph or dataset renamed, the creator's name)."""
+        return self.update()
+
+
 class Run(models.Model):
-    """A graph revision trained on a dataset with a config, owned by a team."""
+    """A graph revision trained on a dataset with a config, owned by a team.
+
+    `version` moves with every write of the row (RunQuerySet.update, save) and when a name the
+    detail shows changes elsewhere (signals.py): the detail's cache key (detail.py).
+    """
+
+    objects = RunQuerySet.as_manager()
 
     team = models.ForeignKey("accounts.Team", on_delete=models.CASCADE, related_name="runs")
     graph_revision = models.ForeignKey(
@@ -98,6 +121,8 @@ class Run(models.Model):
     queued_send_owed = models.BooleanField(default=False)
     # Last sequence number handed to one of this run's events (metric points share their event's).
     event_seq = models.BigIntegerField(default=0)
+    # Moves with every change of what the run's detail shows (see the class docstring).
+    version = models.BigIntegerField(default=0)
     # The export task (ONNX + zip): queued at most once while pending (services.run_export_request).
     export_status = models.CharField(max_length=10, choices=ExportStatus.choices, default=ExportStatus.NONE)
     export_requested_at = models.DateTimeField(null=True, blank=True)
@@ -114,6 +139,17 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.pk} ({self.status})"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Save, moving `version` (also when only some fields are saved)."""
+        if self.pk is not None:
+            self.version = models.F("version") + 1
+            fields = kwargs.get("update_fields")
+            if fields is not None:
+                kwargs["update_fields"] = {*fields, "version"}
+        super().save(*args, **kwargs)
+        if isinstance(self.version, models.expressions.Combinable):
+            self.refresh_from_db(fields=["version"])
 
     @property
     def fraction(self) -> float | None:
@@ -309,17 +345,3 @@ class Explanation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.method} explanation {self.pk} of run {self.run_id}"
-
-
-class ReadGeneration(models.Model):
-    """One row (id 1) that PostgreSQL's triggers set, in the writing transaction, whenever a change
-    could change who may read a run or the names a run's detail shows: a token revoked, expired or
-    deleted, a user changed (but for last_login) or deleted, a membership added, changed or removed,
-    a graph or dataset renamed or deleted. Each such change gives it a value it never had before.
-
-    webapp/runs/detail.py keeps a token's read of a run per process and asks only this row and the
-    run's version again while both stay the same (migration 0008 makes the triggers; other
-    databases have none, and the hot read does not use it there)."""
-
-    id = models.PositiveSmallIntegerField(primary_key=True)
-    value = models.BigIntegerField()

@@ -1,6 +1,6 @@
 """Routes of the runs API (mounted under /api/ by webapp/urls.py)."""
 
-from django.urls import path, re_path
+from django.urls import path
 from rest_framework.routers import SimpleRouter
 
 from .api import (
@@ -12,7 +12,6 @@ from .api import (
     RunCompareView,
     RunViewSet,
     WorkerListView,
-    run_detail_route,
 )
 
 router = SimpleRouter()
@@ -29,9 +28,7 @@ urlpatterns = [
     # Served by the runs app (it records a run), under the revision it belongs to.
     path("graphs/<int:graph_pk>/revisions/<int:number>/weights/", RevisionWeightsView.as_view(),
          name="graph-revision-weights"),
-    # The detail route answers a token's read of a finished run from its kept document first.
-    *(re_path(url.pattern.regex.pattern, run_detail_route(url.callback), name=url.name)
-      if url.name == "run-detail" else url for url in router.urls),
+    *router.urls,
 ]
 
 # Every route above, with placeholders, for tests/webapp/test_isolation.py.
