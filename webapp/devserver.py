@@ -54,7 +54,7 @@ def cohosted_worker_threads() -> str:
     torch's default, a thread per core, made the iris MLP's trainer spin a second core on waits:
     alone it took 1.35 cores for the speed one thread gives with 0.87, and beside a loaded web tier
     it trained at half one thread's speed while leaving the web a fifth fewer requests/s
-    (docs/benchmarks.md "API under load", session 12).
+    (docs/benchmarks.md "API under load").
     """
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return os.environ.get("NETLOOM_WORKER_THREADS") or str(max(1, cores - 1))
