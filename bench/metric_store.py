@@ -230,8 +230,8 @@ def legacy_record(*, run_id: int, events: list[dict[str, Any]]) -> None:
     from django.db import transaction
     from django.db.models import F
 
-    from webapp.runs.events import finite_or_none
     from webapp.runs.models import Run
+    from webapp.runs.stream.events import finite_or_none
 
     point = legacy_model()
     with transaction.atomic():
@@ -328,7 +328,7 @@ def legacy_query(
 
 def ingest(points: int, new_run: int, old_run: int | None) -> dict[str, Any]:
     """Write `points` steps into new_run (events_record) and old_run (the old write), alternated."""
-    from webapp.runs.events import events_record
+    from webapp.runs.stream.events import events_record
 
     spent = {"new": 0.0, "old": 0.0}
     for first in range(1, points + 1, BATCH_EVENTS):
@@ -582,7 +582,7 @@ def mlflow_bench(
     tmp: Path,
     netloom_series: int,
 ) -> dict[str, Any]:
-    from webapp.runs.events import events_record
+    from webapp.runs.stream.events import events_record
 
     mlflow = mlflow_env()
     pg_admin("DROP DATABASE IF EXISTS mlflow_bench")

@@ -121,7 +121,7 @@ def percentile(values: list[float], q: float) -> float:
 
 def publish_for(run_ids: list[int], seconds: float, rate: float, publish_hz: float) -> dict[tuple[int, int], float]:
     """Emit `rate` metric events/s per run for `seconds`: stored every 0.2 s, published `publish_hz`/s."""
-    from webapp.runs.events import events_publish, events_record
+    from webapp.runs.stream.events import events_publish, events_record
 
     sent: dict[tuple[int, int], float] = {}
     unpublished: dict[int, list[dict[str, Any]]] = {run: [] for run in run_ids}

@@ -38,7 +38,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Fail the session when any event did not fit its model (even one whose error was caught)."""
-    event_types = sys.modules.get("webapp.runs.event_types")
+    event_types = sys.modules.get("webapp.runs.stream.event_types")
     found = list(getattr(event_types, "violations", []))
     if found:
         print(f"\n{len(found)} stream event(s) did not fit their model:\n" + "\n".join(found[:20]))

@@ -29,7 +29,7 @@ from webapp.api.channels_auth import (  # noqa: E402
     TokenAuthMiddlewareStack,
     allowed_hosts_origin_validator,
 )
-from webapp.runs.routing import websocket_urlpatterns  # noqa: E402
+from webapp.runs.stream.routing import websocket_urlpatterns  # noqa: E402
 from webapp.serving import settle_for_serving  # noqa: E402
 
 django_wsgi_app = WSGIMiddleware(get_wsgi_application(), workers=settings.NETLOOM_WEB_THREADS)

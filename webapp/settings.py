@@ -305,7 +305,7 @@ SPECTACULAR_SETTINGS = {
     # (webapp/runs/event_types.py), the dataset summary. The browser's types are generated from them.
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "webapp.runs.schema.stream_components_hook",
+        "webapp.runs.api.schema.stream_components_hook",
         "webapp.datasets.schema.components_hook",
         # Request bodies take their fields only (webapp/api/serializers.py KnownFieldsOnly).
         "webapp.api.schema_bodies.closed_request_bodies_hook",

@@ -33,9 +33,8 @@ from typing import Any
 from django.db import close_old_connections, connection
 
 from webapp.runs import conf
-from webapp.runs.events import GROUP_MESSAGE_TYPE, LeaseLost, events_record, run_group
-from webapp.runs.selectors import run_control_read
-from webapp.runs.services import run_heartbeat
+from webapp.runs.scheduling.leases import run_control_read, run_heartbeat
+from webapp.runs.stream.events import GROUP_MESSAGE_TYPE, LeaseLost, events_record, run_group
 
 logger = logging.getLogger(__name__)
 

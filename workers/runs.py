@@ -28,8 +28,14 @@ from webapp.queues import (
     TRAIN_QUEUES,
 )
 from webapp.runs import conf
-from webapp.runs.devices import device_label, host_name, this_worker
-from webapp.runs.evaluation import evaluation_record
+from webapp.runs.inference.evaluation import evaluation_record
+from webapp.runs.inference.explanations import (
+    explanation_finish,
+    explanation_input_prepare,
+    explanation_mark_running,
+)
+from webapp.runs.inference.exports import run_export_complete, run_export_finish, run_export_write
+from webapp.runs.inference.weights import run_checkpoint_model, run_trained_model
 from webapp.runs.models import (
     TERMINAL_STATUSES,
     Explanation,
@@ -38,32 +44,12 @@ from webapp.runs.models import (
     Run,
     RunStatus,
 )
-from webapp.runs.selectors import (
-    run_checkpoint_model,
-    run_data_recipe,
-    run_start_from,
-    run_trained_model,
-)
-from webapp.runs.services import (
-    explanation_finish,
-    explanation_input_prepare,
-    explanation_mark_running,
-    leftovers_sweep,
-    metrics_json,
-    run_cancel,
-    run_claim,
-    run_export_complete,
-    run_export_finish,
-    run_export_write,
-    run_finish,
-    run_lease_take,
-    run_log,
-    run_reap,
-    run_recipe_record,
-    worker_announce,
-    worker_forget,
-    worker_start,
-)
+from webapp.runs.scheduling.devices import device_label, host_name, this_worker
+from webapp.runs.scheduling.leases import run_claim, run_lease_take
+from webapp.runs.scheduling.reaper import leftovers_sweep, run_reap
+from webapp.runs.scheduling.workers import worker_announce, worker_forget, worker_start
+from webapp.runs.selectors import run_data_recipe, run_start_from
+from webapp.runs.services import metrics_json, run_cancel, run_finish, run_log, run_recipe_record
 from webapp.sweeps.services import TrialMonitor, trial_monitor
 from workers.recorder import RunCallbacks, RunRecorder, live_run_ids
 
@@ -117,7 +103,7 @@ def _token_claim(task: Any, run_id: int) -> tuple[int, str] | str:
 def _token_pass_on(task: Any, *, named_id: int, claimed_id: int) -> None:
     """Re-send the token for the named run when it came from another queue than the claimed run's."""
     from webapp.queues import train_queue
-    from webapp.runs.services import run_token_send
+    from webapp.runs.scheduling.leases import run_token_send
 
     taken_from = (getattr(task.request, "delivery_info", None) or {}).get("routing_key")
     if not taken_from or taken_from not in TRAIN_QUEUES or claimed_id == named_id:
@@ -459,7 +445,7 @@ def _train_queues_for_this_worker(sender: str, instance: Any, **_: Any) -> None:
     """A worker started on "train" consumes the train queues its devices fit, not "train" itself.
 
     Runs before the worker consumes anything; the devices it found are logged and announced
-    (webapp/runs/services.py::worker_announce, from workers/runs.py).
+    (webapp/runs/scheduling/workers.py::worker_announce, from workers/runs.py).
     """
     queues = instance.app.amqp.queues
     if TRAIN_QUEUE not in queues.consume_from:

@@ -155,8 +155,10 @@ def test_account_graph_and_dataset_answers(
 def test_run_answers(
     openapi: dict[str, Any], api_a: Any, user_a: Any, team_a: Any, revision_a: Any, dataset_a: Any
 ) -> None:
-    from webapp.runs.events import events_record
-    from webapp.runs.services import explanation_create, run_create, run_finish, run_lease_take
+    from webapp.runs.inference.explanations import explanation_create
+    from webapp.runs.scheduling.leases import run_lease_take
+    from webapp.runs.services import run_create, run_finish
+    from webapp.runs.stream.events import events_record
 
     run = run_create(
         user=user_a, team=team_a, graph_revision=revision_a, dataset=dataset_a, config={"epochs": 2}

@@ -68,10 +68,12 @@ def test_a_team_that_queues_one_run_is_not_starved_by_one_that_queues_ten(
 def test_a_team_at_its_limit_waits_and_goes_on_when_its_run_finishes(
     iris_run: Any, team_a: Any, team_b: Any, user_b: Any, revision_a: Any
 ) -> None:
-    from webapp.runs.devices import WorkerDevices
     from webapp.runs.models import Run, RunStatus
-    from webapp.runs.selectors import run_queue_position
-    from webapp.runs.services import run_claim, run_finish, worker_start
+    from webapp.runs.scheduling.devices import WorkerDevices
+    from webapp.runs.scheduling.leases import run_claim
+    from webapp.runs.scheduling.queue import run_queue_position
+    from webapp.runs.scheduling.workers import worker_start
+    from webapp.runs.services import run_finish
 
     cpu = WorkerDevices("cpu", ["cpu"], 8, ["train.cpu.1"])
     for name in ("w1@host", "w2@host"):
@@ -104,9 +106,10 @@ def test_in_one_worker_the_fair_order_interleaves_teams(
     started: first of all), then priority and age inside the team."""
     from webapp.datasets.services import dataset_builtin_create
     from webapp.graphs.services import graph_create
-    from webapp.runs.devices import WorkerDevices
     from webapp.runs.models import RunStatus
-    from webapp.runs.services import run_claim, run_create, run_finish
+    from webapp.runs.scheduling.devices import WorkerDevices
+    from webapp.runs.scheduling.leases import run_claim
+    from webapp.runs.services import run_create, run_finish
 
     cpu = WorkerDevices("cpu", ["cpu"], 8, ["train.cpu.1"])
     a_runs = [iris_run().pk for _ in range(4)]

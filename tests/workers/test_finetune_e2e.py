@@ -124,9 +124,9 @@ def test_a_requeued_run_resumes_its_own_checkpoint_before_its_init(iris_run: Any
     from engine.build import build
     from engine.train.checkpoint import save_checkpoint
     from webapp.runs import conf
-    from webapp.runs.events import events_record
     from webapp.runs.models import Run
     from webapp.runs.selectors import run_start_from
+    from webapp.runs.stream.events import events_record
 
     run = iris_run()
 

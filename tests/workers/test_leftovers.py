@@ -22,7 +22,7 @@ def aged(path: Path, seconds: float) -> Path:
 
 def test_the_reaper_removes_old_leftovers_and_keeps_young_ones_and_finished_files(runs_env: Any) -> None:
     from webapp.runs import conf
-    from webapp.runs.services import leftovers_sweep
+    from webapp.runs.scheduling.reaper import leftovers_sweep
 
     media = Path(runs_env.MEDIA_ROOT)
     checkpoints = conf.run_dir(7) / "checkpoints"
@@ -48,17 +48,18 @@ def test_the_reaper_removes_old_leftovers_and_keeps_young_ones_and_finished_file
 def test_every_reaper_pass_sweeps_at_most_once_per_interval(runs_env: Any) -> None:
     from django.utils import timezone
 
-    from webapp.runs import conf, services
+    from webapp.runs import conf
+    from webapp.runs.scheduling import reaper
 
     runs_env.RUNS_SWEEP_SECONDS = 300.0
-    services._last_sweep[0] = 0.0
+    reaper._last_sweep[0] = 0.0
     first = aged(_mkdir(conf.run_dir(3) / ".export.tmp-00000001"), 7200)
-    services.run_reap()
+    reaper.run_reap()
     assert not first.exists()
     second = aged(_mkdir(conf.run_dir(3) / ".export.tmp-00000002"), 7200)
-    services.run_reap()
+    reaper.run_reap()
     assert second.exists(), "swept again only after RUNS_SWEEP_SECONDS"
-    services.run_reap(now=timezone.now() + timedelta(seconds=301))
+    reaper.run_reap(now=timezone.now() + timedelta(seconds=301))
     assert not second.exists()
 
 

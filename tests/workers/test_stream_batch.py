@@ -17,9 +17,9 @@ from channels.layers import get_channel_layer
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
-from webapp.runs import consumers
-from webapp.runs.events import GROUP_MESSAGE_TYPE, events_record, run_group
-from webapp.runs.routing import websocket_urlpatterns
+from webapp.runs.stream import consumers
+from webapp.runs.stream.events import GROUP_MESSAGE_TYPE, events_record, run_group
+from webapp.runs.stream.routing import websocket_urlpatterns
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from webapp.runs.events import events_since, flatten
 from webapp.runs.metric_store import metric_series_read
 from webapp.runs.models import Run, RunStatus
+from webapp.runs.stream.events import events_since, flatten
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -41,7 +41,7 @@ def test_train_task_stores_every_point_once_and_exports(iris_run: Any) -> None:
 
 
 def test_a_second_delivery_cannot_take_a_held_lease(iris_run: Any) -> None:
-    from webapp.runs.services import run_lease_take
+    from webapp.runs.scheduling.leases import run_lease_take
     from workers.runs import train_run
 
     run = iris_run()
@@ -53,7 +53,8 @@ def test_a_second_delivery_cannot_take_a_held_lease(iris_run: Any) -> None:
 
 
 def test_reaper_interrupts_a_silent_run_and_requeues_it(iris_run: Any) -> None:
-    from webapp.runs.services import run_lease_take, run_reap
+    from webapp.runs.scheduling.leases import run_lease_take
+    from webapp.runs.scheduling.reaper import run_reap
 
     run = iris_run()
     run_lease_take(run_id=run.pk, worker="lost")
@@ -70,7 +71,7 @@ def test_a_workers_reaper_never_takes_back_the_run_its_own_process_trains(iris_r
     """A whole process stalled past the lease (a busy host): when it wakes, its reaper thread may
     run before its recorder's heartbeat. It must leave that run alone; a run nobody here holds
     is still reaped, and once the recorder is closed its run is reaped like any other."""
-    from webapp.runs.services import run_lease_take
+    from webapp.runs.scheduling.leases import run_lease_take
     from workers.recorder import RunRecorder
     from workers.runs import reap_runs
 
@@ -93,7 +94,7 @@ def test_a_workers_reaper_never_takes_back_the_run_its_own_process_trains(iris_r
 def test_a_reaper_that_woke_late_waits_one_pass_for_the_heartbeats(iris_run: Any) -> None:
     """The host stood still (the reaper's 1 s sleep took 10 s): a lease that ran out meanwhile gets
     one more pass for its holder's heartbeat, which renews it; one that is still out then is reaped."""
-    from webapp.runs.services import run_heartbeat, run_lease_take
+    from webapp.runs.scheduling.leases import run_heartbeat, run_lease_take
     from workers.runs import reaper_pass
 
     renewed, lost = iris_run(), iris_run()
@@ -114,7 +115,7 @@ def test_a_reaper_that_woke_late_waits_one_pass_for_the_heartbeats(iris_run: Any
 def test_a_reaper_waits_a_pass_while_its_process_claims_a_run(iris_run: Any) -> None:
     """A lease is stamped before the claim commits (a lock wait, a slow fsync): until the claiming
     task's recorder has started and renewed it, the reaper of the same process leaves it."""
-    from webapp.runs.services import run_lease_take
+    from webapp.runs.scheduling.leases import run_lease_take
     from workers import runs as worker_runs
 
     run = iris_run()
@@ -132,7 +133,7 @@ def test_a_reaper_waits_a_pass_while_its_process_claims_a_run(iris_run: Any) -> 
 
 def test_a_claimed_runs_recorder_renews_its_lease_at_once(iris_run: Any, settings: Any) -> None:
     """The recorder's first heartbeat comes when it starts, not a heartbeat interval later."""
-    from webapp.runs.services import run_lease_take
+    from webapp.runs.scheduling.leases import run_lease_take
     from workers.recorder import RunRecorder
 
     settings.RUNS_HEARTBEAT_SECONDS = 3600.0
@@ -154,7 +155,7 @@ def test_a_lease_taken_after_waiting_for_a_lock_counts_from_when_it_was_taken(ir
     lease that runs from when it was taken, not one already run out that a reaper would take back."""
     from django.db import connection, connections, transaction
 
-    from webapp.runs.services import run_lease_take
+    from webapp.runs.scheduling.leases import run_lease_take
 
     if connection.vendor != "postgresql":
         pytest.skip("a row lock held by a second connection (the PostgreSQL pass); SQLite's test database is in memory")
@@ -183,7 +184,8 @@ def test_a_lease_taken_after_waiting_for_a_lock_counts_from_when_it_was_taken(ir
 
 
 def test_reaper_fails_a_run_that_lost_its_worker_too_often(iris_run: Any) -> None:
-    from webapp.runs.services import run_lease_take, run_reap
+    from webapp.runs.scheduling.leases import run_lease_take
+    from webapp.runs.scheduling.reaper import run_reap
 
     run = iris_run()
     Run.objects.filter(pk=run.pk).update(max_attempts=1)
@@ -198,7 +200,8 @@ def test_resume_starts_from_the_last_recorded_checkpoint_so_no_step_is_missing(i
     """A worker killed after writing checkpoint folders but before recording them: the resume
     starts from the last recorded one and trains every step after it again."""
     from webapp.runs.models import Checkpoint
-    from webapp.runs.services import run_lease_take, run_reap
+    from webapp.runs.scheduling.leases import run_lease_take
+    from webapp.runs.scheduling.reaper import run_reap
     from workers.runs import train_run
 
     run = iris_run(epochs=3)
@@ -236,8 +239,8 @@ def test_cancel_of_a_queued_run_is_immediate_and_the_task_then_does_nothing(iris
 
 
 def test_explanation_task_gives_attributions_and_a_png(iris_run: Any, user_a: Any) -> None:
+    from webapp.runs.inference.explanations import explanation_create
     from webapp.runs.models import Explanation
-    from webapp.runs.services import explanation_create
     from workers.runs import explain_run, export_run
 
     run = iris_run()
@@ -270,7 +273,8 @@ def sent_train_messages() -> list[list[Any]]:
 
 
 def test_reaper_sends_a_long_queued_run_again_once_per_interval(iris_run: Any, settings: Any) -> None:
-    from webapp.runs.services import run_cancel, run_reap
+    from webapp.runs.scheduling.reaper import run_reap
+    from webapp.runs.services import run_cancel
 
     settings.RUNS_REQUEUE_QUEUED_SECONDS = 120.0
     fresh = iris_run()
@@ -308,7 +312,7 @@ def test_reaper_sends_a_long_queued_run_again_once_per_interval(iris_run: Any, s
 
 
 def test_a_run_older_than_the_sent_field_counts_from_its_creation(iris_run: Any) -> None:
-    from webapp.runs.services import run_resend_queued
+    from webapp.runs.scheduling.reaper import run_resend_queued
 
     run = iris_run()
     sent_train_messages()
@@ -321,7 +325,7 @@ def test_a_run_older_than_the_sent_field_counts_from_its_creation(iris_run: Any)
 def test_re_sends_back_off_so_a_run_waiting_behind_a_long_one_gets_few_duplicates(
     iris_run: Any, settings: Any
 ) -> None:
-    from webapp.runs.services import run_resend_queued
+    from webapp.runs.scheduling.reaper import run_resend_queued
 
     settings.RUNS_REQUEUE_QUEUED_SECONDS = 120.0
     run = iris_run()

@@ -22,7 +22,7 @@ DEFAULTS: dict[str, Any] = {
     # Worker-lost retries: a run is tried at most this many times before it fails.
     "RUNS_MAX_ATTEMPTS": 3,
     # How often each worker's reaper thread looks for runs whose lease expired (and announces
-    # the worker: its row's last_seen, webapp/runs/services.py::worker_announce).
+    # the worker: its row's last_seen, webapp/runs/scheduling/workers.py::worker_announce).
     "RUNS_REAP_SECONDS": 2.0,
     # The recorder writes a batch at least this often and publishes at most this many times/s.
     "RUNS_FLUSH_SECONDS": 0.2,

@@ -107,7 +107,7 @@ class Run(models.Model):
     worker = models.CharField(max_length=200, blank=True, default="")
     # The devices of that worker the run trains on ("cpu", "cpu x2", "cuda:0,cuda:1"); kept after it ends.
     device = models.CharField(max_length=200, blank=True, default="")
-    # What the run needs from a worker (webapp/runs/devices.py::run_need, from config device and
+    # What the run needs from a worker (webapp/runs/scheduling/devices.py::run_need, from config device and
     # processes): its train queue is train.<need_kind>.<need_devices> (webapp/queues.py).
     need_kind = models.CharField(max_length=3, default="any")
     need_devices = models.PositiveSmallIntegerField(default=1)

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from webapp.runs.events import events_record
 from webapp.runs.models import Run, RunStatus
+from webapp.runs.stream.events import events_record
 
 
 def test_create_fills_engine_defaults_and_queues(api_a: Any, run_body: dict[str, Any]) -> None:
@@ -86,7 +86,7 @@ def test_cancel_of_a_queued_run_is_immediate(api_a: Any, run_a: Any) -> None:
 
 
 def test_cancel_of_a_running_run_sets_the_flag(api_a: Any, run_a: Any) -> None:
-    from webapp.runs.services import run_lease_take
+    from webapp.runs.scheduling.leases import run_lease_take
 
     assert run_lease_take(run_id=run_a.pk, worker="w")
     answer = api_a.post(f"/api/runs/{run_a.pk}/cancel/")

@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from tests.webapp.conftest import iris_like_csv
 from webapp.queues import TRAIN_QUEUES
-from webapp.runs.events import events_since, flatten
 from webapp.runs.models import Explanation, ExplanationStatus, ExportStatus, Run, RunStatus
+from webapp.runs.stream.events import events_since, flatten
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -65,7 +65,7 @@ def broker() -> Any:
 def test_a_run_created_while_the_broker_is_down_is_201_and_trained_once_it_is_back(
     api_a: Any, run_body: dict[str, Any], broker: Any
 ) -> None:
-    from webapp.runs.services import run_reap
+    from webapp.runs.scheduling.reaper import run_reap
 
     answer = api_a.post("/api/runs/", run_body, format="json")
     assert answer.status_code == 201, answer.content
@@ -89,7 +89,7 @@ def test_a_run_created_while_the_broker_is_down_is_201_and_trained_once_it_is_ba
 def test_an_explanation_asked_for_while_the_broker_is_down_is_201_and_sent_once_it_is_back(
     api_a: Any, run_a: Any, broker: Any
 ) -> None:
-    from webapp.runs.services import run_reap
+    from webapp.runs.scheduling.reaper import run_reap
 
     Run.objects.filter(pk=run_a.pk).update(status=RunStatus.SUCCEEDED)
     answer = api_a.post(f"/api/runs/{run_a.pk}/explanations/", {"index": 0, "method": "saliency"}, format="json")
@@ -133,7 +133,8 @@ def test_an_upload_made_while_the_broker_is_down_is_201_and_processed_once_it_is
 
 
 def test_an_export_whose_send_failed_or_whose_worker_was_lost_is_sent_again(run_a: Any, broker: Any, settings: Any) -> None:
-    from webapp.runs.services import run_export_request, run_export_resend
+    from webapp.runs.inference.exports import run_export_request
+    from webapp.runs.scheduling.reaper import run_export_resend
     from workers.runs import export_run
 
     settings.RUNS_EXPORT_STALE_SECONDS = 120.0

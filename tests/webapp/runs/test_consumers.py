@@ -11,8 +11,8 @@ from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
-from webapp.runs.events import GROUP_MESSAGE_TYPE, events_record, run_group
-from webapp.runs.routing import websocket_urlpatterns
+from webapp.runs.stream.events import GROUP_MESSAGE_TYPE, events_record, run_group
+from webapp.runs.stream.routing import websocket_urlpatterns
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -91,9 +91,9 @@ def test_replay_after_since_then_live_events_once_and_gaps_from_the_database(run
 
 
 def test_redone_steps_overwrite_their_points_and_move_to_a_new_seq(run_a: Any) -> None:
-    from webapp.runs.events import events_since, flatten
     from webapp.runs.metric_store import metric_series_read
     from webapp.runs.selectors import run_metric_keys
+    from webapp.runs.stream.events import events_since, flatten
 
     events_record(run_id=run_a.pk, events=[metric(1), metric(2)])
     events_record(run_id=run_a.pk, events=[{**metric(2), "values": {"train/loss": 9.0}}, metric(2)])

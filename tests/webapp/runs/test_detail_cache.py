@@ -15,10 +15,11 @@ from django.core.cache import cache
 from webapp.accounts.services import membership_remove, token_revoke
 from webapp.datasets.services import dataset_rename
 from webapp.graphs.services import graph_rename
-from webapp.runs import conf, detail
-from webapp.runs.events import events_record
+from webapp.runs import conf
+from webapp.runs.api import detail
 from webapp.runs.models import Run, RunStatus
 from webapp.runs.services import run_create
+from webapp.runs.stream.events import events_record
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -105,7 +106,7 @@ def test_a_kept_document_is_drfs_answer_and_a_poller_gets_304_until_it_changes(a
     from django.utils import timezone
 
     from webapp.accounts.models import ApiToken
-    from webapp.runs.api import RunSerializer
+    from webapp.runs.api.runs import RunSerializer
 
     run = run_create(user=user_a, team=team_a, graph_revision=revision_a, dataset=dataset_a, config={"epochs": 2})
     Run.objects.filter(pk=run.pk).update(status=RunStatus.SUCCEEDED)
@@ -149,7 +150,7 @@ def test_a_document_built_inside_a_transaction_is_not_served_for_a_later_write_o
     first must not answer for the second once the transaction commits."""
     from django.db import transaction
 
-    from webapp.runs.api import RunSerializer
+    from webapp.runs.api.runs import RunSerializer
 
     run = run_create(user=user_a, team=team_a, graph_revision=revision_a, dataset=dataset_a, config={"epochs": 2})
     Run.objects.filter(pk=run.pk).update(status=RunStatus.SUCCEEDED)

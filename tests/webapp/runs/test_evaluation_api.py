@@ -10,7 +10,7 @@ import pytest
 
 from tests.webapp.runs.test_predict import csv_run, digits_run, mlp, openapi, train_for_real  # noqa: F401
 from tests.webapp.test_wire_schema import check
-from webapp.runs.evaluation import evaluation_path
+from webapp.runs.inference.evaluation import evaluation_path
 from webapp.runs.models import Checkpoint
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -25,11 +25,22 @@ from channels.testing import WebsocketCommunicator
 from django.core.management import call_command
 from django.utils import timezone
 
-from webapp.runs import event_types
-from webapp.runs.event_types import VIOLATION_MARKER, EventSchemaError, events_check, frames_check
-from webapp.runs.events import GROUP_MESSAGE_TYPE, events_record, events_since, flatten, run_group
 from webapp.runs.models import Run, RunEvent, RunStatus
-from webapp.runs.routing import websocket_urlpatterns
+from webapp.runs.stream import event_types
+from webapp.runs.stream.event_types import (
+    VIOLATION_MARKER,
+    EventSchemaError,
+    events_check,
+    frames_check,
+)
+from webapp.runs.stream.events import (
+    GROUP_MESSAGE_TYPE,
+    events_record,
+    events_since,
+    flatten,
+    run_group,
+)
+from webapp.runs.stream.routing import websocket_urlpatterns
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -81,13 +92,15 @@ def test_every_event_the_service_emits_fits_its_model(
     user_a: Any, team_a: Any, revision_a: Any, dataset_a: Any
 ) -> None:
     from webapp.runs import services
+    from webapp.runs.inference import explanations, exports
+    from webapp.runs.scheduling import leases, reaper
 
     checked_before = dict(event_types.checked_types)
     violations_before = len(event_types.violations)
     run = services.run_create(
         user=user_a, team=team_a, graph_revision=revision_a, dataset=dataset_a, config={"epochs": 2}
     )
-    token = services.run_lease_take(run_id=run.pk, worker="w1")
+    token = leases.run_lease_take(run_id=run.pk, worker="w1")
     assert token
     events_record(
         run_id=run.pk,
@@ -124,12 +137,12 @@ def test_every_event_the_service_emits_fits_its_model(
         final_metrics={"val/accuracy": 0.9, "val/confusion_matrix": [[1, 0], [0, 1]]},
         extra={"step": 4},
     )
-    services.run_export_finish(run_id=run.pk, error="export failed: no space left")
+    exports.run_export_finish(run_id=run.pk, error="export failed: no space left")
     services.run_log(run_id=run.pk, level="warning", message="export failed: no space left")
-    explanation = services.explanation_create(
+    explanation = explanations.explanation_create(
         run=Run.objects.get(pk=run.pk), user=user_a, index=0, method="saliency"
     )
-    services.explanation_finish(
+    explanations.explanation_finish(
         explanation_id=explanation.pk, result=None, error="the sample is gone"
     )
 
@@ -142,13 +155,13 @@ def test_every_event_the_service_emits_fits_its_model(
         user=user_a, team=team_a, graph_revision=revision_a, dataset=dataset_a, config={}
     )
     for _ in range(2):
-        assert services.run_lease_take(run_id=lost.pk, worker="w2")
+        assert leases.run_lease_take(run_id=lost.pk, worker="w2")
         Run.objects.filter(pk=lost.pk).update(
             lease_expires_at=timezone.now() - timedelta(seconds=1)
         )
-        services.run_reap()
+        reaper.run_reap()
     Run.objects.filter(pk=lost.pk).update(queued_sent_at=timezone.now() - timedelta(hours=1))
-    services.run_reap(now=timezone.now())
+    reaper.run_reap(now=timezone.now())
 
     def live_metric() -> list[dict[str, Any]]:
         """A live metric event as the worker's recorder publishes it: with the progress at its step."""
@@ -199,7 +212,7 @@ def test_a_misshapen_event_is_refused_not_stored_and_logged(
     seq = Run.objects.get(pk=run_a.pk).event_seq
     stored = RunEvent.objects.filter(run=run_a).count()
     with (
-        caplog.at_level(logging.ERROR, logger="webapp.runs.event_types"),
+        caplog.at_level(logging.ERROR, logger="webapp.runs.stream.event_types"),
         pytest.raises(EventSchemaError) as caught,
     ):
         events_record(
@@ -226,7 +239,7 @@ def test_a_misshapen_event_is_refused_not_stored_and_logged(
 
 
 def test_the_consumer_checks_every_frame_it_sends(expected_violations: None) -> None:
-    from webapp.runs.consumers import RunConsumer
+    from webapp.runs.stream.consumers import RunConsumer
 
     sent: list[dict[str, Any]] = []
 

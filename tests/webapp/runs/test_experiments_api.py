@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from webapp.errors import DomainError
-from webapp.runs.events import events_record
 from webapp.runs.models import Run, RunStatus
 from webapp.runs.services import run_create
+from webapp.runs.stream.events import events_record
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -97,7 +97,7 @@ def test_two_pending_onnx_requests_queue_one_export(api_a: Any, trained_run: Run
 
 
 def test_a_failed_export_is_shown_and_asking_again_queues_it_again(api_a: Any, trained_run: Run, commits: Any) -> None:
-    from webapp.runs.services import run_export_finish, run_export_request
+    from webapp.runs.inference.exports import run_export_finish, run_export_request
 
     with commits():
         assert run_export_request(run=trained_run) is True
@@ -116,8 +116,8 @@ def test_a_failed_export_is_shown_and_asking_again_queues_it_again(api_a: Any, t
 
 
 def test_a_finished_export_offers_the_onnx_file(api_a: Any, trained_run: Run, commits: Any) -> None:
+    from webapp.runs.inference.exports import run_export_finish, run_export_request
     from webapp.runs.selectors import run_export_dir
-    from webapp.runs.services import run_export_finish, run_export_request
 
     with commits():
         run_export_request(run=trained_run)
@@ -154,8 +154,10 @@ def test_the_offered_downloads_follow_the_export_folders_files(api_a: Any, train
 
 def test_finishing_a_run_queues_its_export_once_and_status_events_carry_progress(api_a: Any, run_a: Any,
                                                                                  commits: Any) -> None:
-    from webapp.runs.events import events_since, flatten
-    from webapp.runs.services import run_export_request, run_finish, run_heartbeat, run_lease_take
+    from webapp.runs.inference.exports import run_export_request
+    from webapp.runs.scheduling.leases import run_heartbeat, run_lease_take
+    from webapp.runs.services import run_finish
+    from webapp.runs.stream.events import events_since, flatten
 
     token = run_lease_take(run_id=run_a.pk, worker="w")
     assert token
@@ -183,8 +185,8 @@ def test_the_workers_live_metric_events_carry_progress(run_a: Any, settings: Any
     from asgiref.sync import async_to_sync
     from channels.layers import get_channel_layer
 
-    from webapp.runs.events import run_group
-    from webapp.runs.services import run_lease_take
+    from webapp.runs.scheduling.leases import run_lease_take
+    from webapp.runs.stream.events import run_group
     from workers.recorder import RunRecorder
 
     settings.RUNS_FLUSH_SECONDS = 0.01

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from webapp.runs.events import events_record, events_since, flatten
 from webapp.runs.metric_store import LEVELS, metric_blocks_rebuild, metric_series_read
 from webapp.runs.models import MetricBlock, MetricChunk
+from webapp.runs.stream.events import events_record, events_since, flatten
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -217,7 +217,7 @@ def test_any_window_is_exact_or_keeps_its_first_last_and_extremes(run_a: Any) ->
 
 
 def test_a_replay_in_many_rounds_is_the_replay_in_one(run_a: Any, monkeypatch: Any) -> None:
-    import webapp.runs.events as events
+    import webapp.runs.stream.events as events
 
     record(run_a.pk, range(1, 301), wave)
     record(run_a.pk, range(150, 161), lambda s: -1.0, key="val/loss")

@@ -21,8 +21,8 @@ from django.utils import timezone
 
 from webapp.accounts.models import ApiToken, Role
 from webapp.accounts.services import membership_remove, token_create, token_revoke
-from webapp.runs.routing import websocket_urlpatterns
-from webapp.runs.stream_access import (
+from webapp.runs.stream.routing import websocket_urlpatterns
+from webapp.runs.stream.stream_access import (
     CLOSE_NOT_FOUND,
     CLOSE_UNAUTHENTICATED,
     AccessQuestion,

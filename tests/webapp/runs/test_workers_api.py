@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from webapp.runs.devices import WorkerDevices
 from webapp.runs.models import Run
+from webapp.runs.scheduling.devices import WorkerDevices
 
 pytestmark = pytest.mark.django_db
 
@@ -21,7 +21,7 @@ CPU = WorkerDevices("cpu", ["cpu"], 8, ["train.cpu.1"])
 def announce(
     hostname: str, devices: WorkerDevices | None = CPU, queues: list[str] | None = None
 ) -> None:
-    from webapp.runs.services import worker_start
+    from webapp.runs.scheduling.workers import worker_start
 
     worker_start(
         hostname=hostname,
@@ -33,7 +33,7 @@ def announce(
 def test_workers_list_shows_devices_and_names_only_a_run_the_user_may_see(
     api_a: Any, api_b: Any, anon: Any, run_a: Any
 ) -> None:
-    from webapp.runs.services import run_claim
+    from webapp.runs.scheduling.leases import run_claim
 
     announce(
         "train-1@node",
@@ -134,7 +134,7 @@ def test_team_admins_cannot_change_their_limits(api_a: Any, team_a: Any) -> None
 def test_queue_position_says_why_a_queued_run_waits(
     api_a: Any, api_b: Any, run_body: dict[str, Any], team_a: Any, user_b: Any, team_b: Any
 ) -> None:
-    from webapp.runs.services import run_claim
+    from webapp.runs.scheduling.leases import run_claim
 
     first, second, third = (
         api_a.post(
@@ -177,7 +177,7 @@ def test_a_worker_restarted_under_its_name_requeues_what_its_dead_predecessor_he
     run_a: Any,
 ) -> None:
     from webapp.runs.models import RunStatus
-    from webapp.runs.services import run_claim
+    from webapp.runs.scheduling.leases import run_claim
 
     announce("train-1@node")
     assert run_claim(worker="train-1@node", devices=CPU)[0] == run_a.pk

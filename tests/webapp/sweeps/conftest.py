@@ -50,7 +50,8 @@ def end_run(commits: Any) -> Any:
 
     Returns the monitor (its `pruned_reason` says whether the pruner stopped it).
     """
-    from webapp.runs.services import run_finish, run_lease_take
+    from webapp.runs.scheduling.leases import run_lease_take
+    from webapp.runs.services import run_finish
     from webapp.sweeps.services import trial_monitor
 
     def end(run_id: int, values: list[float], *, status: str = "succeeded", epochs: int | None = None) -> Any:

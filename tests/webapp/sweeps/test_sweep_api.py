@@ -208,7 +208,7 @@ def test_cancel_cancels_the_queued_trials_and_asks_no_more(
 def test_a_running_trial_is_cancelled_within_its_next_step(
     api_a: Any, sweep_body: dict[str, Any], commits: Any
 ) -> None:
-    from webapp.runs.services import run_lease_take
+    from webapp.runs.scheduling.leases import run_lease_take
 
     sweep = create(api_a, sweep_body, commits).json()
     run_id = sweep["trials"][0]["run"]

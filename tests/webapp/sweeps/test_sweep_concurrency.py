@@ -22,7 +22,8 @@ def test_two_trials_ending_at_once_ask_distinct_next_trials(
 ) -> None:
     if connection.vendor == "sqlite":
         pytest.skip("needs a database server for two concurrent transactions (the PostgreSQL pass)")
-    from webapp.runs.services import run_finish, run_lease_take
+    from webapp.runs.scheduling.leases import run_lease_take
+    from webapp.runs.services import run_finish
     from webapp.sweeps.services import sweep_create
 
     sweep = sweep_create(

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from webapp.runs.event_types import stream_json_schema
+from webapp.runs.stream.event_types import stream_json_schema
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 """`manage.py reap_runs [--loop SECONDS]`: interrupt and requeue runs whose worker was lost.
 
 Each pass also sends every owed or lost task again (runs.train, runs.export, runs.explain,
-datasets.process) and removes crash leftovers: webapp/runs/services.py::run_reap.
+datasets.process) and removes crash leftovers: webapp/runs/scheduling/reaper.py::run_reap.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 from django.db import close_old_connections
 
-from webapp.runs.services import run_reap
+from webapp.runs.scheduling.reaper import run_reap
 
 
 class Command(BaseCommand):

@@ -22,8 +22,8 @@ from typing import Any, NamedTuple
 
 from django.core.cache import cache
 
-from .models import TERMINAL_STATUSES, Run
-from .selectors import ExportState, run_exports
+from ..models import TERMINAL_STATUSES, Run
+from ..selectors import ExportState, run_exports
 
 
 class RunHead(NamedTuple):

@@ -13,8 +13,9 @@ from typing import Any
 
 from webapp.errors import Conflict, DomainError
 
-from .models import Run, RunStatus
-from .selectors import run_data_recipe, run_export_dir, run_trained_model
+from ..models import Run, RunStatus
+from ..selectors import run_data_recipe, run_export_dir
+from .weights import run_trained_model
 
 
 def _require_trained(run: Run) -> None:

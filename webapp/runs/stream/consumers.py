@@ -9,7 +9,7 @@ With `?batch=1` (the browser app asks for it) consecutive events travel together
     {"type": "batch", "events": [event, ...], "seq": last}   one frame per live group message
     (and per replayed chunk), so 500 watchers cost one frame per message each, not one per event;
 the text of a live frame is serialised once per process for every client at the same seq.
-Every frame is declared in webapp/runs/event_types.py (StreamFrame); `send_json` checks it there
+Every frame is declared in webapp/runs/stream/event_types.py (StreamFrame); `send_json` checks it there
 when NETLOOM_CHECK_EVENTS is on.
 
 Order of work on connect: authenticate (4401), check the user may see the run (4404), join
@@ -24,7 +24,7 @@ stream stays open and is fed from the database alone.
 Access is checked again while the stream is open: on an `access.changed` message to the
 user's group `user.<id>` (a token revoked, a membership removed) and every
 ACCESS_RECHECK_SECONDS; a revoked token closes the stream with 4401, a lost team with 4404.
-The checks of all the process's streams are batched (webapp/runs/stream_access.py): the periodic
+The checks of all the process's streams are batched (webapp/runs/stream/stream_access.py): the periodic
 ones fall due together, on the same ACCESS_RECHECK_SECONDS grid of the loop's clock, so a period
 costs a few batches of three queries, not three queries per stream.
 """
@@ -43,9 +43,9 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from webapp.accounts.events import user_group
 
+from ..models import Run
 from .event_types import frames_check
 from .events import GROUP_MESSAGE_TYPE, events_since, run_group
-from .models import Run
 from .stream_access import CLOSE_NOT_FOUND, CLOSE_UNAUTHENTICATED, stream_access_checker
 
 logger = logging.getLogger(__name__)
@@ -88,7 +88,7 @@ def _frame(batched: bool, events: list[dict[str, Any]]) -> dict[str, Any]:
 
 @database_sync_to_async
 def _visible_run_id(user: Any, run_id: int) -> int | None:
-    from .selectors import run_for_user
+    from ..selectors import run_for_user
 
     run = run_for_user(user=user, run_id=run_id)
     return run.pk if run is not None else None
@@ -96,7 +96,7 @@ def _visible_run_id(user: Any, run_id: int) -> int | None:
 
 @database_sync_to_async
 def _state(run_id: int) -> dict[str, Any]:
-    from .api import RunSerializer
+    from ..api.runs import RunSerializer
 
     run = Run.objects.select_related("graph_revision__graph", "dataset", "created_by").get(pk=run_id)
     return {"type": "state", "run": RunSerializer(run).data, "seq": run.event_seq}

@@ -1,10 +1,10 @@
 """Every frame of a run's stream, declared once: pydantic models, a union on `type`, its JSON Schema.
 
-The stream (`ws/runs/<id>/`, webapp/runs/consumers.py) sends a `state` frame, the stored events
+The stream (`ws/runs/<id>/`, webapp/runs/stream/consumers.py) sends a `state` frame, the stored events
 after the client's `since`, a `replayed` frame, then live events. Events are stored by
 `events.events_record` (which gives them `run` and `seq`) and published to the group `run.<id>`;
 the browser's types are generated from these models (`make gen-types`: they are components of
-the OpenAPI schema, see webapp/runs/schema.py), so a field is added here and nowhere else.
+the OpenAPI schema, see webapp/runs/api/schema.py), so a field is added here and nowhere else.
 
 With the setting NETLOOM_CHECK_EVENTS on (the test settings turn it on), every event is checked
 against its model at the three choke points: what `events_record` stores, what `events_publish`
@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError, WithJsonSch
 
 from webapp.api.schema import WIRE_CONFIG
 
-from .models import ExplanationStatus, ExportStatus, RunStatus
+from ..models import ExplanationStatus, ExportStatus, RunStatus
 
 logger = logging.getLogger(__name__)
 

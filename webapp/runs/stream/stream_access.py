@@ -46,7 +46,7 @@ def access_codes(questions: list[AccessQuestion]) -> dict[AccessQuestion, int | 
     """The close code (or None) for each question: three queries for the whole batch, whatever its size."""
     from webapp.accounts.selectors import active_user_ids, live_token_ids
 
-    from .selectors import runs_visible_pairs
+    from ..selectors import runs_visible_pairs
 
     token_ids = {q.token_id for q in questions if q.token_id is not None}
     user_ids = {q.user_id for q in questions if q.user_id is not None}

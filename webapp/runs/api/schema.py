@@ -3,7 +3,7 @@
 The views return dicts the serializers do not describe (metrics, the config schema, explanation
 methods, downloads); the models here say what those bodies are, so `/api/schema/` describes the
 real answers and the browser's types can be generated from it (`make gen-types`). The stream's
-frames (webapp/runs/event_types.py) are added as components by `stream_components_hook`.
+frames (webapp/runs/stream/event_types.py) are added as components by `stream_components_hook`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from rest_framework import serializers
 from engine.train import TrainConfig
 from webapp.api.schema import OPEN_WIRE_CONFIG, WIRE_CONFIG, components_add, pydantic_components
 
-from .event_types import stream_openapi_components
+from ..stream.event_types import stream_openapi_components
 
 # Fields of RunSerializer whose values are built by hand: refer to the frame models' components.
 PROGRESS_SCHEMA: dict[str, Any] = {"$ref": "#/components/schemas/Progress"}
@@ -318,7 +318,7 @@ class ExplanationMethodsAnswer(_Answer):
     methods: list[ExplanationMethod]
 
 
-# --- predict, evaluation, samples (webapp/runs/predict.py, webapp/runs/evaluation.py) -----------
+# --- predict, evaluation, samples (webapp/runs/inference/predict.py, evaluation.py) -------
 
 
 class ClassProbability(_Answer):

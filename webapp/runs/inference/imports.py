@@ -23,9 +23,9 @@ from django.utils import timezone
 
 from webapp.errors import DomainError, NotFound
 
-from . import conf
-from .events import event_emit
-from .models import Checkpoint, Run, RunStatus
+from .. import conf
+from ..models import Checkpoint, Run, RunStatus
+from ..stream.events import event_emit
 
 IMPORTED_CHECKPOINT = "imported"
 ORIGIN_KIND = "import"
@@ -204,7 +204,7 @@ def run_import_create(
     torch.save pickle is named as such), or when a key is missing, extra or mis-shaped for the
     revision's model (400 on `graph` when the revision does not build).
     """
-    from .services import run_name_clean
+    from ..services import run_name_clean
 
     file_name = _file_name(file_name)
     size = upload_path.stat().st_size

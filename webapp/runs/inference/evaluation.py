@@ -16,9 +16,10 @@ from typing import Any
 
 from webapp.errors import Conflict, DomainError, NotFound
 
-from . import conf
-from .models import Run, RunStatus
-from .selectors import run_data_recipe, run_export_dir, run_trained_model
+from .. import conf
+from ..models import Run, RunStatus
+from ..selectors import run_data_recipe, run_export_dir
+from .weights import run_trained_model
 
 FINAL = "final"
 
@@ -47,7 +48,7 @@ def evaluation_record(
 
 
 def _checkpoint_model(run: Run, name: str) -> Any:
-    from .selectors import run_checkpoint_model
+    from .weights import run_checkpoint_model
 
     return run_checkpoint_model(run=run, name=name)
 

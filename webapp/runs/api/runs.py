@@ -1,8 +1,8 @@
-"""REST API of runs: create, list, detail, cancel, metrics, checkpoints, explanations, export;
-the engine's training-config schema and explanation methods for the browser's forms.
+"""REST API of runs: create, list, detail, update, cancel, metrics, checkpoints, explanations,
+export, predictions, evaluations and samples of one run.
 
 Views parse, call one selector or service, and serialise: what a new run refers to is
-`selectors.run_create_refs`, a download is `services.run_export_download`. Domain errors
+`selectors.run_create_refs`, a download is `inference.exports.run_export_download`. Domain errors
 (webapp.errors) become the API's error body in webapp/api/errors.py.
 """
 
@@ -15,13 +15,11 @@ from django.http import FileResponse, HttpResponse
 from django.utils.decorators import method_decorator
 from django.views.decorators.http import condition
 from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
-from rest_framework import generics, mixins, serializers, status, viewsets
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from webapp.accounts.models import Role
 from webapp.api.errors import ApiError
@@ -35,16 +33,35 @@ from webapp.api.serializers import (
     require_known_fields,
 )
 
-from . import services
-from .checks import init_plan_read
+from ..inference.evaluation import run_evaluation, run_evaluation_create
+from ..inference.explanations import explanation_create, run_explanations
+from ..inference.exports import (
+    EXPORT_FORMATS,
+    run_checkpoint_export,
+    run_export_checkpoint,
+    run_export_download,
+)
+from ..inference.predict import run_predict, run_sample, run_sample_rows
+from ..models import Checkpoint, Run, RunStatus
+from ..scheduling.queue import run_queue_position
+from ..selectors import (
+    checkpoint_kind,
+    run_checkpoints,
+    run_create_refs,
+    run_duration_s,
+    run_exports,
+    run_metric_series,
+    runs_best_checkpoints,
+    runs_filter,
+    runs_summaries,
+)
+from ..services import run_cancel, run_create, run_update
+from ..stream.events import run_progress
 from .detail import RunHead, run_detail_document, run_detail_etag, run_head, run_head_exports
-from .evaluation import run_evaluation, run_evaluation_create
-from .events import run_progress
-from .models import Checkpoint, Explanation, ExplanationStatus, Run, RunStatus
-from .predict import run_predict, run_sample, run_sample_rows
+from .explanations import ExplanationCreateSerializer, ExplanationSerializer
+from .params import _AnyFormat, _query_int, metric_query
 from .schema import (
     BEST_CHECKPOINT_SCHEMA,
-    COMPARE_PARAMETERS,
     EVALUATION_PARAMETERS,
     EVALUATION_REQUEST,
     EXPORT_FORMAT_PARAMETER,
@@ -56,13 +73,7 @@ from .schema import (
     RUN_LIST_PARAMETERS,
     RUN_SUMMARY_SCHEMA,
     CheckpointList,
-    CompareAnswer,
-    ConfigSchemaAnswer,
     EvaluationAnswer,
-    ExplanationMethodsAnswer,
-    ExplanationResultField,
-    ExplanationSampleField,
-    InitPlanAnswer,
     JsonObjectField,
     MetricsAnswer,
     MetricValuesField,
@@ -74,29 +85,6 @@ from .schema import (
     SampleRowsAnswer,
     download_responses,
     paginated,
-)
-from .selectors import (
-    checkpoint_kind,
-    explanation_image,
-    run_checkpoints,
-    run_config_schema,
-    run_create_refs,
-    run_duration_s,
-    run_explanations,
-    run_export_checkpoint,
-    run_exports,
-    run_graph_revision_ref,
-    run_metric_series,
-    run_queue_position,
-    runs_best_checkpoints,
-    runs_compare_rows,
-    runs_config_diff,
-    runs_filter,
-    runs_graph_diff,
-    runs_metric_series,
-    runs_summaries,
-    runs_visible_to,
-    workers_for_user,
 )
 
 QUEUE_SCHEMA = {
@@ -132,7 +120,7 @@ class RunSerializer(serializers.ModelSerializer):
     last_seq = serializers.IntegerField(source="event_seq", read_only=True)
     stream = serializers.SerializerMethodField()
     exports = serializers.SerializerMethodField()
-    # JSON columns, described for the OpenAPI schema (webapp/runs/schema.py).
+    # JSON columns, described for the OpenAPI schema (webapp/runs/api/schema.py).
     config = JsonObjectField(read_only=True)
     recipe = JsonObjectField(read_only=True)
     latest_metrics = MetricValuesField(read_only=True)
@@ -272,73 +260,6 @@ class CheckpointSerializer(serializers.ModelSerializer):
         return checkpoint.name == self.context.get("default")
 
 
-class InitPlanRequestSerializer(StrictSerializer):
-    """What POST /api/runs/init-plan/ takes: the graph to start and the checkpoint to start it from."""
-
-    graph = IdField(required=False)
-    revision = IdField(required=False)
-    graph_revision = IdField(required=False)
-    from_run = IdField()
-    checkpoint = serializers.CharField()
-    mode = serializers.ChoiceField(choices=["finetune", "resume"], default="finetune")
-    epochs = serializers.IntegerField(required=False, min_value=1, help_text="The new run's epochs (resume checks them).")
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        """`graph_revision`, or `graph` (with `revision`, the latest by default)."""
-        if not attrs.get("graph_revision") and not attrs.get("graph"):
-            raise serializers.ValidationError({"graph": ["Give graph (and revision) or graph_revision."]})
-        return attrs
-
-
-class ExplanationSerializer(serializers.ModelSerializer):
-    """An explanation with its result (attributions, prediction, delta) once computed."""
-
-    image = serializers.SerializerMethodField()
-    sample = ExplanationSampleField(read_only=True)
-    result = ExplanationResultField(read_only=True)
-
-    class Meta:
-        model = Explanation
-        fields = ["id", "run", "method", "sample", "target", "layer", "status", "result", "error",
-                  "image", "created_at", "finished_at"]
-        read_only_fields = fields
-
-    def get_image(self, explanation: Explanation) -> str | None:
-        """URL of the rendering (PNG) once there is one."""
-        if explanation.status != ExplanationStatus.SUCCEEDED:
-            return None
-        return f"/api/explanations/{explanation.pk}/image/"
-
-
-class ExplanationCreateSerializer(StrictSerializer):
-    """What POST /api/runs/<id>/explanations/ takes."""
-
-    index = serializers.IntegerField(required=False, min_value=0, allow_null=True, default=None)
-    input = serializers.JSONField(
-        required=False, default=None,
-        help_text="Numbers of the feature shape, or a row as in the CSV {column: raw value}.",
-    )
-    image = serializers.CharField(
-        required=False, allow_null=True, default=None,
-        help_text="An uploaded image as a data: URL (or base64), instead of index or input.",
-    )
-    method = serializers.CharField(default="integrated_gradients")
-    target = serializers.IntegerField(required=False, min_value=0, allow_null=True, default=None)
-    layer = serializers.CharField(required=False, allow_blank=True, allow_null=True, default=None)
-    checkpoint = serializers.CharField(
-        required=False, allow_null=True, default=None,
-        help_text="Explain a kept checkpoint's weights (its name) instead of the trained model.",
-    )
-
-
-class _AnyFormat(DefaultContentNegotiation):
-    """Downloads use `?format=` for the file format, not for choosing a DRF renderer."""
-
-    def select_renderer(self, request: Request, renderers: list[Any], format_suffix: str | None = None) -> tuple[Any, str]:
-        """Always the first renderer (JSON, for error bodies)."""
-        return renderers[0], renderers[0].media_type
-
-
 @extend_schema_view(list=extend_schema(parameters=RUN_LIST_PARAMETERS))
 class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Runs of the user's teams. Viewers read; editors create, rename, cancel and explain."""
@@ -372,7 +293,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
     @method_decorator(condition(etag_func=lambda request, pk=None: _detail_etag(request, pk)))
     def retrieve(self, request: Request, pk: str | None = None) -> Response:
         """One run of the user's teams: its state, progress, summaries, best checkpoint and downloads."""
-        # A finished run's document is kept per version (webapp/runs/detail.py); its ETag lets a
+        # A finished run's document is kept per version (webapp/runs/api/detail.py); its ETag lets a
         # poller that sends If-None-Match get a 304 without a body.
         head = _detail_head(request, pk)
         if head is None:
@@ -396,7 +317,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         run = self.get_object()  # another team's run is a 404, whatever the body holds
         body = RunUpdateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        run = services.run_update(run=run, **body.validated_data)
+        run = run_update(run=run, **body.validated_data)
         return Response(RunSerializer(self.get_queryset().get(pk=run.pk)).data)
 
     @extend_schema(request=RunCreateSerializer, responses={201: RunSerializer})
@@ -410,7 +331,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
             graph_id=data.get("graph"), revision=data.get("revision"), team_id=data.get("team"),
             write_role=self.write_role,
         )
-        run = services.run_create(
+        run = run_create(
             user=request.user, team=refs.team, graph_revision=refs.graph_revision, dataset=refs.dataset,
             config=data.get("config"), transforms=data.get("transforms"), split=data.get("split"),
             name=data.get("name") or "", notes=data.get("notes") or "", tags=data.get("tags"), init=data.get("init"),
@@ -423,7 +344,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
     @action(detail=True, methods=["post"])
     def cancel(self, request: Request, pk: str | None = None) -> Response:
         """Cancel: a queued run at once, a running one within one training step (202)."""
-        run = services.run_cancel(run=self.get_object(), user=request.user)
+        run = run_cancel(run=self.get_object(), user=request.user)
         code = status.HTTP_200_OK if run.is_finished else status.HTTP_202_ACCEPTED
         return Response(RunSerializer(self.get_queryset().get(pk=run.pk)).data, status=code)
 
@@ -452,13 +373,13 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
 
     @extend_schema(
         parameters=[EXPORT_FORMAT_PARAMETER],
-        responses=download_responses({f[2] for f in services.EXPORT_FORMATS.values()}),
+        responses=download_responses({f[2] for f in EXPORT_FORMATS.values()}),
     )
     @action(detail=True, methods=["get"], url_path=r"checkpoints/(?P<name>[A-Za-z0-9._-]+)/export",
             content_negotiation_class=_AnyFormat)
     def checkpoint_export(self, request: Request, pk: str | None = None, name: str = "") -> Any:
         """Download one kept checkpoint's weights as an export (`?format=` as for the run's export)."""
-        download = services.run_checkpoint_export(
+        download = run_checkpoint_export(
             run=self.get_object(), name=name, fmt=request.query_params.get("format", "safetensors")
         )
         return FileResponse(download.path.open("rb"), as_attachment=True, filename=download.filename,
@@ -475,18 +396,18 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
             return self.get_paginated_response(ExplanationSerializer(page, many=True).data)
         body = ExplanationCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        explanation = services.explanation_create(run=run, user=request.user, **body.validated_data)
+        explanation = explanation_create(run=run, user=request.user, **body.validated_data)
         return Response(ExplanationSerializer(explanation).data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(
         parameters=[EXPORT_FORMAT_PARAMETER],
         # One 200 per content type the formats are served as (safetensors/onnx, python, config, zip).
-        responses=download_responses({f[2] for f in services.EXPORT_FORMATS.values()}),
+        responses=download_responses({f[2] for f in EXPORT_FORMATS.values()}),
     )
     @action(detail=True, methods=["get"], content_negotiation_class=_AnyFormat)
     def export(self, request: Request, pk: str | None = None) -> Any:
         """Download `?format=safetensors|python|onnx|config|zip` of a succeeded run."""
-        download = services.run_export_download(
+        download = run_export_download(
             run=self.get_object(), fmt=request.query_params.get("format", "safetensors")
         )
         return FileResponse(download.path.open("rb"), as_attachment=True, filename=download.filename,
@@ -570,200 +491,3 @@ def detail_run_id(pk: str | None) -> int | None:
     return run_id if 1 <= run_id <= ID_MAX else None
 
 
-class ExplanationViewSet(TeamScopedMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Explanations of the user's teams' runs."""
-
-    queryset = Explanation.objects.select_related("run")
-    serializer_class = ExplanationSerializer
-    team_lookup = "run__team"
-
-    @extend_schema(responses={(200, "image/png"): PNG_IMAGE})
-    @action(detail=True, methods=["get"], content_negotiation_class=_AnyFormat)
-    def image(self, request: Request, pk: str | None = None) -> Any:
-        """The rendering as PNG (heat map over an image, bars over tabular features)."""
-        explanation = self.get_object()
-        return FileResponse(explanation_image(explanation=explanation).open("rb"), content_type="image/png",
-                            filename=f"explanation-{explanation.pk}.png")
-
-
-def _query_int(request: Request, name: str, *, least: int | None = None) -> int | None:
-    raw = request.query_params.get(name)
-    if raw in (None, ""):
-        return None
-    try:
-        number = int(raw)
-    except ValueError:
-        number = None
-    if number is None or (least is not None and number < least) or abs(number) > ID_MAX:
-        what = "an integer" if least is None else f"an integer of at least {least}"
-        raise ApiError(400, "invalid", f"{name} must be {what}.", fields={name: [f"{what[0].upper()}{what[1:]}."]})
-    return number
-
-
-def metric_query(request: Request) -> dict[str, Any]:
-    """`?keys=a,b&max_points=N&from_step=&to_step=` as run_metric_series' keyword arguments."""
-    keys = [k for k in request.query_params.get("keys", "").split(",") if k.strip()]
-    return {
-        "keys": keys or None,
-        "max_points": _query_int(request, "max_points", least=2),
-        "from_step": _query_int(request, "from_step"),
-        "to_step": _query_int(request, "to_step"),
-    }
-
-
-# A comparison is of 2 to 20 runs: more than a chart can tell apart is a mistake, not a request.
-COMPARE_MIN_RUNS = 2
-COMPARE_MAX_RUNS = 20
-
-
-class WorkerSerializer(serializers.Serializer):
-    """A worker as GET /api/workers/ shows it (selectors.workers_for_user)."""
-
-    hostname = serializers.CharField()
-    kind = serializers.ChoiceField(choices=["cpu", "gpu"])
-    devices = serializers.ListField(child=serializers.CharField())
-    capacity = serializers.IntegerField(help_text="Most devices (processes) one run may use on it.")
-    queues = serializers.ListField(child=serializers.CharField())
-    trains = serializers.BooleanField(help_text="True when it consumes a train queue (else short jobs only).")
-    busy = serializers.BooleanField(help_text="True while it trains a run (of any team).")
-    current_run = serializers.DictField(
-        allow_null=True, help_text="{id, name} of the run it trains, when that run's team is one of yours; else null."
-    )
-    started_at = serializers.DateTimeField()
-    last_seen = serializers.DateTimeField()
-    alive = serializers.BooleanField(help_text="Heard from within the run lease (it announces every few seconds).")
-
-
-class WorkerListView(APIView):
-    """GET /api/workers/: the workers, their devices and queues, what they train, when last seen."""
-
-    @extend_schema(responses=WorkerSerializer(many=True))
-    def get(self, request: Request) -> Response:
-        """Every worker seen within a day (any signed-in user; another team's run is not named)."""
-        return Response(WorkerSerializer(workers_for_user(user=request.user), many=True).data)
-
-
-class RunCompareView(APIView):
-    """GET /api/runs/compare/?ids=1,2&keys=a,b&max_points=N: many runs' series in one request."""
-
-    @extend_schema(parameters=COMPARE_PARAMETERS, responses=CompareAnswer)
-    def get(self, request: Request) -> Response:
-        """Series, who each run is, the config fields that differ and the graph changes, in the
-        order of `ids`; 404 if one is not yours, 400 naming `ids` unless there are 2 to 20."""
-        try:
-            ids = list(dict.fromkeys(int(i) for i in request.query_params.get("ids", "").split(",") if i.strip()))
-        except ValueError:
-            ids = []
-        wanted = f"{COMPARE_MIN_RUNS} to {COMPARE_MAX_RUNS} comma-separated run ids"
-        if not ids or len(ids) > COMPARE_MAX_RUNS or not all(1 <= i <= ID_MAX for i in ids):
-            raise ApiError(400, "invalid", f"ids must be {wanted}.", fields={"ids": [f"{wanted[0].upper()}{wanted[1:]}."]})
-        query = metric_query(request)
-        runs_of_user = runs_visible_to(user=request.user).select_related(
-            "graph_revision__graph", "dataset", "created_by"
-        )
-        found = {run.pk: run for run in runs_of_user.filter(pk__in=ids)}
-        missing = [i for i in ids if i not in found]
-        if missing:
-            raise ApiError(404, "not_found", f"No run {missing[0]} among your teams' runs.")
-        if len(ids) < COMPARE_MIN_RUNS:
-            raise ApiError(400, "invalid", f"ids must be {wanted}; a comparison needs at least two runs.",
-                           fields={"ids": [f"{wanted[0].upper()}{wanted[1:]}."]})
-        runs = [found[i] for i in ids]
-        series = runs_metric_series(runs=runs, **query)
-        return Response({
-            # Each entry keeps the series answer of before ({run, last_seq, series}) beside who the run is.
-            "runs": [{**row, **one} for row, one in zip(runs_compare_rows(runs=runs), series, strict=True)],
-            "config_diff": runs_config_diff(runs=runs),
-            "graph_diff": runs_graph_diff(runs=runs),
-        })
-
-
-class InitPlanView(APIView):
-    """POST /api/runs/init-plan/: what starting a graph from a checkpoint would load (no side effects)."""
-
-    @extend_schema(request=InitPlanRequestSerializer, responses=InitPlanAnswer)
-    def post(self, request: Request) -> Response:
-        """The engine's InitPlan (loaded, mismatched, new, unused) and the `problems` a create would refuse."""
-        body = InitPlanRequestSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
-        revision = run_graph_revision_ref(
-            user=request.user, graph_revision_id=data.get("graph_revision"), graph_id=data.get("graph"),
-            revision=data.get("revision"),
-        )
-        init = {"run": data["from_run"], "checkpoint": data["checkpoint"], "mode": data["mode"]}
-        return Response(init_plan_read(user=request.user, graph_revision=revision, init=init,
-                                       epochs=data.get("epochs")))
-
-
-class ConfigSchemaView(APIView):
-    """GET /api/runs/config-schema/: the engine's TrainConfig JSON Schema and its defaults."""
-
-    @extend_schema(responses=ConfigSchemaAnswer)
-    def get(self, request: Request) -> Response:
-        """{"schema": TrainConfig.model_json_schema(), "defaults": TrainConfig() as JSON}."""
-        return Response(run_config_schema())
-
-
-class ExplanationMethodsView(APIView):
-    """GET /api/explanations/methods/: the engine's explanation methods."""
-
-    @extend_schema(responses=ExplanationMethodsAnswer)
-    def get(self, request: Request) -> Response:
-        """{"methods": engine.explain.METHODS} ({name, label, has_delta, needs_layer, help} each)."""
-        from engine.explain import METHODS
-
-        return Response({"methods": METHODS})
-
-
-class WeightsImportSerializer(StrictSerializer):
-    """What POST /api/graphs/<id>/revisions/<n>/weights/ takes (multipart)."""
-
-    file = serializers.FileField(help_text="A .safetensors file whose keys and shapes are the revision's "
-                                 "state dict (`python -m engine import ... --weights-out`). Never a pickle.")
-    name = serializers.CharField(required=False, allow_blank=True, max_length=200,
-                                 help_text='The run\'s name (default "imported <file>").')
-
-
-class RevisionWeightsView(TeamScopedMixin, generics.GenericAPIView):
-    """POST /api/graphs/<id>/revisions/<n>/weights/: weights trained elsewhere as a first checkpoint.
-
-    Answers the new run (succeeded, no dataset, origin {"kind": "import", "file"}) whose checkpoint
-    `imported` a run's `init` can start from.
-    """
-
-    queryset = Run.objects.none()
-    serializer_class = WeightsImportSerializer
-    parser_classes = [MultiPartParser]
-
-    def initialize_request(self, request: Any, *args: Any, **kwargs: Any) -> Request:
-        """The weights limit applies while the file streams in. Set before anything reads the body:
-        a browser session's CSRF check reads a multipart body while DRF authenticates, after which
-        Django refuses new upload handlers (that was a 500 for every signed-in browser)."""
-        from webapp.datasets.uploads import LimitedUploadHandler
-
-        from .imports import max_weights_bytes
-
-        request.upload_handlers = [LimitedUploadHandler(request, max_bytes=max_weights_bytes())]
-        return super().initialize_request(request, *args, **kwargs)
-
-    @extend_schema(request={"multipart/form-data": WeightsImportSerializer}, responses={201: RunSerializer})
-    def post(self, request: Request, graph_pk: int, number: int) -> Response:
-        from .imports import import_revision_for_user, run_import_create
-
-        revision = import_revision_for_user(user=request.user, graph_id=graph_pk, number=number)
-        # Role check against the graph's team before the file is parsed (a token request's body is
-        # still unread here): editors import.
-        self.require_role(revision.graph.team_id, Role.EDITOR)
-        payload = WeightsImportSerializer(data=request.data)
-        payload.is_valid(raise_exception=True)
-        upload = payload.validated_data["file"]
-        if not hasattr(upload, "temporary_file_path"):
-            raise ApiError(status.HTTP_400_BAD_REQUEST, "invalid", "The upload was not stored; try again.",
-                           fields={"file": ["The upload was not stored; try again."]})
-        run = run_import_create(
-            user=request.user, graph_revision=revision, upload_path=Path(upload.temporary_file_path()),
-            file_name=upload.name or "weights.safetensors", name=payload.validated_data.get("name", ""),
-        )
-        run = Run.objects.select_related("graph_revision__graph", "dataset", "created_by").get(pk=run.pk)
-        return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)

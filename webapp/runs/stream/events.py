@@ -7,7 +7,7 @@ numbers are taken with an UPDATE on the run row, whose lock is held until the co
 are committed in the order they are handed out and a reader that has seen seq N has seen
 every committed event below N.
 
-Event shapes are declared once, as the pydantic models of webapp/runs/event_types.py (a union on
+Event shapes are declared once, as the pydantic models of webapp/runs/stream/event_types.py (a union on
 `type`; every stored event also carries "run" and "seq"); the browser's types are generated from
 them. With NETLOOM_CHECK_EVENTS on (tests), `events_record` checks what it stores and
 `events_publish` what it sends, and a misshapen event raises EventSchemaError.
@@ -31,9 +31,9 @@ from channels.layers import get_channel_layer
 from django.db import transaction
 from django.db.models import F
 
+from ..metric_store import metric_points_since, metric_points_write
+from ..models import Checkpoint, Run, RunEvent
 from .event_types import EVENT_TYPES, events_check
-from .metric_store import metric_points_since, metric_points_write
-from .models import Checkpoint, Run, RunEvent
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ def events_record(
 
     Args:
         run_id: the run the events belong to.
-        events: dicts with a "type" (webapp/runs/event_types.py, without run and seq; a checkpoint's
+        events: dicts with a "type" (webapp/runs/stream/event_types.py, without run and seq; a checkpoint's
             "path" is stored, never sent); metric values may be NaN.
         lease_token: when given, the write happens only while this token holds the lease
             (a superseded worker's late events are refused: LeaseLost).

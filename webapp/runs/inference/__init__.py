@@ -1,0 +1,1 @@
+"""What a trained run answers: predictions, evaluations, explanations, exports, imported weights."""

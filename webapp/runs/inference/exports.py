@@ -1,0 +1,220 @@
+"""Exports of a run's weights: the export folder written in one rename, ONNX and the zip added by
+the export task, downloads of a run's or of one checkpoint's export.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from webapp.errors import Conflict, DomainError
+
+from .. import conf
+from ..models import ExportStatus, Run, RunStatus
+from ..scheduling.sends import _queue_export
+from ..selectors import (
+    run_checkpoint_row,
+    run_download_name,
+    run_export_dir,
+    run_export_zip,
+    run_exports,
+)
+from ..services import metrics_json
+from ..stream.events import event_emit
+from .weights import run_checkpoint_model, run_export_data_info, run_trained_model
+
+
+def run_export_write(
+    *, run: Run, model: Any, data_info: Any, metrics: dict[str, Any], onnx: bool,
+    checkpoint: dict[str, Any] | None = None, folder: Path | None = None,
+) -> Path:
+    """Write the run's export folder (safetensors, model.py, JSON; ONNX when asked) in one rename.
+
+    A reader (a download, the export task) sees the old folder or the new one, never half.
+    `checkpoint` ({name, step, epoch}) says which checkpoint's weights `model` holds; export.json
+    keeps it (null: the weights at the end of training). `folder` is another place than the
+    run's export (a checkpoint's own export, run_checkpoint_export).
+    """
+    import json
+
+    from engine.atomic import atomic_dir
+    from engine.export import export_dir
+
+    final = folder or run_export_dir(run)
+    with atomic_dir(final) as staging:
+        export_dir(model, run.graph_revision.spec, run.config, metrics_json(metrics), staging,
+                   data_info=data_info, onnx=onnx)
+        manifest = json.loads((staging / "export.json").read_text(encoding="utf-8"))
+        manifest["checkpoint"] = checkpoint
+        (staging / "export.json").write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
+    return final
+
+def run_checkpoint_export(*, run: Run, name: str, fmt: str) -> RunDownload:
+    """The file for `GET /api/runs/<id>/checkpoints/<name>/export/?format=`, built on first ask.
+
+    The checkpoint's weights are loaded into the run's built graph and written with
+    run_export_write into `runs/<id>/checkpoints-export/<name>/` (ONNX too when asked for;
+    the zip beside it). A folder older than the checkpoint (a `best` written again) is rebuilt.
+    """
+    from engine.export import read_export_manifest, zip_export
+
+    if fmt not in EXPORT_FORMATS:
+        raise DomainError("invalid", f"Unknown format {fmt!r}; one of {', '.join(EXPORT_FORMATS)}.",
+                          fields={"format": [f"One of {', '.join(EXPORT_FORMATS)}."]})
+    row = run_checkpoint_row(run=run, name=name)
+    folder = conf.run_dir(run.pk) / "checkpoints-export" / row.name
+    filename, suffix, content_type = EXPORT_FORMATS[fmt]
+    manifest_path = folder / "export.json"
+    note = {"name": row.name, "step": int(row.step), "epoch": float(row.epoch)}
+    fresh = manifest_path.is_file() and _manifest_checkpoint(folder) == note
+    if not fresh or (fmt == "onnx" and not (folder / "model.onnx").is_file()
+                     and "errors" not in read_export_manifest(folder).get("onnx", {})):
+        model = run_checkpoint_model(run=run, name=row.name)
+        run_export_write(run=run, model=model, data_info=run_export_data_info(run=run), metrics=row.metrics or {},
+                         onnx=fmt == "onnx" or (fresh and (folder / "model.onnx").is_file()),
+                         checkpoint=note, folder=folder)
+        (folder.parent / f"{row.name}.zip").unlink(missing_ok=True)
+    if fmt == "zip":
+        path = folder.parent / f"{row.name}.zip"
+        if not path.is_file():
+            zip_export(folder, dest=path)
+    else:
+        path = folder / filename
+    if not path.is_file():
+        onnx_note = read_export_manifest(folder).get("onnx", {})
+        raise Conflict("onnx_unavailable", f"This graph has no ONNX export: {onnx_note.get('note')}.",
+                       extra={"errors": onnx_note.get("errors", [])})
+    download = path.name if fmt == "python" else run_download_name(run, f"-{row.name}{suffix}")
+    return RunDownload(path=path, filename=download, content_type=content_type)
+
+def _manifest_checkpoint(folder: Path) -> Any:
+    import json
+
+    try:
+        return json.loads((folder / "export.json").read_text(encoding="utf-8")).get("checkpoint")
+    except (OSError, ValueError):
+        return None
+
+def run_export_complete(*, run: Run) -> dict[str, Any]:
+    """Add ONNX (where the graph allows it; tried once) and the zip to a succeeded run's export.
+
+    Returns the manifest's ONNX note (`exported`, `note`, `errors`).
+    """
+    from engine.export import read_export_manifest, zip_export
+
+    folder = run_export_dir(run)
+    manifest = read_export_manifest(folder)
+    onnx_note = manifest.get("onnx", {})
+    if not (onnx_note.get("exported") or "errors" in onnx_note):  # ONNX not tried yet
+        # The same weights again (the best checkpoint's, when the export holds them): say so again.
+        run_export_write(run=run, model=run_trained_model(run=run), data_info=run_export_data_info(run=run),
+                         metrics=run.final_metrics or {}, onnx=True, checkpoint=manifest.get("checkpoint"))
+    zip_export(folder, dest=run_export_zip(run))
+    return read_export_manifest(folder).get("onnx", {})
+
+EXPORT_FORMATS: dict[str, tuple[str, str, str]] = {
+    # format: (file in the export folder, suffix of the download, content type)
+    "safetensors": ("model.safetensors", ".safetensors", "application/octet-stream"),
+    "python": ("model.py", ".py", "text/x-python"),
+    "onnx": ("model.onnx", ".onnx", "application/octet-stream"),
+    "config": ("config.json", "-config.json", "application/json"),
+    "zip": ("", ".zip", "application/zip"),
+}
+
+@dataclass(frozen=True)
+class RunDownload:
+    """A file of a run's export to send: where it is, the name to send it under, its type."""
+
+    path: Path
+    filename: str
+    content_type: str
+
+def run_export_download(*, run: Run, fmt: str) -> RunDownload:
+    """The file for `GET /api/runs/<id>/export/?format=fmt`, made first when it can be.
+
+    The zip is built (atomically) on first download when the export task has not made it. A
+    missing ONNX file queues the export task (once while pending: run_export_request) and
+    raises Conflict "export_pending" carrying the run's `exports`; a graph without an ONNX form
+    raises Conflict "onnx_unavailable" with the exporter's `errors`.
+    """
+    from engine.export import read_export_manifest, zip_export
+
+    if fmt not in EXPORT_FORMATS:
+        raise DomainError("invalid", f"Unknown format {fmt!r}; one of {', '.join(EXPORT_FORMATS)}.",
+                          fields={"format": [f"One of {', '.join(EXPORT_FORMATS)}."]})
+    if run.status != RunStatus.SUCCEEDED:
+        raise Conflict("run_not_trained", f"Run {run.pk} has not succeeded ({run.status}); there is nothing to export.")
+    filename, suffix, content_type = EXPORT_FORMATS[fmt]
+    folder = run_export_dir(run)
+    complete = (folder / "export.json").is_file()
+    if fmt == "zip":
+        path = run_export_zip(run)
+        if not path.is_file() and complete:
+            zip_export(folder, dest=path)
+    else:
+        path = folder / filename
+    if not path.is_file():
+        if fmt == "onnx" and complete:
+            note = read_export_manifest(folder).get("onnx", {})
+            if "errors" in note:
+                raise Conflict("onnx_unavailable", f"This graph has no ONNX export: {note.get('note')}.",
+                               extra={"errors": note.get("errors", [])})
+            # Idempotent: queued once while pending; the stream's `export` event says when it is done.
+            run_export_request(run=run)
+            raise Conflict("export_pending", "The ONNX file is being made; try again in a few seconds.",
+                           extra={"exports": run_exports(run)})
+        raise Conflict("export_missing", "This run's export is missing; ask an administrator.")
+    # The source keeps the name it is imported by (`from model import Net`), not "<graph>-run<id>.py".
+    name = path.name if fmt == "python" else run_download_name(run, suffix)
+    return RunDownload(path=path, filename=name, content_type=content_type)
+
+def run_export_request(*, run: Run) -> bool:
+    """Queue the export task (ONNX and the zip) of a succeeded run unless one is pending.
+
+    Idempotent: a conditional UPDATE moves the run to export_status "pending" and only the
+    call that made that move queues the task, so any number of requests (two browser tabs,
+    a page reload) queue it once until it finishes or fails. A pending export older than
+    RUNS_EXPORT_STALE_SECONDS counts as lost and may be queued again. True when this call queued it.
+    """
+    now = timezone.now()
+    stale = now - timedelta(seconds=float(conf.get("RUNS_EXPORT_STALE_SECONDS")))
+    with transaction.atomic():
+        queued = (
+            Run.objects.filter(pk=run.pk, status=RunStatus.SUCCEEDED)
+            .filter(~Q(export_status=ExportStatus.PENDING) | Q(export_requested_at__isnull=True)
+                    | Q(export_requested_at__lt=stale))
+            .update(export_status=ExportStatus.PENDING, export_requested_at=now, export_error="",
+                    export_requests=F("export_requests") + 1, export_sent_at=now)
+        )
+        if queued:
+            _queue_export(run.pk)
+    run.refresh_from_db()
+    return bool(queued)
+
+def run_export_finish(*, run_id: int, error: str = "") -> None:
+    """Record the export task's outcome (ready, or failed with `error`) and announce it on the stream."""
+    with transaction.atomic():
+        Run.objects.filter(pk=run_id).update(
+            export_status=ExportStatus.FAILED if error else ExportStatus.READY, export_error=error
+        )
+        run = Run.objects.get(pk=run_id)
+        exports = run_exports(run)
+        event_emit(run_id=run_id, event={"type": "export", "status": run.export_status, "exports": exports})
+
+
+def run_export_checkpoint(*, run: Run) -> str | None:
+    """Name of the checkpoint whose weights the run's export holds (export.json), None if not known."""
+    import json
+
+    try:
+        manifest = json.loads((run_export_dir(run) / "export.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    note = manifest.get("checkpoint")
+    return note.get("name") if isinstance(note, dict) else None

@@ -1,0 +1,157 @@
+"""Reads of the queue: the fair order of queued runs, a queued run's position, live workers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+
+from webapp.accounts.models import Membership, Team
+
+from .. import conf
+from ..models import Run, RunStatus, Worker
+
+
+def _team_last_start() -> Subquery:
+    """When the run's team last had a run start (null: never): the fair order's first key."""
+    return Subquery(
+        Run.objects.filter(team=OuterRef("team"), started_at__isnull=False)
+        .order_by("-started_at").values("started_at")[:1]
+    )
+
+def teams_at_run_limit() -> set[int]:
+    """Ids of the teams whose running runs reach their max_concurrent_runs."""
+    running = dict(
+        Run.objects.filter(status=RunStatus.RUNNING).values("team").annotate(n=Count("pk")).values_list("team", "n")
+    )
+    limited = Team.objects.filter(pk__in=list(running), max_concurrent_runs__isnull=False)
+    return {pk for pk, limit in limited.values_list("pk", "max_concurrent_runs") if running[pk] >= limit}
+
+def runs_claimable(*, kind: str | None = None, capacity: int | None = None) -> Any:
+    """Queued runs a worker of `kind` with `capacity` devices may take now, fairest first.
+
+    The fair order (DESIGN.md "Running it"): the team whose last run started least recently
+    (never first), then the run's priority (higher first) inside its team, then age. A team at
+    its max_concurrent_runs, and a run over its team's max_devices_per_run, are skipped.
+    """
+    runs = Run.objects.filter(status=RunStatus.QUEUED, cancel_requested=False)
+    if kind is not None:
+        runs = runs.filter(need_kind__in=[kind, "any"])
+    if capacity is not None:
+        runs = runs.filter(need_devices__lte=capacity)
+    return (
+        runs.exclude(team_id__in=teams_at_run_limit())
+        .filter(Q(team__max_devices_per_run__isnull=True) | Q(team__max_devices_per_run__gte=F("need_devices")))
+        .annotate(team_last_start=_team_last_start())
+        .order_by(F("team_last_start").asc(nulls_first=True), "-priority", "created_at", "pk")
+    )
+
+def workers_alive() -> QuerySet[Worker]:
+    """Workers heard from within the run lease (they announce on every reaper pass)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    window = max(float(conf.get("RUNS_LEASE_SECONDS")), 3 * float(conf.get("RUNS_REAP_SECONDS")))
+    return Worker.objects.filter(last_seen__gte=timezone.now() - timedelta(seconds=window))
+
+# Workers not heard from for this long drop out of GET /api/workers/ (a killed one's row stays).
+WORKERS_LISTED_SECONDS = 24 * 3600
+
+def workers_for_user(*, user: AbstractBaseUser) -> list[dict[str, Any]]:
+    """GET /api/workers/: every worker seen within a day; a current run only if the user may see it.
+
+    Each: hostname, kind, devices, capacity, queues, trains, busy, current_run ({id, name} or
+    null), started_at, last_seen, alive.
+    """
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    teams = set(Membership.objects.filter(user=user).values_list("team_id", flat=True))
+    alive = set(workers_alive().values_list("pk", flat=True))
+    since = timezone.now() - timedelta(seconds=WORKERS_LISTED_SECONDS)
+    answer = []
+    for worker in Worker.objects.filter(last_seen__gte=since).select_related("current_run"):
+        run = worker.current_run
+        answer.append({
+            "hostname": worker.hostname, "kind": worker.kind, "devices": list(worker.devices or []),
+            "capacity": worker.capacity, "queues": list(worker.queues or []), "trains": worker.trains,
+            "busy": run is not None,
+            "current_run": {"id": run.pk, "name": run.name} if run is not None and run.team_id in teams else None,
+            "started_at": worker.started_at, "last_seen": worker.last_seen, "alive": worker.pk in alive,
+        })
+    return answer
+
+# The fair order is simulated over at most this many queued runs (the rest count as ahead).
+QUEUE_SIMULATED = 5000
+
+def run_queue_position(*, run: Run) -> dict[str, Any] | None:
+    """Where a queued run stands: {position, ahead, waiting_for, detail}; None unless queued.
+
+    `ahead` is how many queued runs the fair order (runs_claimable) would start first, taking
+    each team's turn as it comes (a team that just started a run goes to the back); position is
+    ahead + 1. `waiting_for`: "team_limit" (its team is at max_concurrent_runs, or the run asks
+    for more devices than max_devices_per_run), "no_fitting_worker" (no live worker of its kind
+    with enough devices), else "behind" (ahead runs first, or a fitting worker finishing).
+    """
+    import heapq
+
+    if run.status != RunStatus.QUEUED:
+        return None
+    team = run.team
+    rows = list(
+        runs_claimable().values_list("pk", "team_id", "priority", "created_at", "team_last_start")[:QUEUE_SIMULATED]
+    )
+    mine = (run.pk, run.team_id, run.priority, run.created_at,
+            Run.objects.filter(team_id=run.team_id, started_at__isnull=False).order_by("-started_at")
+            .values_list("started_at", flat=True).first())
+    if all(row[0] != run.pk for row in rows):
+        rows.append(mine)
+    by_team: dict[int, list[tuple[Any, ...]]] = {}
+    last: dict[int, Any] = {}
+    for row in rows:
+        by_team.setdefault(row[1], []).append(row)
+        last[row[1]] = row[4]
+    for queued in by_team.values():
+        queued.sort(key=lambda row: (-row[2], row[3], row[0]))
+    # (never started first, then least recent start, then the oldest head); a turn sends it last.
+    def head_key(queued: list[tuple[Any, ...]]) -> tuple[int, float]:
+        return -queued[0][2], queued[0][3].timestamp()
+
+    heap = [((0, 0.0, *head_key(q)) if last[t] is None else (1, last[t].timestamp(), *head_key(q)), t)
+            for t, q in by_team.items()]
+    heapq.heapify(heap)
+    ahead, turn = 0, 0
+    while heap:
+        _, team_id = heapq.heappop(heap)
+        taken = by_team[team_id].pop(0)
+        if taken[0] == run.pk:
+            break
+        ahead += 1
+        turn += 1
+        if by_team[team_id]:
+            heapq.heappush(heap, ((2, float(turn), *head_key(by_team[team_id])), team_id))
+    answer = {"position": ahead + 1, "ahead": ahead}
+    running = Run.objects.filter(team_id=run.team_id, status=RunStatus.RUNNING).count()
+    if team.max_devices_per_run is not None and run.need_devices > team.max_devices_per_run:
+        return {**answer, "waiting_for": "team_limit",
+                "detail": f"asks for {run.need_devices} devices; team {team.name} may use {team.max_devices_per_run} per run"}
+    if team.max_concurrent_runs is not None and running >= team.max_concurrent_runs:
+        return {**answer, "waiting_for": "team_limit",
+                "detail": f"team {team.name} has {running} of its {team.max_concurrent_runs} allowed runs training"}
+    fitting = [
+        worker for worker in workers_alive()
+        if worker.trains and run.need_kind in (worker.kind, "any") and worker.capacity >= run.need_devices
+    ]
+    if not fitting:
+        kind = "any" if run.need_kind == "any" else run.need_kind.upper()
+        return {**answer, "waiting_for": "no_fitting_worker",
+                "detail": f"no live worker has {run.need_devices} {kind} device(s) for it"}
+    if ahead:
+        detail = f"behind {ahead} queued run{'s' if ahead != 1 else ''}"
+    else:
+        free = sum(1 for worker in fitting if worker.current_run_id is None)
+        detail = "next; a fitting worker takes it now" if free else "next; waiting for a fitting worker to finish its run"
+    return {**answer, "waiting_for": "behind", "detail": detail}

@@ -1,0 +1,235 @@
+"""The reaper: runs whose worker stopped heartbeating, and every task whose send is owed or lost.
+
+Safe to run from many workers at once: every transition is a conditional UPDATE.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from .. import conf
+from ..models import Explanation, ExportStatus, Run, RunStatus, Worker
+from ..signals import run_finished_send
+from ..stream.events import event_emit
+from .leases import _team_freed
+from .sends import _UNFINISHED_EXPLANATION, _backed_off, _queue_explain, _queue_export, _queue_train
+
+logger = logging.getLogger(__name__)
+
+
+def run_reap_worker(*, worker: str) -> list[int]:
+    """At a worker's start: the runs still leased under its own name are its dead predecessor's.
+
+    They are interrupted and requeued at once (as run_reap does when a lease expires), so a
+    worker restarted on the same host resumes them without waiting for the lease to run out.
+    """
+    held = Run.objects.filter(status=RunStatus.RUNNING, worker=worker[:200], lease_token__isnull=False)
+    return run_reap(now=timezone.now(), runs=held, why="its worker restarted")
+
+def run_reap(
+    *, now: Any = None, runs: Any = None, why: str = "worker lost", keep: Collection[int] = ()
+) -> list[int]:
+    """Mark runs whose worker stopped heartbeating `interrupted`, then requeue or fail them.
+
+    Also sends every task whose send is owed or whose message looks lost: runs.train for runs
+    queued too long (run_resend_queued), runs.export (run_export_resend), runs.explain
+    (explanation_resend), datasets.process (dataset_resend_processing); and removes crash
+    leftovers (leftovers_sweep). Safe to run from many workers at once: every transition is a
+    conditional UPDATE. Returns the ids of the runs it interrupted.
+
+    `runs` (run_reap_worker): interrupt these running runs whatever their lease says, and
+    nothing else. `keep`: runs the calling process itself is training (its recorders renew their
+    leases; workers/recorder.py::live_run_ids), never interrupted by it however late their lease.
+    """
+    now = now or timezone.now()
+    reaped: list[int] = []
+    if runs is None:
+        held = Run.objects.filter(status=RunStatus.RUNNING, lease_expires_at__lt=now).exclude(pk__in=list(keep))
+    else:
+        held = runs.filter(status=RunStatus.RUNNING)
+    expired = list(held.values_list("pk", "lease_token", "attempts", "max_attempts", "heartbeat_at", "step"))
+    for run_id, token, attempts, max_attempts, heartbeat_at, step in expired:
+        with transaction.atomic():
+            still = Run.objects.filter(pk=run_id, status=RunStatus.RUNNING, lease_token=token)
+            if runs is None:
+                still = still.filter(lease_expires_at__lt=now)
+            lost = still.update(status=RunStatus.INTERRUPTED, lease_token=None, lease_expires_at=None, worker="")
+            if not lost:
+                continue
+            reaped.append(run_id)
+            Worker.objects.filter(current_run_id=run_id).update(current_run=None)
+            since = heartbeat_at.isoformat() if heartbeat_at else "never"
+            event_emit(run_id=run_id, event={
+                "type": "status", "status": RunStatus.INTERRUPTED,
+                "detail": f"{why} (last heartbeat {since}, step {step})",
+            })
+            if attempts < max_attempts:
+                Run.objects.filter(pk=run_id, status=RunStatus.INTERRUPTED).update(
+                    status=RunStatus.QUEUED, queued_sent_at=now
+                )
+                event_emit(run_id=run_id, event={
+                    "type": "status", "status": RunStatus.QUEUED,
+                    "detail": f"requeued to resume from its last checkpoint (attempt {attempts + 1} of {max_attempts})",
+                })
+                _queue_train(run_id)
+            else:
+                message = f"The worker was lost {attempts} times; giving up."
+                Run.objects.filter(pk=run_id, status=RunStatus.INTERRUPTED).update(
+                    status=RunStatus.FAILED, finished_at=now, error=message
+                )
+                event_emit(run_id=run_id, event={
+                    "type": "status", "status": RunStatus.FAILED, "detail": message, "error": message,
+                })
+                _team_freed(run_id)
+                run_finished_send(run_id=run_id, status=RunStatus.FAILED)
+    if reaped:
+        logger.warning("reaped runs (%s): %s", why, reaped)
+    if runs is not None:
+        return reaped
+    run_resend_queued(now=now)
+    run_export_resend(now=now)
+    explanation_resend(now=now)
+    _resend_datasets(now=now)
+    leftovers_sweep(now=now)
+    return reaped
+
+def _resend_datasets(*, now: Any) -> None:
+    from webapp.datasets.services import dataset_resend_processing
+
+    dataset_resend_processing(now=now)
+
+def leftovers_sweep(*, now: Any = None, older_than_s: float | None = None) -> list[Path]:
+    """Remove crash leftovers: `.<name>.tmp-<hex>`/`.old-<hex>` checkpoint and export folders
+    below the runs root, and `MEDIA_ROOT/uploads/*.part` uploads nobody finished.
+
+    Only what is older than RUNS_LEFTOVER_SECONDS (a writer may still be using a younger
+    one; an upload still arriving keeps its .part file fresh). At most once per
+    RUNS_SWEEP_SECONDS per process (every reaper pass calls this). Returns the paths removed.
+    """
+    from engine.atomic import sweep_leftovers
+    from webapp.datasets.services import upload_leftovers_sweep
+
+    moment = (now or timezone.now()).timestamp()
+    if older_than_s is None:
+        if moment - _last_sweep[0] < float(conf.get("RUNS_SWEEP_SECONDS")):
+            return []
+        _last_sweep[0] = moment
+    age = float(conf.get("RUNS_LEFTOVER_SECONDS")) if older_than_s is None else older_than_s
+    removed = sweep_leftovers(conf.runs_root(), older_than_s=age)
+    removed += upload_leftovers_sweep(older_than_s=age)
+    if removed:
+        logger.warning("removed crash leftovers: %s", [str(p) for p in removed])
+    return removed
+
+_last_sweep = [0.0]
+
+def run_resend_queued(*, now: Any = None) -> list[int]:
+    """Send runs.train again for runs queued longer than RUNS_REQUEUE_QUEUED_SECONDS; their ids.
+
+    The broker may have lost the message (Redis restarted without persistence before a worker
+    took it); nothing else would ever train such a run. A duplicate is harmless: the delivery
+    that cannot take the lease returns at once. A lost message cannot be told from one waiting
+    behind a long run, so the wait doubles after each re-send (120 s, 240 s, 480 s, ...: the
+    next one is due when the run has waited as long again as it had at the last send), which
+    keeps a run queued behind a two-hour run to a handful of duplicates. Only the reaper whose
+    conditional UPDATE of `queued_sent_at` wins sends.
+    """
+    now = now or timezone.now()
+    interval = float(conf.get("RUNS_REQUEUE_QUEUED_SECONDS"))
+    cutoff = now - timedelta(seconds=interval)
+    # Rows older than the field have no queued_sent_at: their creation time stands in for it.
+    stale = Q(queued_sent_at__lt=cutoff) | Q(queued_sent_at__isnull=True, created_at__lt=cutoff)
+    waiting = Run.objects.filter(status=RunStatus.QUEUED, cancel_requested=False)
+    resent: list[int] = []
+    # Owed first: their send failed (the broker was down); try again at every pass until it works.
+    for run_id in list(waiting.filter(queued_send_owed=True).values_list("pk", flat=True)):
+        if waiting.filter(pk=run_id, queued_send_owed=True).update(queued_send_owed=False, queued_sent_at=now):
+            resent.append(run_id)
+            _queue_train(run_id, announce=False)
+    for run_id, sent_at, created_at in list(
+        waiting.filter(stale, queued_send_owed=False).values_list("pk", "queued_sent_at", "created_at")
+    ):
+        last = sent_at or created_at
+        if _backed_off(now=now, last=last, origin=created_at, interval=interval):
+            continue  # backing off: not yet waited as long again as at the last send
+        with transaction.atomic():
+            if not waiting.filter(pk=run_id, queued_sent_at=sent_at).update(queued_sent_at=now):
+                continue  # another reaper sent it, a worker took it, or it was cancelled
+            resent.append(run_id)
+            waited = int((now - (sent_at or created_at)).total_seconds())
+            event_emit(run_id=run_id, event={
+                "type": "log", "level": "warning",
+                "message": f"still queued {waited} s after training was last asked for; "
+                           "sent again (the broker may have lost the message)",
+            })
+            _queue_train(run_id, announce=False)
+    if resent:
+        logger.warning("re-sent runs.train for runs queued too long or owed: %s", resent)
+    return resent
+
+def explanation_resend(*, now: Any = None) -> list[int]:
+    """Send runs.explain again for unfinished explanations whose send is owed or looks lost; their ids.
+
+    Owed (sent_at null: the broker was down) ones are sent at every pass until it works. One
+    sent longer than RUNS_EXPLAIN_RESEND_SECONDS ago and still unfinished (a message lost with a
+    Redis restart, a worker killed mid-way) is sent again with the back-off of run_resend_queued.
+    A duplicate is harmless: the task returns at once for a finished explanation.
+    """
+    now = now or timezone.now()
+    interval = float(conf.get("RUNS_EXPLAIN_RESEND_SECONDS"))
+    unfinished = Explanation.objects.filter(status__in=_UNFINISHED_EXPLANATION, run__status=RunStatus.SUCCEEDED)
+    resent: list[int] = []
+    rows = unfinished.filter(Q(sent_at__isnull=True) | Q(sent_at__lt=now - timedelta(seconds=interval)))
+    for explanation_id, sent_at, created_at in list(rows.values_list("pk", "sent_at", "created_at")):
+        if sent_at is not None and _backed_off(now=now, last=sent_at, origin=created_at, interval=interval):
+            continue
+        with transaction.atomic():
+            if not unfinished.filter(pk=explanation_id, sent_at=sent_at).update(sent_at=now):
+                continue  # another reaper sent it, or it finished meanwhile
+            resent.append(explanation_id)
+            _queue_explain(explanation_id)
+    if resent:
+        logger.warning("re-sent runs.explain (owed or lost): %s", resent)
+    return resent
+
+def run_export_resend(*, now: Any = None) -> list[int]:
+    """Send runs.export again for pending exports whose send is owed or whose task looks lost; run ids.
+
+    Owed ones (export_sent_at null: the broker was down) are sent at every pass until it works.
+    A pending export sent longer than RUNS_EXPORT_STALE_SECONDS ago is taken for lost (its
+    worker was killed, or Redis lost the message) and sent again, with the back-off of
+    run_resend_queued. A duplicate is harmless: the task returns at once unless the export is
+    pending, and its files are written by atomic renames.
+    """
+    now = now or timezone.now()
+    interval = float(conf.get("RUNS_EXPORT_STALE_SECONDS"))
+    pending = Run.objects.filter(status=RunStatus.SUCCEEDED, export_status=ExportStatus.PENDING)
+    rows = pending.filter(Q(export_sent_at__isnull=True) | Q(export_sent_at__lt=now - timedelta(seconds=interval)))
+    resent: list[int] = []
+    for run_id, sent_at, requested_at in list(rows.values_list("pk", "export_sent_at", "export_requested_at")):
+        lost = sent_at is not None
+        if lost and _backed_off(now=now, last=sent_at, origin=requested_at or sent_at, interval=interval):
+            continue
+        with transaction.atomic():
+            if not pending.filter(pk=run_id, export_sent_at=sent_at).update(export_sent_at=now):
+                continue  # another reaper sent it, or it finished meanwhile
+            resent.append(run_id)
+            if lost:
+                waited = int((now - sent_at).total_seconds())
+                event_emit(run_id=run_id, event={
+                    "type": "log", "level": "warning",
+                    "message": f"the export is still pending {waited} s after it was last asked for; "
+                               "asked again (its worker may have been lost)",
+                })
+            _queue_export(run_id)
+    if resent:
+        logger.warning("re-sent runs.export (owed or lost): %s", resent)
+    return resent
