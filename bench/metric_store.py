@@ -356,8 +356,8 @@ def netloom_query(
 ) -> Callable[[], float]:
     """The metric store's read path in this process, made JSON like the old one: the two side by
     side without HTTP (the ratio's other half; the target is the HTTP figure)."""
+    from webapp.metrics.selectors import runs_metric_series
     from webapp.runs.models import Run
-    from webapp.runs.selectors import runs_metric_series
 
     def call() -> float:
         started = time.perf_counter()
@@ -376,7 +376,8 @@ def copy_points(source: int, target: int, last_step: int, *, legacy: bool) -> No
     or (legacy) by SQL within the old row-per-point table."""
     from django.db import connection, transaction
 
-    from webapp.runs.metric_store import metric_points_import, metric_series_read
+    from webapp.metrics.series import metric_series_read
+    from webapp.metrics.store import metric_points_import
 
     with transaction.atomic():
         if legacy:

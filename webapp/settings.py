@@ -138,6 +138,7 @@ INSTALLED_APPS = [
     "webapp.graphs",
     "webapp.blocks",
     "webapp.runs",
+    "webapp.metrics",
     "webapp.sweeps",
 ]
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from webapp.runs.metric_store import metric_series_read
+from webapp.metrics.series import metric_series_read
 from webapp.runs.models import Run, RunStatus
 from webapp.runs.stream.events import events_since, flatten
 

@@ -91,8 +91,8 @@ def test_replay_after_since_then_live_events_once_and_gaps_from_the_database(run
 
 
 def test_redone_steps_overwrite_their_points_and_move_to_a_new_seq(run_a: Any) -> None:
-    from webapp.runs.metric_store import metric_series_read
-    from webapp.runs.selectors import run_metric_keys
+    from webapp.metrics.selectors import run_metric_keys
+    from webapp.metrics.series import metric_series_read
     from webapp.runs.stream.events import events_since, flatten
 
     events_record(run_id=run_a.pk, events=[metric(1), metric(2)])

@@ -9,8 +9,8 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from webapp.runs.metric_store import metric_series_read
-from webapp.runs.models import MetricBlock
+from webapp.metrics.models import MetricBlock
+from webapp.metrics.series import metric_series_read
 from webapp.runs.stream.events import events_record, events_since, flatten
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from webapp.runs.metric_store import LEVELS, metric_blocks_rebuild, metric_series_read
-from webapp.runs.models import MetricBlock, MetricChunk
+from webapp.metrics.models import MetricBlock, MetricChunk
+from webapp.metrics.series import metric_series_read
+from webapp.metrics.store import LEVELS, metric_blocks_rebuild
 from webapp.runs.stream.events import events_record, events_since, flatten
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -191,7 +192,7 @@ def test_compare_answers_many_runs_in_one_request(
 
 
 def test_any_window_is_exact_or_keeps_its_first_last_and_extremes(run_a: Any) -> None:
-    from webapp.runs.selectors import run_metric_series
+    from webapp.metrics.selectors import run_metric_series
 
     rng = random.Random(3)
     record(

@@ -19,6 +19,7 @@ class ConfigSchemaView(APIView):
         """{"schema": TrainConfig.model_json_schema(), "defaults": TrainConfig() as JSON}."""
         return Response(run_config_schema())
 
+
 class ExplanationMethodsView(APIView):
     """GET /api/explanations/methods/: the engine's explanation methods."""
 

@@ -9,14 +9,9 @@ from rest_framework.views import APIView
 
 from webapp.api.errors import ApiError
 from webapp.api.serializers import ID_MAX
+from webapp.metrics.selectors import runs_metric_series
 
-from ..selectors import (
-    runs_compare_rows,
-    runs_config_diff,
-    runs_graph_diff,
-    runs_metric_series,
-    runs_visible_to,
-)
+from ..selectors import runs_compare_rows, runs_config_diff, runs_graph_diff, runs_visible_to
 from .params import metric_query
 from .schema import COMPARE_PARAMETERS, CompareAnswer
 
@@ -24,6 +19,7 @@ from .schema import COMPARE_PARAMETERS, CompareAnswer
 COMPARE_MIN_RUNS = 2
 
 COMPARE_MAX_RUNS = 20
+
 
 class RunCompareView(APIView):
     """GET /api/runs/compare/?ids=1,2&keys=a,b&max_points=N: many runs' series in one request."""

@@ -38,6 +38,7 @@ class ExplanationSerializer(serializers.ModelSerializer):
             return None
         return f"/api/explanations/{explanation.pk}/image/"
 
+
 class ExplanationCreateSerializer(StrictSerializer):
     """What POST /api/runs/<id>/explanations/ takes."""
 
@@ -57,6 +58,7 @@ class ExplanationCreateSerializer(StrictSerializer):
         required=False, allow_null=True, default=None,
         help_text="Explain a kept checkpoint's weights (its name) instead of the trained model.",
     )
+
 
 class ExplanationViewSet(TeamScopedMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Explanations of the user's teams' runs."""

@@ -34,6 +34,7 @@ class InitPlanRequestSerializer(StrictSerializer):
             raise serializers.ValidationError({"graph": ["Give graph (and revision) or graph_revision."]})
         return attrs
 
+
 class InitPlanView(APIView):
     """POST /api/runs/init-plan/: what starting a graph from a checkpoint would load (no side effects)."""
 

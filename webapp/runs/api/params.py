@@ -18,6 +18,7 @@ class _AnyFormat(DefaultContentNegotiation):
         """Always the first renderer (JSON, for error bodies)."""
         return renderers[0], renderers[0].media_type
 
+
 def _query_int(request: Request, name: str, *, least: int | None = None) -> int | None:
     raw = request.query_params.get(name)
     if raw in (None, ""):
@@ -30,6 +31,7 @@ def _query_int(request: Request, name: str, *, least: int | None = None) -> int 
         what = "an integer" if least is None else f"an integer of at least {least}"
         raise ApiError(400, "invalid", f"{name} must be {what}.", fields={name: [f"{what[0].upper()}{what[1:]}."]})
     return number
+
 
 def metric_query(request: Request) -> dict[str, Any]:
     """`?keys=a,b&max_points=N&from_step=&to_step=` as run_metric_series' keyword arguments."""

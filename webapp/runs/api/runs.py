@@ -32,6 +32,7 @@ from webapp.api.serializers import (
     TrainingSettingHints,
     require_known_fields,
 )
+from webapp.metrics.selectors import run_metric_series, runs_summaries
 
 from ..inference.evaluation import run_evaluation, run_evaluation_create
 from ..inference.explanations import explanation_create, run_explanations
@@ -50,10 +51,8 @@ from ..selectors import (
     run_create_refs,
     run_duration_s,
     run_exports,
-    run_metric_series,
     runs_best_checkpoints,
     runs_filter,
-    runs_summaries,
 )
 from ..services import run_cancel, run_create, run_update
 from ..stream.events import run_progress

@@ -28,6 +28,7 @@ class WeightsImportSerializer(StrictSerializer):
     name = serializers.CharField(required=False, allow_blank=True, max_length=200,
                                  help_text='The run\'s name (default "imported <file>").')
 
+
 class RevisionWeightsView(TeamScopedMixin, generics.GenericAPIView):
     """POST /api/graphs/<id>/revisions/<n>/weights/: weights trained elsewhere as a first checkpoint.
 

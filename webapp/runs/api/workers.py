@@ -28,6 +28,7 @@ class WorkerSerializer(serializers.Serializer):
     last_seen = serializers.DateTimeField()
     alive = serializers.BooleanField(help_text="Heard from within the run lease (it announces every few seconds).")
 
+
 class WorkerListView(APIView):
     """GET /api/workers/: the workers, their devices and queues, what they train, when last seen."""
 

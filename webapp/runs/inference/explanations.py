@@ -90,6 +90,7 @@ def explanation_create(
         _queue_explain(explanation.pk)
     return explanation
 
+
 def _image_data(image: str) -> bytes:
     """The bytes of a `data:image/...;base64,` URL or of plain base64."""
     import base64
@@ -102,6 +103,7 @@ def _image_data(image: str) -> bytes:
         raise DomainError("invalid_input", "image must be a data: URL or base64 of an image file.",
                           field="image") from None
 
+
 def explanation_input_prepare(*, run: Run, row: dict[str, Any] | None = None, image: str | None = None) -> Any:
     """The network's input (a float tensor (1, *feature_shape)) for a typed row or an uploaded image.
 
@@ -112,7 +114,6 @@ def explanation_input_prepare(*, run: Run, row: dict[str, Any] | None = None, im
     import torch
 
     from engine.export.predict_template import InputError, prepare
-
 
     _require_trained(run)
     raw: Any = _image_data(image) if image is not None else row
@@ -130,6 +131,7 @@ def explanation_input_prepare(*, run: Run, row: dict[str, Any] | None = None, im
     if len(x) != 1:
         raise DomainError("invalid_input", f"Give one sample; this input holds {len(x)}.", field="input")
     return torch.from_numpy(x)
+
 
 def explanation_finish(
     *, explanation_id: int, result: dict[str, Any] | None, png: bytes | None = None, error: str = ""
@@ -157,6 +159,7 @@ def explanation_finish(
             event["error"] = error
         event_emit(run_id=explanation.run_id, event=event)
 
+
 def explanation_mark_running(*, explanation_id: int) -> bool:
     """Move a queued explanation to running; False when it is already done (redelivery)."""
     return bool(
@@ -169,6 +172,7 @@ def explanation_mark_running(*, explanation_id: int) -> bool:
 def run_explanations(*, run: Run) -> QuerySet[Explanation]:
     """The run's explanations, newest first."""
     return run.explanations.all()
+
 
 def explanation_image(*, explanation: Explanation) -> Path:
     """The PNG of a computed explanation; Conflict "explanation_not_ready" until there is one."""

@@ -55,6 +55,7 @@ def run_export_write(
         (staging / "export.json").write_text(json.dumps(manifest, indent=2, sort_keys=True), encoding="utf-8")
     return final
 
+
 def run_checkpoint_export(*, run: Run, name: str, fmt: str) -> RunDownload:
     """The file for `GET /api/runs/<id>/checkpoints/<name>/export/?format=`, built on first ask.
 
@@ -93,6 +94,7 @@ def run_checkpoint_export(*, run: Run, name: str, fmt: str) -> RunDownload:
     download = path.name if fmt == "python" else run_download_name(run, f"-{row.name}{suffix}")
     return RunDownload(path=path, filename=download, content_type=content_type)
 
+
 def _manifest_checkpoint(folder: Path) -> Any:
     import json
 
@@ -100,6 +102,7 @@ def _manifest_checkpoint(folder: Path) -> Any:
         return json.loads((folder / "export.json").read_text(encoding="utf-8")).get("checkpoint")
     except (OSError, ValueError):
         return None
+
 
 def run_export_complete(*, run: Run) -> dict[str, Any]:
     """Add ONNX (where the graph allows it; tried once) and the zip to a succeeded run's export.
@@ -118,6 +121,7 @@ def run_export_complete(*, run: Run) -> dict[str, Any]:
     zip_export(folder, dest=run_export_zip(run))
     return read_export_manifest(folder).get("onnx", {})
 
+
 EXPORT_FORMATS: dict[str, tuple[str, str, str]] = {
     # format: (file in the export folder, suffix of the download, content type)
     "safetensors": ("model.safetensors", ".safetensors", "application/octet-stream"),
@@ -127,6 +131,7 @@ EXPORT_FORMATS: dict[str, tuple[str, str, str]] = {
     "zip": ("", ".zip", "application/zip"),
 }
 
+
 @dataclass(frozen=True)
 class RunDownload:
     """A file of a run's export to send: where it is, the name to send it under, its type."""
@@ -134,6 +139,7 @@ class RunDownload:
     path: Path
     filename: str
     content_type: str
+
 
 def run_export_download(*, run: Run, fmt: str) -> RunDownload:
     """The file for `GET /api/runs/<id>/export/?format=fmt`, made first when it can be.
@@ -174,6 +180,7 @@ def run_export_download(*, run: Run, fmt: str) -> RunDownload:
     name = path.name if fmt == "python" else run_download_name(run, suffix)
     return RunDownload(path=path, filename=name, content_type=content_type)
 
+
 def run_export_request(*, run: Run) -> bool:
     """Queue the export task (ONNX and the zip) of a succeeded run unless one is pending.
 
@@ -196,6 +203,7 @@ def run_export_request(*, run: Run) -> bool:
             _queue_export(run.pk)
     run.refresh_from_db()
     return bool(queued)
+
 
 def run_export_finish(*, run_id: int, error: str = "") -> None:
     """Record the export task's outcome (ready, or failed with `error`) and announce it on the stream."""

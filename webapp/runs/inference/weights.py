@@ -20,6 +20,7 @@ def run_checkpoint_model(*, run: Run, name: str) -> Any:
     model.load_state_dict(load_file(Path(row.path) / "model.safetensors", device="cpu"))
     return model.eval()
 
+
 def run_trained_model(*, run: Run) -> Any:
     """The model of a succeeded run (eval mode), rebuilt from its export folder."""
     from engine.export import load_exported
@@ -27,6 +28,7 @@ def run_trained_model(*, run: Run) -> Any:
     _, model = load_exported(run_export_dir(run))
     model.eval()
     return model
+
 
 def run_export_data_info(*, run: Run) -> Any:
     """The DatasetInfo the export was made with (data.json), or the dataset's, reloaded."""

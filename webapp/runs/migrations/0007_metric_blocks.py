@@ -1,7 +1,7 @@
 """Metric points move into chunks: one row per 64 steps of a metric, not one per point.
 
 The rollup table becomes MetricBlock and MetricChunk holds the points packed
-(webapp/runs/metric_store.py). Every stored series is moved in step order, its blocks written
+(webapp/metrics/store.py). Every stored series is moved in step order, its blocks written
 again from its points, and then the row-per-point table is dropped. Going back moves every point
 into the row-per-point table again (the summaries stay valid: they are of the same points).
 """
@@ -11,7 +11,7 @@ from django.db import migrations, models
 
 
 def points_into_blocks(apps, schema_editor):
-    from webapp.runs.metric_store import metric_points_import
+    from webapp.metrics.store import metric_points_import
 
     point = apps.get_model("runs", "MetricPoint")
     block = apps.get_model("runs", "MetricBlock")

@@ -24,6 +24,7 @@ from .sends import _queue_train
 
 _LEASABLE = (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.INTERRUPTED)
 
+
 def run_lease_take(
     *, run_id: int, worker: str, device: str = "", statuses: tuple[str, ...] = _LEASABLE
 ) -> str | None:
@@ -66,6 +67,7 @@ def run_lease_take(
         event_emit(run_id=run_id, event={"type": "status", "status": RunStatus.RUNNING, "detail": detail})
     return token
 
+
 def run_claim(*, worker: str, devices: WorkerDevices) -> tuple[int, str] | None:
     """Take the lease of the fairest queued run this worker fits: (run id, lease token), or None.
 
@@ -98,6 +100,7 @@ def run_claim(*, worker: str, devices: WorkerDevices) -> tuple[int, str] | None:
             skipped.add(run_id)  # taken or cancelled meanwhile
     return None
 
+
 def _team_freed(run_id: int) -> None:
     """A run of a team with a concurrency limit left `running`: a token for its next queued run.
 
@@ -112,9 +115,11 @@ def _team_freed(run_id: int) -> None:
     if waiting is not None:
         _queue_train(waiting, announce=False)
 
+
 def run_token_send(*, run_id: int) -> None:
     """Send one more runs.train token for a queued run (after the commit); an extra one is harmless."""
     _queue_train(run_id, announce=False)
+
 
 def run_heartbeat(*, run_id: int, lease_token: str, run_fields: dict[str, Any] | None = None) -> bool:
     """Renew the lease (and write progress); False when the lease was lost."""

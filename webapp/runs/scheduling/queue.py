@@ -20,6 +20,7 @@ def _team_last_start() -> Subquery:
         .order_by("-started_at").values("started_at")[:1]
     )
 
+
 def teams_at_run_limit() -> set[int]:
     """Ids of the teams whose running runs reach their max_concurrent_runs."""
     running = dict(
@@ -27,6 +28,7 @@ def teams_at_run_limit() -> set[int]:
     )
     limited = Team.objects.filter(pk__in=list(running), max_concurrent_runs__isnull=False)
     return {pk for pk, limit in limited.values_list("pk", "max_concurrent_runs") if running[pk] >= limit}
+
 
 def runs_claimable(*, kind: str | None = None, capacity: int | None = None) -> Any:
     """Queued runs a worker of `kind` with `capacity` devices may take now, fairest first.
@@ -47,6 +49,7 @@ def runs_claimable(*, kind: str | None = None, capacity: int | None = None) -> A
         .order_by(F("team_last_start").asc(nulls_first=True), "-priority", "created_at", "pk")
     )
 
+
 def workers_alive() -> QuerySet[Worker]:
     """Workers heard from within the run lease (they announce on every reaper pass)."""
     from datetime import timedelta
@@ -56,8 +59,10 @@ def workers_alive() -> QuerySet[Worker]:
     window = max(float(conf.get("RUNS_LEASE_SECONDS")), 3 * float(conf.get("RUNS_REAP_SECONDS")))
     return Worker.objects.filter(last_seen__gte=timezone.now() - timedelta(seconds=window))
 
+
 # Workers not heard from for this long drop out of GET /api/workers/ (a killed one's row stays).
 WORKERS_LISTED_SECONDS = 24 * 3600
+
 
 def workers_for_user(*, user: AbstractBaseUser) -> list[dict[str, Any]]:
     """GET /api/workers/: every worker seen within a day; a current run only if the user may see it.
@@ -84,8 +89,10 @@ def workers_for_user(*, user: AbstractBaseUser) -> list[dict[str, Any]]:
         })
     return answer
 
+
 # The fair order is simulated over at most this many queued runs (the rest count as ahead).
 QUEUE_SIMULATED = 5000
+
 
 def run_queue_position(*, run: Run) -> dict[str, Any] | None:
     """Where a queued run stands: {position, ahead, waiting_for, detail}; None unless queued.
@@ -117,6 +124,7 @@ def run_queue_position(*, run: Run) -> dict[str, Any] | None:
     for queued in by_team.values():
         queued.sort(key=lambda row: (-row[2], row[3], row[0]))
     # (never started first, then least recent start, then the oldest head); a turn sends it last.
+
     def head_key(queued: list[tuple[Any, ...]]) -> tuple[int, float]:
         return -queued[0][2], queued[0][3].timestamp()
 

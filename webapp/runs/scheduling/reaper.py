@@ -34,6 +34,7 @@ def run_reap_worker(*, worker: str) -> list[int]:
     held = Run.objects.filter(status=RunStatus.RUNNING, worker=worker[:200], lease_token__isnull=False)
     return run_reap(now=timezone.now(), runs=held, why="its worker restarted")
 
+
 def run_reap(
     *, now: Any = None, runs: Any = None, why: str = "worker lost", keep: Collection[int] = ()
 ) -> list[int]:
@@ -101,10 +102,12 @@ def run_reap(
     leftovers_sweep(now=now)
     return reaped
 
+
 def _resend_datasets(*, now: Any) -> None:
     from webapp.datasets.services import dataset_resend_processing
 
     dataset_resend_processing(now=now)
+
 
 def leftovers_sweep(*, now: Any = None, older_than_s: float | None = None) -> list[Path]:
     """Remove crash leftovers: `.<name>.tmp-<hex>`/`.old-<hex>` checkpoint and export folders
@@ -129,7 +132,9 @@ def leftovers_sweep(*, now: Any = None, older_than_s: float | None = None) -> li
         logger.warning("removed crash leftovers: %s", [str(p) for p in removed])
     return removed
 
+
 _last_sweep = [0.0]
+
 
 def run_resend_queued(*, now: Any = None) -> list[int]:
     """Send runs.train again for runs queued longer than RUNS_REQUEUE_QUEUED_SECONDS; their ids.
@@ -175,6 +180,7 @@ def run_resend_queued(*, now: Any = None) -> list[int]:
         logger.warning("re-sent runs.train for runs queued too long or owed: %s", resent)
     return resent
 
+
 def explanation_resend(*, now: Any = None) -> list[int]:
     """Send runs.explain again for unfinished explanations whose send is owed or looks lost; their ids.
 
@@ -199,6 +205,7 @@ def explanation_resend(*, now: Any = None) -> list[int]:
     if resent:
         logger.warning("re-sent runs.explain (owed or lost): %s", resent)
     return resent
+
 
 def run_export_resend(*, now: Any = None) -> list[int]:
     """Send runs.export again for pending exports whose send is owed or whose task looks lost; run ids.

@@ -27,6 +27,7 @@ def _task_send(name: str, *, args: list[Any]) -> str:
 
     return task_send_or_owe(name, args=args)
 
+
 def _send_on_commit(name: str, pk: int, *, owed: Any) -> None:
     """After the commit, send task `name` for `pk`; on failure call `owed(error)` (never raises)."""
 
@@ -37,6 +38,7 @@ def _send_on_commit(name: str, pk: int, *, owed: Any) -> None:
 
     # robust: even a failing `owed` write is logged, never raised into the committed request.
     transaction.on_commit(send, robust=True)
+
 
 def _queue_train(run_id: int, *, announce: bool = True) -> None:
     """Send a runs.train token to the run's need queue after the commit; when the broker is down,
@@ -68,12 +70,15 @@ def _queue_train(run_id: int, *, announce: bool = True) -> None:
 
     transaction.on_commit(send, robust=True)
 
+
 def _backed_off(*, now: Any, last: Any, origin: Any, interval: float) -> bool:
     """True while a re-send must wait: it is due once the work has waited as long again as it
     had at the last send (and at least `interval`), so a long wait costs only a few duplicates."""
     return now - last < max(timedelta(seconds=interval), last - origin)
 
+
 _UNFINISHED_EXPLANATION = (ExplanationStatus.QUEUED, ExplanationStatus.RUNNING)
+
 
 def _queue_explain(explanation_id: int) -> None:
     """Send runs.explain after the commit; when the broker is down, mark it owed (sent_at null)."""
@@ -82,6 +87,7 @@ def _queue_explain(explanation_id: int) -> None:
         Explanation.objects.filter(pk=explanation_id, status__in=_UNFINISHED_EXPLANATION).update(sent_at=None)
 
     _send_on_commit(RUNS_EXPLAIN, explanation_id, owed=owed)
+
 
 def _queue_export(run_id: int) -> None:
     """Send runs.export after the commit; a broker error leaves the export pending and owed

@@ -34,6 +34,7 @@ def worker_announce(*, hostname: str, devices: WorkerDevices | None, queues: lis
     if not Worker.objects.filter(hostname=hostname).update(**fields):
         Worker.objects.get_or_create(hostname=hostname, defaults={**fields, "started_at": now})
 
+
 def worker_start(*, hostname: str, devices: WorkerDevices | None, queues: list[str]) -> list[int]:
     """A worker starts: reap the runs its dead predecessor (same name) still holds; announce it.
 
@@ -44,6 +45,7 @@ def worker_start(*, hostname: str, devices: WorkerDevices | None, queues: list[s
     Worker.objects.filter(hostname=hostname[:200]).update(started_at=now)
     worker_announce(hostname=hostname, devices=devices, queues=queues, now=now)
     return reaped
+
 
 def worker_forget(*, hostname: str) -> None:
     """A worker that shuts down cleanly removes its row (a killed one stays, no longer alive)."""

@@ -31,7 +31,8 @@ from channels.layers import get_channel_layer
 from django.db import transaction
 from django.db.models import F
 
-from ..metric_store import metric_points_since, metric_points_write
+from webapp.metrics.store import metric_points_since, metric_points_write
+
 from ..models import Checkpoint, Run, RunEvent
 from .event_types import EVENT_TYPES, events_check
 
@@ -139,7 +140,7 @@ def events_record(
         # Inside the transaction: a misshapen event (checks on) is not stored, and the caller fails.
         events_check(stored, where="events_record")
         if points:
-            # One upsert of the points (unique run/key/step) plus their block summaries (metric_store.py).
+            # One upsert of the points (unique run/key/step) plus their block summaries (webapp/metrics/store.py).
             metric_points_write(run_id=run_id, points=points)
             Run.objects.filter(pk=run_id).update(latest_metrics={**(latest_metrics or {}), **latest})
         if others:
