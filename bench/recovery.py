@@ -156,8 +156,7 @@ reaper's pass after the lease runs out, then the run's new token, claimed by the
 
 Each trial (s): {rows}.
 
-Before issue 13 (lease 60 s, heartbeat 5 s, reaper 10 s) the same kill took 62-68 s. What it is
-made of: the lease runs out {lease - beat:g}-{lease:g} s after the kill ({lease:g} s after the last heartbeat), the next
+What it is made of: the lease runs out {lease - beat:g}-{lease:g} s after the kill ({lease:g} s after the last heartbeat), the next
 reaper pass (every {reap:g} s) requeues the run and sends its token, and the idle worker claims it;
 the rest is that claim and the HTTP poll (more on a loaded machine). A worker restarted under the
 dead one's name takes the run back at its start without waiting for the lease
