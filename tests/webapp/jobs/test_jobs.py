@@ -210,3 +210,26 @@ def test_finished_jobs_are_removed_after_their_keep_time_and_unfinished_ones_nev
     services._last_cleanup[0] = later.timestamp() - 10
     assert jobs_reap(now=later)["removed"] == 0, "cleaned up 10 s ago"
     assert jobs_reap(now=later + timedelta(seconds=300))["removed"] == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_task_beats_while_a_long_handler_runs(team_a: Any, echo_kind: Any) -> None:
+    """Every quarter of the lease the worker renews it, so only a lost worker lets it run out."""
+    import time
+
+    from workers.jobs import HANDLERS, run_job
+
+    beats: list[Any] = []
+
+    def slow(job: Any, progress: Any) -> dict[str, Any]:
+        for _ in range(6):
+            time.sleep(0.1)
+            beats.append(Job.objects.get(pk=job.pk).beat_at)
+        return {}
+
+    echo_kind.lease_seconds = 0.2  # a beat every 0.05 s
+    HANDLERS[ECHO] = slow
+    job = _queued(team_a)
+    assert run_job(job.pk) == "done"
+    assert len(set(beats)) >= 3, f"the lease was renewed while the handler ran: {beats}"
+    assert all(beat > Job.objects.get(pk=job.pk).started_at for beat in beats[1:])

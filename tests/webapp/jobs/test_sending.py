@@ -102,3 +102,15 @@ def test_the_generic_primitives_send_any_task_and_call_owed_when_refused(broker:
     assert backed_off(now=now, last=now - timedelta(seconds=30), origin=now - timedelta(seconds=30), interval=60)
     assert not backed_off(now=now, last=now - timedelta(seconds=60), origin=now - timedelta(seconds=60), interval=60)
     assert backed_off(now=now, last=now - timedelta(seconds=100), origin=now - timedelta(seconds=300), interval=60)
+
+
+def test_every_pass_of_the_runs_reaper_sends_owed_jobs(team_a: Any, echo_kind: Any, broker: Any) -> None:
+    from webapp.runs.services import run_reap
+
+    broker.down()
+    job = _create(team_a)
+    broker.up()
+    run_reap()
+    assert broker.take() == [("jobs.run", [job.pk])]
+    run_reap()
+    assert broker.take() == []
