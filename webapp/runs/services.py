@@ -588,9 +588,9 @@ def run_reap(
 
 
 def _resend_datasets(*, now: Any) -> None:
-    from webapp.datasets.services import dataset_resend_processing
+    from webapp.jobs.services import jobs_reap
 
-    dataset_resend_processing(now=now)
+    jobs_reap(now=now)
 
 
 def _backed_off(*, now: Any, last: Any, origin: Any, interval: float) -> bool:
