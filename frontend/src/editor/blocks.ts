@@ -4,7 +4,7 @@
 // the end. TODO(gen): once `make gen` brings `blocks` into spec.gen.ts, alias these types to it.
 import { apiRequest } from "../api/client";
 import type { GraphSpec, NodeSpec, OpSchema, Page, ParamSchema } from "../api/types";
-import { refOf, splitRef } from "./convert";
+import { refOf, splitRef } from "./refs";
 import { idBase, isPythonIdentifier, nextId } from "./ids";
 import { type CanvasDoc, type CanvasEdge, type CanvasNode, type OpNode, NODE_HEIGHT, NODE_WIDTH, OUTPUT_PREFIX, edgeId, handleIndex } from "./model";
 
