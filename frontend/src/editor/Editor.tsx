@@ -54,7 +54,7 @@ import { TEMPLATES } from "./templates";
 import { RevisionsPanel } from "./RevisionsPanel";
 import { useServerCheck } from "./useCheck";
 import { UNSET } from "./paramForm";
-import { TrainButton } from "../runs/TrainDialog";
+import { TrainButton } from "../runs/train/TrainButton";
 
 let clipboard: Fragment | null = null;
 

@@ -7,7 +7,7 @@ import type { GraphSummary, OpSchema, Revision, RevisionSummary } from "../api/t
 import { navigate } from "../router";
 import { runsApi } from "../runs/api";
 import { type ConfigForm, type FormValues, loadConfigForm, withValue } from "../runs/configForm";
-import { ConfigFields } from "../runs/TrainDialog";
+import { ConfigFields } from "../runs/train/ConfigFields";
 import type { Dataset } from "../runs/types";
 import { sweepsApi } from "./api";
 import { type KeyOption, type MappedSweepErrors, type RowErrors, type SpaceRow, configKeyOptions, emptyRow, mapSweepErrors, nodeKeyOptions, spaceFromRows } from "./space";
