@@ -12,7 +12,8 @@ import { type BlockSpec, withBlockDefaults, type LibraryBlock, bindParams, block
 import { EMPTY_SPEC, canonicalJson, docToSpec, modelPart, normalizeSpec, specToDoc } from "./convert";
 import { clearDraft, type Draft, loadDraft, storeDraft } from "./draft";
 import { CompareContext, DiffPanel } from "./DiffPanel";
-import { type BlockMode, Editor, type OpenBlock } from "./Editor";
+import { Editor } from "./Editor";
+import type { BlockMode, OpenBlock } from "./editorTypes";
 import { type LatestInfo, type StaleBase, newerThanOpen, parseStaleBase, saveRevisionOnBase, savedSentence } from "./staleSave";
 import { EditorStore } from "./store";
 
