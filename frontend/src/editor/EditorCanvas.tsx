@@ -11,7 +11,7 @@ import { openInsert } from "./actions/insert";
 import { openMakeBlock } from "./actions/makeBlock";
 import type { InsertAt, Point, Refusal } from "./actions/types";
 import { fitSoon, fitView, toggleMinimap } from "./actions/view";
-import type { LibraryBlock } from "./blocks";
+import type { LibraryBlock } from "./blockLibrary";
 import { CodeWidthHandle } from "./CodePanel";
 import { InsertBox } from "./InsertBox";
 import type { CanvasDoc, CanvasNode } from "./model";

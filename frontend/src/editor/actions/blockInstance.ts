@@ -1,6 +1,7 @@
 // A block from the team library on the canvas: placed (from the palette, or dropped), upgraded to
 // another version, or opened to edit its body.
-import { blocksApi, blocksByRef, definitionOf, docBlocks, parseBlockRef, placeInstance, upgradeInstances, usedBlocks } from "../blocks";
+import { blocksApi, definitionOf } from "../blockLibrary";
+import { blocksByRef, docBlocks, parseBlockRef, placeInstance, upgradeInstances, usedBlocks } from "../blocks";
 import { NODE_HEIGHT, NODE_WIDTH, handleIndex } from "../model";
 import { canvasPoint, messageOf } from "./shared";
 import type { EditorAction, Point } from "./types";

@@ -1,6 +1,7 @@
 // "Make block": the selected op nodes become a block in the team's library and one instance of it
 // on the canvas, in one undo step (the block stays in the library).
-import { BlockError, type MakeBlockRequest, blocksApi, makeBlock as collapse } from "../blocks";
+import { blocksApi } from "../blockLibrary";
+import { BlockError, type MakeBlockRequest, makeBlock as collapse } from "../blocks";
 import { messageOf } from "./shared";
 import type { EditorAction, Making } from "./types";
 

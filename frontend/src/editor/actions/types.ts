@@ -2,7 +2,7 @@
 // key that does it. Actions read and change the canvas through the context the editor hands them.
 import type { Edge, ReactFlowInstance } from "@xyflow/react";
 import type { OpSchema, ValidationReport } from "../../api/types";
-import type { LibraryBlock } from "../blocks";
+import type { LibraryBlock } from "../blockLibrary";
 import type { OpenBlock, SidePanel } from "../editorTypes";
 import type { CanvasNode } from "../model";
 import type { EditorStore } from "../store";

@@ -4,7 +4,9 @@
 import { useCallback, useEffect, useMemo, useState } from "react";
 import type { ApiError } from "../../api/client";
 import type { GraphSpec } from "../../api/types";
-import { type BlockSpec, type LibraryBlock, bindParams, blockToSpec, blocksApi, definitionOf, specToBlock, upgradeInstances, withBlockDefaults } from "../blocks";
+import { bindParams, blockToSpec, specToBlock } from "../blockBody";
+import { type LibraryBlock, blocksApi, definitionOf } from "../blockLibrary";
+import { type BlockSpec, upgradeInstances, withBlockDefaults } from "../blocks";
 import { docToSpec, specToDoc } from "../convert";
 import type { BlockMode, OpenBlock } from "../editorTypes";
 import { EditorStore } from "../store";
