@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { datasetOfRun, defaultDataset, priorityBody, recipeOf, splitInitErrors, takePriorityErrors, trainBlocker, valuesForRun } from "./TrainDialog";
-import type { ConfigForm } from "./configForm";
-import type { Dataset } from "./types";
+import { datasetOfRun, defaultDataset, priorityBody, recipeOf, splitInitErrors, takePriorityErrors, trainBlocker, valuesForRun } from "./rules";
+import type { ConfigForm } from "../configForm";
+import type { Dataset } from "../types";
 
 function ds(id: number, name: string, feature_shape: number[]): Dataset {
   return {
