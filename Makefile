@@ -64,12 +64,12 @@ run: install
 test: install browser
 	bash scripts/test.sh
 
-# The long seeded fault campaign (tests/workers/test_fault_campaign.py): FAULT_TRIALS trials of
+# The long seeded fault campaign (tests/stack/test_fault_campaign.py): FAULT_TRIALS trials of
 # every fault (SIGKILL mid-epoch, mid-checkpoint-write, during runs.export; Redis restarted), a table
-# at the end. `make test` runs the short default (tests/workers/test_faults.py). docs/reliability.md.
+# at the end. `make test` runs the short default (tests/stack/test_faults.py). docs/reliability.md.
 FAULT_TRIALS ?= 5
 test-faults: $(VENV)/.installed
-	FAULT_TRIALS=$(FAULT_TRIALS) $(BIN)/python -m pytest -q -s -p no:cacheprovider tests/workers/test_fault_campaign.py
+	FAULT_TRIALS=$(FAULT_TRIALS) $(BIN)/python -m pytest -q -s -p no:cacheprovider tests/stack/test_fault_campaign.py
 
 BENCH_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/test
 bench: $(VENV)/.installed
