@@ -1,6 +1,6 @@
 """Live-stream fan-out: publish-to-receipt latency and loss/duplicates with N watchers.
 
-Starts the real stack (tests/workers/stack.py: a SQLite file, the machine's Redis with a prefix of
+Starts the real stack (tests/stack/stack.py: a SQLite file, the machine's Redis with a prefix of
 its own, the ASGI server through webapp/serve.py; the worker is stopped so the runs stay put) and
 creates R runs. This process then plays the training workers: every run emits `--rate` metric
 events a second, stored through `events_record` every 0.2 s and published through `events_publish`
@@ -257,7 +257,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
 
-    from tests.workers.stack import RedisServer, ServiceStack
+    from tests.stack.stack import RedisServer, ServiceStack
 
     tmp = Path(tempfile.mkdtemp(prefix="netloom-fanout-"))
     env = {"DJANGO_SETTINGS_MODULE": "bench.stack_settings", "NETLOOM_WEB_LOG_LEVEL": "warning"}

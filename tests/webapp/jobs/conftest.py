@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.workers.stack import RedisServer
+from tests.stack.stack import RedisServer
 from webapp.queues import ALL_QUEUES
 
 ECHO = "tests.echo"

@@ -137,7 +137,7 @@ class ServiceStack:
         self.base = f"http://127.0.0.1:{self.port}"
         self.env = {
             **os.environ,
-            "DJANGO_SETTINGS_MODULE": "tests.workers.e2e_settings",
+            "DJANGO_SETTINGS_MODULE": "tests.stack.e2e_settings",
             "PYTHONPATH": str(ROOT),
             "NETLOOM_E2E_DB": str(self.tmp / "netloom.sqlite3"),
             "NETLOOM_E2E_DB_URL": self._create_postgres_database(),
@@ -202,7 +202,7 @@ class ServiceStack:
     def start(self) -> None:
         """Migrate and seed the database, then start the worker and the web server together."""
         seed = subprocess.run(
-            [PYTHON, "-m", "tests.workers.e2e_seed"], cwd=ROOT, env=self.env,
+            [PYTHON, "-m", "tests.stack.e2e_seed"], cwd=ROOT, env=self.env,
             capture_output=True, text=True, timeout=120,
         )
         if seed.returncode != 0:

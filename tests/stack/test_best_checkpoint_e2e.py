@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from tests.engine.export.test_export import torch_only_path
-from tests.workers.stack import ServiceStack
-from tests.workers.test_run_e2e import wait_status
+from tests.stack.stack import ServiceStack
+from tests.stack.test_run_e2e import wait_status
 
 pytestmark = [pytest.mark.slow, pytest.mark.one_database]
 

@@ -4,7 +4,7 @@ In-process (tasks called as functions, the recorder thread on the test database)
     runs_env           MEDIA_ROOT in tmp, in-memory channel layer, the Celery app on an in-memory broker
     iris_run(**config) a queued run on built-in iris (team A), created through run_create
 
-Real processes (tests/workers/stack.py, used by test_run_e2e.py and test_service_e2e.py):
+Real processes (tests/stack/stack.py, used by test_run_e2e.py and test_service_e2e.py):
     ServiceStack: a file SQLite DB migrated for the test, Redis (shared 6379 with its own db and
     key prefix, or a private redis-server), `celery -A webapp.celery worker`, daphne.
     stack              one ServiceStack for the session (uploads processed by the worker)
@@ -17,6 +17,9 @@ from typing import Any
 
 import pytest
 
+from tests.stack.stack import E2E_STEP_DELAY, RedisServer, ServiceStack
+
+# The webapp fixtures (users, teams, tokens, iris dataset, graph) are reused as they are.
 from tests.webapp.conftest import (  # noqa: F401
     anon,
     api_a,
@@ -34,9 +37,6 @@ from tests.webapp.conftest import (  # noqa: F401
     valid_spec,
     viewer_a,
 )
-from tests.workers.stack import E2E_STEP_DELAY, RedisServer, ServiceStack
-
-# The webapp fixtures (users, teams, tokens, iris dataset, graph) are reused as they are.
 from webapp.settings import caches
 
 

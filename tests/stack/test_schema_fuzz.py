@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.workers.stack import RedisServer, ServiceStack
+from tests.stack.stack import RedisServer, ServiceStack
 
 pytestmark = pytest.mark.slow
 

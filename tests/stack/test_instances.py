@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import connect
 
-from tests.workers.stack import E2E_STEP_DELAY, RedisServer, ServiceStack
-from tests.workers.test_run_e2e import TIMEOUT, read_until, wait_status, ws_headers
+from tests.stack.stack import E2E_STEP_DELAY, RedisServer, ServiceStack
+from tests.stack.test_run_e2e import TIMEOUT, read_until, wait_status, ws_headers
 
 pytestmark = pytest.mark.slow
 

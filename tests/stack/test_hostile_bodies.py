@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.workers.stack import ServiceStack
+from tests.stack.stack import ServiceStack
 
 pytestmark = pytest.mark.slow
 

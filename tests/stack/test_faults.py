@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.workers import faults
-from tests.workers.stack import RedisServer
+from tests.stack import faults
+from tests.stack.stack import RedisServer
 
 pytestmark = [
     pytest.mark.slow,

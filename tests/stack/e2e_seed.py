@@ -1,6 +1,6 @@
 """Migrate a stack's database and create two teams' users, tokens, datasets and a graph; print JSON.
 
-Run as `python -m tests.workers.e2e_seed` with DJANGO_SETTINGS_MODULE=tests.workers.e2e_settings.
+Run as `python -m tests.stack.e2e_seed` with DJANGO_SETTINGS_MODULE=tests.stack.e2e_settings.
 """
 
 import json

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.stack.stack import ROOT, ServiceStack
 from tests.webapp.conftest import iris_like_csv
-from tests.workers.stack import ROOT, ServiceStack
 
 pytestmark = [pytest.mark.slow]
 

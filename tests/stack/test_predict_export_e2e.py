@@ -20,9 +20,9 @@ from sklearn import datasets as skd
 
 from tests.engine.export.test_predict_script import _plain_predict
 from tests.engine.test_pipeline import write_mixed_csv
-from tests.workers.stack import ServiceStack
-from tests.workers.test_run_e2e import wait_status
-from tests.workers.test_service_e2e import wait_dataset
+from tests.stack.stack import ServiceStack
+from tests.stack.test_run_e2e import wait_status
+from tests.stack.test_service_e2e import wait_dataset
 
 pytestmark = [pytest.mark.slow, pytest.mark.one_database]
 

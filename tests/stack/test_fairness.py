@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.workers.stack import ServiceStack
+from tests.stack.stack import ServiceStack
 
 TIMEOUT = 120.0
 

@@ -1,7 +1,7 @@
-"""The fault campaign's moves and checks against a real stack (tests/workers/stack.py).
+"""The fault campaign's moves and checks against a real stack (tests/stack/stack.py).
 
 A fault stack runs on a private redis-server (the test stops and starts it; the machine's
-Redis at 6379 is never touched) with tests/workers/fault_settings.py: short re-send deadlines
+Redis at 6379 is never touched) with tests/stack/fault_settings.py: short re-send deadlines
 and named fault points (`arm(stack, "export")`) where the worker waits to be killed.
 Used by test_faults.py (the short default) and test_fault_campaign.py (FAULT_TRIALS=N).
 """
@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tests.stack.stack import E2E_STEP_DELAY, RedisServer, ServiceStack
 from tests.webapp.conftest import iris_like_csv
-from tests.workers.stack import E2E_STEP_DELAY, RedisServer, ServiceStack
 
 TIMEOUT = 90.0
 TERMINAL = {"succeeded", "failed", "cancelled"}
@@ -27,7 +27,7 @@ def fault_stack(tmp: Path) -> ServiceStack:
     faults.mkdir(parents=True, exist_ok=True)
     return ServiceStack(
         tmp / "stack", redis, step_delay=E2E_STEP_DELAY, dataset_processing="celery",
-        env={"DJANGO_SETTINGS_MODULE": "tests.workers.fault_settings", "NETLOOM_FAULT_DIR": str(faults)},
+        env={"DJANGO_SETTINGS_MODULE": "tests.stack.fault_settings", "NETLOOM_FAULT_DIR": str(faults)},
     )
 
 
@@ -36,7 +36,7 @@ def fault_dir(stack: ServiceStack) -> Path:
 
 
 def arm(stack: ServiceStack, point: str) -> None:
-    """Arm a fault point of tests/workers/fault_settings.py (one shot)."""
+    """Arm a fault point of tests/stack/fault_settings.py (one shot)."""
     (fault_dir(stack) / f"hit-{point}").unlink(missing_ok=True)
     (fault_dir(stack) / f"arm-{point}").touch()
 

@@ -1,4 +1,4 @@
-"""Settings of a fault-test stack: tests/workers/e2e_settings.py with short re-send deadlines,
+"""Settings of a fault-test stack: tests/stack/e2e_settings.py with short re-send deadlines,
 and named fault points a test can arm, so a SIGKILL lands exactly where the test means it to.
 
 A point is armed by creating the file `$NETLOOM_FAULT_DIR/arm-<point>`; the worker takes the arm
@@ -14,7 +14,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.workers.e2e_settings import *  # noqa: F403
+from tests.stack.e2e_settings import *  # noqa: F403
 
 # Lost work is sent again within seconds (the defaults are minutes).
 RUNS_EXPORT_STALE_SECONDS = 3.0

@@ -1,6 +1,6 @@
 """Runs end to end with real parts: REST on daphne, a Celery worker process, Redis, WebSockets.
 
-One stack (the session's `stack` fixture, tests/workers/conftest.py) serves the module; the
+One stack (the session's `stack` fixture, tests/stack/conftest.py) serves the module; the
 Redis-restart test has its own with a private redis-server. Every training step sleeps RUNS_STEP_DELAY_SECONDS so a test can act
 while a run is mid-way; nothing asserts on wall time.
 """
@@ -18,7 +18,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.workers.stack import E2E_STEP_DELAY, RedisServer, ServiceStack
+from tests.stack.stack import E2E_STEP_DELAY, RedisServer, ServiceStack
 
 # The stack's database follows the suite's: SQLite by default, PostgreSQL in the DATABASE_URL pass.
 pytestmark = [pytest.mark.slow]

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.workers import faults
-from tests.workers.stack import RedisServer
+from tests.stack import faults
+from tests.stack.stack import RedisServer
 
 TRIALS = int(os.environ.get("FAULT_TRIALS", "0") or 0)
 SEED = int(os.environ.get("FAULT_SEED", "14"))

@@ -1,7 +1,7 @@
 """The service with real parts around the worker: uploads checked on the "short" queue, and a
 queued run whose broker message was lost, sent again by the reaper and trained.
 
-Uses the session's stack (tests/workers/conftest.py), which processes uploads the way `make run`
+Uses the session's stack (tests/stack/conftest.py), which processes uploads the way `make run`
 does (NETLOOM_DATASET_PROCESSING=celery) and re-sends queued runs after a few seconds.
 """
 
@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import connect
 
+from tests.stack.stack import ServiceStack
 from tests.webapp.conftest import iris_like_csv
-from tests.workers.stack import ServiceStack
 
 pytestmark = [pytest.mark.slow]
 

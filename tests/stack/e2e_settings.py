@@ -1,6 +1,6 @@
 """Settings for the processes a ServiceStack starts (web, worker): webapp.settings + the stack's env.
 
-Environment (set by tests/workers/stack.py):
+Environment (set by tests/stack/stack.py):
     NETLOOM_E2E_DB       SQLite file shared by the test, the worker and daphne
     NETLOOM_E2E_DB_URL   a PostgreSQL database of the stack's own instead (when the suite runs on one)
     NETLOOM_E2E_REDIS    redis URL (broker and channel layer)

@@ -18,8 +18,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.workers.stack import RedisServer, ServiceStack, proc_stat
-from tests.workers.test_run_e2e import wait_status
+from tests.stack.stack import RedisServer, ServiceStack, proc_stat
+from tests.stack.test_run_e2e import wait_status
 from webapp.serve import front_available
 
 pytestmark = pytest.mark.slow

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from tests.workers.stack import ServiceStack
-from tests.workers.test_client_e2e import logged_in, netloom, user_env  # noqa: F401 (a fixture)
+from tests.stack.stack import ServiceStack
+from tests.stack.test_client_e2e import logged_in, netloom, user_env  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.slow]
 

@@ -2,7 +2,7 @@
 
 The worker stays the ranks' parent (engine.train.distributed through the elastic launcher); the
 ranks' outcome files are in the run's folder (`runs/<id>/ranks/rank-N.json`). Uses the session's
-stack (tests/workers/conftest.py); every step sleeps E2E_STEP_DELAY so a test can act mid-run.
+stack (tests/stack/conftest.py); every step sleeps E2E_STEP_DELAY so a test can act mid-run.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import connect
 
-from tests.workers.stack import ServiceStack
-from tests.workers.test_run_e2e import (
+from tests.stack.stack import ServiceStack
+from tests.stack.test_run_e2e import (
     TERMINAL,
     finished,
     metric_points,
