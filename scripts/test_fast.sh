@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The fast lane: what a change to the code can be checked against in a few minutes, with no server,
-# worker, Redis, PostgreSQL, frontend build or browser. Called by `make test-fast`.
+# worker, PostgreSQL, frontend build or browser (the machine's Redis, which the webapp tests' cache
+# uses, as `make test` does). Called by `make test-fast`.
 #
 # Lint and import boundaries, the frontend's type check and unit tests (vitest), and the engine's,
 # the webapp's (SQLite default database) and the client's unit tests, less those marked `slow`
