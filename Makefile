@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PIP_FLAGS := -q --disable-pip-version-check
 export PYTHONWARNINGS ?= ignore::DeprecationWarning
 
-.PHONY: install front frontend codegen-tools gen gen-types gen-client-types browser run test test-faults test-engine test-webapp test-e2e test-frontend lint bench gpu-check clean
+.PHONY: install front frontend codegen-tools gen gen-types gen-client-types browser run test test-fast test-faults test-engine test-webapp test-e2e test-frontend lint bench gpu-check clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -64,12 +64,17 @@ run: install
 test: install browser
 	bash scripts/test.sh
 
-# The long seeded fault campaign (tests/workers/test_fault_campaign.py): FAULT_TRIALS trials of
+# A few minutes, no server, Redis, frontend build or browser: lint, import boundaries, tsc, vitest
+# and the engine's, webapp's and client's unit tests less the `slow` ones (scripts/test_fast.sh).
+test-fast: $(VENV)/.installed frontend/node_modules/.package-lock.json
+	bash scripts/test_fast.sh
+
+# The long seeded fault campaign (tests/stack/test_fault_campaign.py): FAULT_TRIALS trials of
 # every fault (SIGKILL mid-epoch, mid-checkpoint-write, during runs.export; Redis restarted), a table
-# at the end. `make test` runs the short default (tests/workers/test_faults.py). docs/reliability.md.
+# at the end. `make test` runs the short default (tests/stack/test_faults.py). docs/reliability.md.
 FAULT_TRIALS ?= 5
 test-faults: $(VENV)/.installed
-	FAULT_TRIALS=$(FAULT_TRIALS) $(BIN)/python -m pytest -q -s -p no:cacheprovider tests/workers/test_fault_campaign.py
+	FAULT_TRIALS=$(FAULT_TRIALS) $(BIN)/python -m pytest -q -s -p no:cacheprovider tests/stack/test_fault_campaign.py
 
 BENCH_POSTGRES_URL ?= postgres://postgres@127.0.0.1:5432/test
 bench: $(VENV)/.installed

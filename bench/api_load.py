@@ -1,6 +1,6 @@
 """`GET /api/runs/<id>/` under load, alone and with a run training beside it .
 
-Starts the real stack (tests/workers/stack.py with bench/stack_settings.py: a SQLite file, the
+Starts the real stack (tests/stack/stack.py with bench/stack_settings.py: a SQLite file, the
 machine's Redis under a prefix of its own, the web tier through webapp/serve.py with
 `--web-workers` processes, a training worker and a short-job worker) and measures, one after the
 other in one invocation:
@@ -78,7 +78,7 @@ _TICKS = os.sysconf("SC_CLK_TCK")
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds a process has used (0 once it has ended)."""
-    from tests.workers.stack import proc_stat
+    from tests.stack.stack import proc_stat
 
     fields = proc_stat(pid)
     return (int(fields[11]) + int(fields[12])) / _TICKS if fields is not None else 0.0
@@ -130,8 +130,8 @@ def main() -> None:
     if not front_available():
         raise SystemExit("needs nginx for the web tier's front: apt-get install -y nginx-light")
 
-    from tests.workers.stack import RedisServer, ServiceStack
-    from tests.workers.test_run_e2e import wait_status
+    from tests.stack.stack import RedisServer, ServiceStack
+    from tests.stack.test_run_e2e import wait_status
 
     tmp = Path(tempfile.mkdtemp(prefix="netloom-api-load-"))
     env = {"DJANGO_SETTINGS_MODULE": "bench.stack_settings", "NETLOOM_WEB_LOG_LEVEL": "warning",

@@ -3,9 +3,9 @@ running again on another worker, over several trials (docs/benchmarks.md, "Recov
 
     .venv/bin/python bench/recovery.py [--trials 10] [--write]
 
-A real stack (tests/workers/stack.py: its own database, Redis prefix, the ASGI server) with two training
+A real stack (tests/stack/stack.py: its own database, Redis prefix, the ASGI server) with two training
 workers (solo pool, `-Q train,short`) and the production timings of webapp/runs/conf.py (lease,
-heartbeat, reaper: tests/workers/recovery_settings.py). Each trial starts a long run, waits until
+heartbeat, reaper: tests/stack/recovery_settings.py). Each trial starts a long run, waits until
 it is running, SIGKILLs the worker that trains it, and times until GET /api/runs/<id>/ says `running`
 on the other worker; then it cancels the run and starts a worker again under the killed one's
 name. `--write` puts the figures into docs/benchmarks.md.
@@ -29,7 +29,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.workers.stack import RedisServer, ServiceStack  # noqa: E402
+from tests.stack.stack import RedisServer, ServiceStack  # noqa: E402
 
 HEADING = "## Recovery after SIGKILL"
 COMMAND = ".venv/bin/python bench/recovery.py --trials 10 --write"
@@ -90,7 +90,7 @@ def trials(count: int) -> list[float]:
     figures: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         redis = RedisServer.shared(db=5)
-        env = {"DJANGO_SETTINGS_MODULE": "tests.workers.recovery_settings"}
+        env = {"DJANGO_SETTINGS_MODULE": "tests.stack.recovery_settings"}
         with ServiceStack(Path(tmp), redis, step_delay=0.05, env=env) as stack:
             stack.stop_worker()  # the stack's own worker: replaced by two named ones
             workers = Workers(stack)
@@ -156,8 +156,7 @@ reaper's pass after the lease runs out, then the run's new token, claimed by the
 
 Each trial (s): {rows}.
 
-Before issue 13 (lease 60 s, heartbeat 5 s, reaper 10 s) the same kill took 62-68 s. What it is
-made of: the lease runs out {lease - beat:g}-{lease:g} s after the kill ({lease:g} s after the last heartbeat), the next
+What it is made of: the lease runs out {lease - beat:g}-{lease:g} s after the kill ({lease:g} s after the last heartbeat), the next
 reaper pass (every {reap:g} s) requeues the run and sends its token, and the idle worker claims it;
 the rest is that claim and the HTTP poll (more on a loaded machine). A worker restarted under the
 dead one's name takes the run back at its start without waiting for the lease

@@ -1,6 +1,6 @@
-"""Live-stream fan-out: publish-to-receipt latency and loss/duplicates with N watchers (issue 12, target 3).
+"""Live-stream fan-out: publish-to-receipt latency and loss/duplicates with N watchers.
 
-Starts the real stack (tests/workers/stack.py: a SQLite file, the machine's Redis with a prefix of
+Starts the real stack (tests/stack/stack.py: a SQLite file, the machine's Redis with a prefix of
 its own, the ASGI server through webapp/serve.py; the worker is stopped so the runs stay put) and
 creates R runs. This process then plays the training workers: every run emits `--rate` metric
 events a second, stored through `events_record` every 0.2 s and published through `events_publish`
@@ -12,7 +12,7 @@ receipt time - the time its group message was handed to `events_publish` (one cl
 Every client's sequence numbers are checked: each event after its `since` exactly once.
 
 Each configuration runs side by side in one invocation (the same stack, the server restarted
-between them), by default: per-event frames on 1 server process (the protocol before issue 12),
+between them), by default: per-event frames on 1 server process (the plain protocol),
 batch frames on 1 process, batch frames on 2 processes; each at every `--watchers` count.
 
     .venv/bin/python bench/stream_fanout.py [--watchers 100,500] [--seconds 15] [--runs 10]
@@ -257,7 +257,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
 
-    from tests.workers.stack import RedisServer, ServiceStack
+    from tests.stack.stack import RedisServer, ServiceStack
 
     tmp = Path(tempfile.mkdtemp(prefix="netloom-fanout-"))
     env = {"DJANGO_SETTINGS_MODULE": "bench.stack_settings", "NETLOOM_WEB_LOG_LEVEL": "warning"}

@@ -158,7 +158,7 @@ class ValidationReport:
         return (info.ports[port] if port < len(info.ports) else None), dtype
 
     def to_json(self) -> dict[str, Any]:
-        """The report as JSON-ready data (see docs/architecture.md)."""
+        """The report as JSON-ready data (docs/subsystems/engine.md)."""
         return {
             "valid": self.valid,
             "errors": [e.to_json() for e in self.errors],

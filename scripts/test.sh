@@ -32,15 +32,15 @@ run import-linter $BIN/lint-imports
 # lease running out, a server starting), and a third process fills it (SQLite pass 10:00 -> 7:50).
 XDIST=${NETLOOM_TEST_PROCESSES:-3}
 
-step "engine, workers and the rest (SQLite default database)"
+step "engine, webapp, the live stack and the rest (SQLite default database)"
 run python-sqlite $BIN/python -m pytest -q -p no:cacheprovider -n "$XDIST" --durations=15 --ignore=tests/e2e tests
 
 if [ $pg_ok = 1 ]; then
-  step "webapp and workers on PostgreSQL ($PG_URL)"
+  step "webapp and the live stack on PostgreSQL ($PG_URL)"
   # Tests marked one_database (Redis outages, multi-process ranks, fine-tuning and export maths on a
   # real stack) check nothing the database kind changes: the SQLite pass above runs them.
   DATABASE_URL=$PG_URL run python-postgres $BIN/python -m pytest -q -p no:cacheprovider -n "$XDIST" --durations=15 \
-    -m "not one_database" tests/webapp tests/workers
+    -m "not one_database" tests/webapp tests/stack
 else
   echo "PostgreSQL is not reachable at $PG_URL: the webapp suite ran on SQLite only"
 fi

@@ -5,7 +5,7 @@ an oversized body, and one without a Content-Length, before any byte is read),
 run on a pool of NETLOOM_WEB_THREADS threads by a2wsgi's bridge: one hop from the event loop to a
 thread per request. Django's ASGI handler makes several (request_started, the handler, each sync
 middleware, request_finished), and on this machine a plain view served 0.4x the
-requests/s through it (docs/benchmarks.md "API under load"). The bridge hands the body to Django as Django reads it,
+requests/s through it (docs/decisions/0003-web-tier.md). The bridge hands the body to Django as Django reads it,
 pulling from the server with its flow control, so nothing is buffered whole.
 NETLOOM_HTTP_HANDLER=asgi sends HTTP to Django's ASGI handler instead (bench/api_load.py
 measures one against the other); the same URLs, middleware and views answer both ways.

@@ -1,8 +1,8 @@
 """The Celery app, configured from Django settings (namespace CELERY) with sensible defaults.
 
 Queue and task names come from `webapp.queues`. Workers: `celery -A webapp.celery worker -Q train -c 1` on training machines (one per device set) and
-`celery -A webapp.celery worker -Q short` for explanations, exports and dataset processing, so a
-two-second job never waits behind a two-hour run. `make run` starts one worker of each.
+`celery -A webapp.celery worker -Q short` for explanations, exports and jobs (`jobs.run`: dataset
+processing, webapp/jobs), so a two-second job never waits behind a two-hour run. `make run` starts one worker of each.
 
 A worker started with `-Q train` consumes, instead of "train", the per-need train queues its own
 devices fit (NETLOOM_DEVICES, else CUDA_VISIBLE_DEVICES, else the CPU: webapp/runs/devices.py);
@@ -24,7 +24,7 @@ from webapp.queues import ALL_QUEUES, RUNS_REAP, SHORT_QUEUE, TASK_QUEUES
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 logger = logging.getLogger(__name__)
 
-app = Celery("netloom", include=["workers.runs", "workers.datasets"])
+app = Celery("netloom", include=["workers.runs", "workers.jobs", "workers.datasets"])
 
 DEFAULTS = {
     # One exchange per queue: a bare Queue("train") would bind to the default exchange with
@@ -91,9 +91,10 @@ def task_send_or_owe(
 ) -> str:
     """Queue the task `name` like task_send, but never raise: "" when sent, else why it was not.
 
-    For `transaction.on_commit` senders: their row is committed, so a broker that is down must
-    not turn the request into a 500 (a retrying client would create the row twice). The caller
-    marks the send as owed; the reaper (webapp/runs/services.py::run_reap) sends it again.
+    For `transaction.on_commit` senders (webapp/jobs/sending.py::send_on_commit): their row is
+    committed, so a broker that is down must not turn the request into a 500 (a retrying client
+    would create the row twice). The caller marks the send as owed; the reaper
+    (webapp/runs/services.py::run_reap, webapp/jobs/services.py::jobs_resend) sends it again.
     """
     try:
         app.send_task(name, args=args, kwargs=kwargs, queue=queue or TASK_QUEUES[name],

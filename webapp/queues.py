@@ -16,7 +16,7 @@ from __future__ import annotations
 
 # What a training worker is started with (`-Q train`); it consumes the train queues it fits.
 TRAIN_QUEUE = "train"
-# Explanations, exports, dataset checks, the reaper: seconds each, never behind a long run.
+# Explanations, exports, jobs (dataset checks), the reaper: seconds each, never behind a long run.
 SHORT_QUEUE = "short"
 QUEUES = (TRAIN_QUEUE, SHORT_QUEUE)
 
@@ -46,6 +46,9 @@ RUNS_TRAIN = "runs.train"
 RUNS_EXPLAIN = "runs.explain"
 RUNS_EXPORT = "runs.export"
 RUNS_REAP = "runs.reap"
+# Every job (webapp/jobs) of any kind: one task, args [job_id], on the queue its kind names.
+JOBS_RUN = "jobs.run"
+# What an older server sent for an upload; the worker still takes it (workers/datasets.py).
 DATASETS_PROCESS = "datasets.process"
 
 # runs.train names its queue at each send (train_queue of the run's need); this is the fallback.
@@ -54,5 +57,6 @@ TASK_QUEUES: dict[str, str] = {
     RUNS_EXPLAIN: SHORT_QUEUE,
     RUNS_EXPORT: SHORT_QUEUE,
     RUNS_REAP: SHORT_QUEUE,
+    JOBS_RUN: SHORT_QUEUE,
     DATASETS_PROCESS: SHORT_QUEUE,
 }

@@ -1,6 +1,6 @@
 """The web tier, configured in one place: `python -m webapp.serve [--host H] [--port P]`.
 
-One address, three servers, each doing what it is best at (docs/architecture.md, "Service"):
+One address, three servers, each doing what it is best at (docs/subsystems/web-tier.md; docs/decisions/0003-web-tier.md):
 
 - **the front, nginx**, listens on H:P. `/ws/...` goes to the stream server, every other
   request to the HTTP server, both over private Unix sockets in a folder of its own (0700). It
@@ -13,7 +13,7 @@ One address, three servers, each doing what it is best at (docs/architecture.md,
   holds the connections meanwhile); nginx spreads requests over them (`least_conn`): on one shared
   socket one process kept most of nginx's kept-alive connections and the others idled. On this machine it
   served a plain Django view at 1.9-2.4x, and `GET /api/runs/<id>/` at 1.4-1.6x with 0.7x the
-  p99, of uvicorn with Django on a thread pool (docs/benchmarks.md "API under load").
+  p99, of uvicorn with Django on a thread pool (docs/decisions/0003-web-tier.md).
 - **streams: uvicorn** (httptools, uvloop, websockets) serving `webapp.asgi:application`,
   NETLOOM_STREAM_WORKERS processes (default: as many as HTTP's; with the pub/sub channel layer each process takes a
   group message once and hands it to its own watchers; docs/benchmarks.md "Live stream fan-out").

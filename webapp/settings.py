@@ -55,8 +55,8 @@ Environment (all optional on a developer machine):
                               a multi-process run's ranks through OMP_NUM_THREADS); default 0: torch's own,
                               one per core. `make run` and the test stacks, which share the cores with the web
                               tier, set the cores less one (at least 1): webapp/devserver.py
-    NETLOOM_DATASET_RESEND_SECONDS an upload still processing with nothing written for this long gets
-                              datasets.process sent again (the broker may have lost it); default 60
+    NETLOOM_DATASET_RESEND_SECONDS an upload's processing job still queued this long after its send is
+                              sent again (the broker may have lost it), backing off; default 60
     STATIC_ROOT               where collectstatic puts files; default var/static
     CELERY_BROKER_URL         default REDIS_URL
     CELERY_RESULT_BACKEND     default none (tasks record their outcome in the database)
@@ -65,7 +65,8 @@ Environment (all optional on a developer machine):
     LOG_LEVEL                 root log level; default INFO
 
 The runs app's tuning knobs (RUNS_LEASE_SECONDS, ...) are Django settings, not environment
-variables: webapp/runs/conf.py lists them with their defaults. Queue and task names are fixed in
+variables: webapp/runs/conf.py lists them with their defaults; the jobs app's (JOBS_LEASE_SECONDS,
+JOBS_KEEP_SECONDS, ...) are in webapp/jobs/conf.py. Queue and task names are fixed in
 webapp/queues.py. tests/webapp/test_settings.py checks that this list names every variable read.
 """
 
@@ -134,6 +135,7 @@ INSTALLED_APPS = [
     "channels",
     "axes",  # failed sign-ins per client address, and the lockout after too many
     "webapp.accounts",
+    "webapp.jobs",
     "webapp.datasets",
     "webapp.graphs",
     "webapp.blocks",
@@ -259,7 +261,7 @@ NETLOOM_MAX_PARAMS = env_int("NETLOOM_MAX_PARAMS", 100_000_000)
 NETLOOM_MAX_NODES = env_int("NETLOOM_MAX_NODES", 500)
 NETLOOM_MAX_ACTIVATION_BYTES = env_int("NETLOOM_MAX_ACTIVATION_BYTES", 2 * 1024**3)
 NETLOOM_DATASET_PROCESSING = os.environ.get("NETLOOM_DATASET_PROCESSING", "auto")
-# The reaper re-sends datasets.process for an upload left processing this long (webapp/datasets/services.py).
+# The reaper re-sends an upload's processing job still queued this long after its send (webapp/datasets/jobs.py).
 NETLOOM_DATASET_RESEND_SECONDS = float(os.environ.get("NETLOOM_DATASET_RESEND_SECONDS", "60"))
 # Devices a run may ask for at create time (issue 13 will let workers announce theirs).
 NETLOOM_DEVICES = env_list("NETLOOM_DEVICES", ["cpu"])
@@ -320,6 +322,9 @@ SPECTACULAR_SETTINGS = {
         "MetricModeEnum": ["min", "max"],
         # How a run starts from another run's checkpoint.
         "InitModeEnum": ["finetune", "resume"],
+        # "state" is a job's field (webapp/jobs) and a sweep trial's: each keeps its own name.
+        "JobStateEnum": "webapp.jobs.models.JobState",
+        "StateEnum": "webapp.sweeps.models.TrialState.values",
     },
 }
 

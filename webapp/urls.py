@@ -5,12 +5,14 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from webapp import health, pages
+from webapp.jobs.urls import API_ROUTES as JOB_ROUTES
 
 api_patterns = [
     path("", include("webapp.accounts.urls")),
     path("", include("webapp.datasets.urls")),
     path("", include("webapp.graphs.urls")),
     path("", include("webapp.blocks.urls")),
+    path("", include("webapp.jobs.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # Swagger UI from drf-spectacular-sidecar's static files: works on a server without internet.
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
@@ -27,6 +29,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     re_path(r"^app(?:/(?P<path>.*))?$", pages.app_shell, name="app"),
 ]
+
+# The jobs app's routes, for tests/webapp/test_isolation.py (it reads each app's list and this one's).
+API_ROUTES = JOB_ROUTES
 
 # Open to anonymous users on purpose (the API's own public routes live in each app's urls.py).
 PUBLIC_ROUTES = [

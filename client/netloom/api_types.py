@@ -548,6 +548,24 @@ class InitProblem(TypedDict):
     message: str
 
 
+class Job(TypedDict):
+    id: int
+    kind: str
+    team: int
+    owner: UserRef | None
+    subject_id: int | None
+    state: JobStateEnum
+    progress: float | None
+    attempts: int
+    max_attempts: int
+    result: dict[str, Any] | None
+    error: dict[str, Any] | None
+    created_at: str
+    started_at: str | None
+    finished_at: str | None
+    expires_at: str | None
+
+
 class LogEvent(TypedDict):
     """A line for the run's log."""
     run: int
@@ -705,6 +723,13 @@ class PaginatedGraphList(TypedDict):
     next: NotRequired[str | None]
     previous: NotRequired[str | None]
     results: list[Graph]
+
+
+class PaginatedJobList(TypedDict):
+    count: int
+    next: NotRequired[str | None]
+    previous: NotRequired[str | None]
+    results: list[Job]
 
 
 class PaginatedRevisionSummaryList(TypedDict):
@@ -1375,6 +1400,9 @@ InitModeEnum: TypeAlias = Literal["finetune", "resume"]
 InputKindEnum: TypeAlias = Literal["row", "values", "image", "index"]
 
 
+JobStateEnum: TypeAlias = Literal["queued", "running", "done", "failed", "cancelled"]
+
+
 MetricModeEnum: TypeAlias = Literal["min", "max"]
 
 
@@ -1483,6 +1511,8 @@ __all__ = [
     "InitPlanRequestRequest",
     "InitProblem",
     "InputKindEnum",
+    "Job",
+    "JobStateEnum",
     "LogEvent",
     "Me",
     "Member",
@@ -1504,6 +1534,7 @@ __all__ = [
     "PaginatedBlockVersionSummaryList",
     "PaginatedDatasetList",
     "PaginatedGraphList",
+    "PaginatedJobList",
     "PaginatedRevisionSummaryList",
     "PaginatedRunExplanationList",
     "PaginatedRunList",

@@ -10,7 +10,9 @@ Tracing is `torch.fx` with a tracer that keeps catalog modules (and PyTorch's ow
 `call_module` leaves and traces through the user's own modules (nested blocks, nn.Sequential).
 Shapes come from `torch.fx.passes.shape_prop` on a zero input (batch 2). Nothing is dropped:
 every node either becomes a spec node, is an alias of one (`contiguous`), is shape arithmetic
-(`x.size(0)` feeding a `view`), or is reported.
+(`x.size(0)` feeding a `view`), or is reported. What each node becomes is looked up in a
+table: `MODULE_RULES` (engine.import_fx.layers) for modules, `FUNCTION_RULES`
+(engine.import_fx.functions) for functions and tensor methods.
 """
 
 from __future__ import annotations
@@ -23,27 +25,30 @@ import math
 import operator
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch import fx, nn
 from torch.fx.passes.shape_prop import ShapeProp, TensorMetadata
 
+from engine.import_fx.functions import (
+    ALIASES,
+    callable_name,
+    describe_index,
+    function_key,
+    function_rule,
+)
 from engine.import_fx.layers import (
     MODULE_RULES,
     TUPLE_MODULES,
     Emit,
     Unsupported,
-    bind_args,
     encoder_layer_rule,
-    int_or_tuple,
     layernorm_rule,
     meta_dims,
-    per_sample_dim,
     torch_name,
 )
 from engine.ops import registry
@@ -214,89 +219,7 @@ def _module_file(module: nn.Module) -> str | None:
         return None
 
 
-# ------------------------------------------------------------------ functions and methods -> ops
-
-ALIASES = {"contiguous", "clone", "detach"}
-
-
-def _function_key(node: fx.Node) -> str | None:
-    """One name per function / method the importer knows (torch.relu, F.relu, x.relu -> relu)."""
-    if node.op == "call_method":
-        return str(node.target)
-    target = node.target
-    for key, fns in FUNCTIONS.items():
-        if any(target is f for f in fns):
-            return key
-    return None
-
-
-FUNCTIONS: dict[str, tuple[Any, ...]] = {
-    "add": (operator.add, operator.iadd, torch.add),
-    "mul": (operator.mul, operator.imul, torch.mul),
-    "sub": (operator.sub, operator.isub, torch.sub),
-    "matmul": (operator.matmul, torch.matmul, torch.bmm),
-    "cat": (torch.cat, torch.concat, torch.concatenate),
-    "flatten": (torch.flatten,),
-    "reshape": (torch.reshape,),
-    "permute": (torch.permute,),
-    "transpose": (torch.transpose, torch.swapaxes),
-    "squeeze": (torch.squeeze,),
-    "unsqueeze": (torch.unsqueeze,),
-    "mean": (torch.mean,),
-    "sum": (torch.sum,),
-    "amax": (torch.amax,),
-    "split": (torch.split,),
-    "chunk": (torch.chunk,),
-    "pad": (F.pad,),
-    "relu": (torch.relu, F.relu),
-    "gelu": (F.gelu,),
-    "silu": (F.silu,),
-    "sigmoid": (torch.sigmoid, F.sigmoid),
-    "tanh": (torch.tanh, F.tanh),
-    "leaky_relu": (F.leaky_relu,),
-    "elu": (F.elu,),
-    "softmax": (torch.softmax, F.softmax),
-    "log_softmax": (torch.log_softmax, F.log_softmax),
-    "mish": (F.mish,),
-    "hardswish": (F.hardswish,),
-    "softplus": (F.softplus,),
-    "dropout": (F.dropout, torch.dropout),
-    "dropout2d": (F.dropout2d,),
-    "max_pool1d": (F.max_pool1d,),
-    "max_pool2d": (F.max_pool2d,),
-    "avg_pool1d": (F.avg_pool1d,),
-    "avg_pool2d": (F.avg_pool2d,),
-    "adaptive_avg_pool1d": (F.adaptive_avg_pool1d,),
-    "adaptive_avg_pool2d": (F.adaptive_avg_pool2d,),
-    "adaptive_max_pool2d": (F.adaptive_max_pool2d,),
-    "contiguous": (),
-}
-
-_ACTIVATIONS: dict[str, tuple[str, list[str], dict[str, Any], dict[str, str]]] = {
-    # key: (op, argument names after the input, defaults, {argument: catalog parameter})
-    "relu": ("ReLU", [], {}, {}),
-    "gelu": ("GELU", ["approximate"], {"approximate": "none"}, {"approximate": "approximate"}),
-    "silu": ("SiLU", [], {}, {}),
-    "sigmoid": ("Sigmoid", [], {}, {}),
-    "tanh": ("Tanh", [], {}, {}),
-    "leaky_relu": (
-        "LeakyReLU",
-        ["negative_slope"],
-        {"negative_slope": 0.01},
-        {"negative_slope": "negative_slope"},
-    ),
-    "elu": ("ELU", ["alpha"], {"alpha": 1.0}, {"alpha": "alpha"}),
-    "mish": ("Mish", [], {}, {}),
-    "hardswish": ("Hardswish", [], {}, {}),
-    "softplus": (
-        "Softplus",
-        ["beta", "threshold"],
-        {"beta": 1.0, "threshold": 20.0},
-        {"beta": "beta", "threshold": "threshold"},
-    ),
-    "dropout": ("Dropout", ["p", "training"], {"p": 0.5, "training": True}, {"p": "p"}),
-    "dropout2d": ("Dropout2d", ["p", "training"], {"p": 0.5, "training": True}, {"p": "p"}),
-}
+# ------------------------------------------------------------------ nodes -> spec nodes
 
 
 class _Converter:
@@ -451,22 +374,11 @@ class _Converter:
                 src, index = node.args
                 src_meta = src.meta.get("tensor_meta") if isinstance(src, fx.Node) else None
                 if isinstance(src_meta, TensorMetadata):  # x[...] on one tensor, not a tuple
-                    return f"indexing or slicing a tensor ({self.refs.get(src, src.name)}[{_describe_index(index)}]) has no catalog op"
+                    return f"indexing or slicing a tensor ({self.refs.get(src, src.name)}[{describe_index(index)}]) has no catalog op"
                 return None
-            if self.handler(node) is None:
-                return f"{_callable_name(node)} has no catalog op"
+            if function_rule(node) is None:
+                return f"{callable_name(node)} has no catalog op"
         return None
-
-    def handler(self, node: fx.Node) -> Callable[[fx.Node, str], Emit] | None:
-        key = _function_key(node)
-        if key in _ACTIVATIONS:
-            return self._activation
-        if key in ALIASES:
-            return self._alias
-        return getattr(self, f"_f_{key}", None) if key else None
-
-    def _alias(self, node: fx.Node, key: str) -> Emit:  # never called: aliases add no node
-        raise AssertionError(key)
 
     def convert(self, node: fx.Node) -> None:
         own = self.intrinsic_problem(node)
@@ -542,13 +454,12 @@ class _Converter:
         if node.target is operator.getitem:
             self.convert_getitem(node)
             return
-        key = _function_key(node)
-        if key in ALIASES:
+        if function_key(node) in ALIASES:
             self.refs[node] = self.ref(node, self.tensor(node.args[0]))
             return
-        handler = self.handler(node)
-        assert handler is not None and key is not None
-        emit = handler(node, key)
+        rule = function_rule(node)
+        assert rule is not None
+        emit = rule.handler(self, node)
         ident = self.add(node, emit)
         self.refs[node] = ident
         if registry[emit.op].multi_output:
@@ -569,280 +480,8 @@ class _Converter:
                 f"reads output {index!r} of {src.target}; the catalog op gives only the output sequence"
             )
         raise Unsupported(
-            f"indexing or slicing a tensor ({src}[{_describe_index(index)}]) has no catalog op"
+            f"indexing or slicing a tensor ({src}[{describe_index(index)}]) has no catalog op"
         )
-
-    # -- one handler per function key: (node, key) -> Emit
-
-    def _binary(self, node: fx.Node, op: str) -> Emit:
-        if node.kwargs.get("alpha", 1) != 1:
-            raise Unsupported(f"{_callable_name(node)} with alpha has no catalog op")
-        a, b = node.args[0], node.args[1]
-        if not (isinstance(a, fx.Node) and isinstance(b, fx.Node)):
-            const = b if isinstance(a, fx.Node) else a
-            raise Unsupported(
-                f"{_callable_name(node)} with the constant {const!r} has no catalog op"
-            )
-        sa, sb = self.sample_shape(self.tensor(a)), self.sample_shape(self.tensor(b))
-        if op != "MatMul" and sa != sb:
-            raise Unsupported(
-                f"{_callable_name(node)} broadcasts {list(sa)} with {list(sb)}; the catalog's {op} "
-                "needs equal shapes"
-            )
-        return Emit(op, {}, [a, b])
-
-    def _f_add(self, node: fx.Node, key: str) -> Emit:
-        return self._binary(node, "Add")
-
-    def _f_mul(self, node: fx.Node, key: str) -> Emit:
-        return self._binary(node, "Mul")
-
-    def _f_sub(self, node: fx.Node, key: str) -> Emit:
-        return self._binary(node, "Sub")
-
-    def _f_matmul(self, node: fx.Node, key: str) -> Emit:
-        return self._binary(node, "MatMul")
-
-    def _f_cat(self, node: fx.Node, key: str) -> Emit:
-        b = bind_args(node.args, dict(node.kwargs), ["tensors", "dim"], {"dim": 0})
-        tensors = [self.tensor(t) for t in b["tensors"]]
-        rank = len(self.sample_shape(tensors[0]))
-        if len(tensors) < 2:
-            return Emit("Identity", {}, tensors)
-        return Emit("Concat", {"dim": per_sample_dim(b["dim"], rank)}, tensors)
-
-    def _x(
-        self, node: fx.Node, names: list[str], defaults: dict[str, Any]
-    ) -> tuple[fx.Node, dict[str, Any], tuple[int, ...]]:
-        b = bind_args(node.args, dict(node.kwargs), ["input", *names], defaults)
-        x = self.tensor(b.pop("input"))
-        return x, b, self.sample_shape(x)
-
-    def _f_flatten(self, node: fx.Node, key: str) -> Emit:
-        x, b, shape = self._x(node, ["start_dim", "end_dim"], {"start_dim": 0, "end_dim": -1})
-        rank = len(shape)
-        return Emit(
-            "Flatten",
-            {
-                "start_dim": per_sample_dim(b["start_dim"], rank, "start_dim"),
-                "end_dim": per_sample_dim(b["end_dim"], rank, "end_dim"),
-            },
-            [x],
-        )
-
-    def _f_reshape(self, node: fx.Node, key: str) -> Emit:
-        x = self.tensor(node.args[0])
-        before, after = self.meta_shape(x), meta_dims(node.meta["tensor_meta"])
-        if not after or after[0] != before[0]:
-            raise Unsupported(
-                f"{_callable_name(node)} to {list(after)} mixes the batch dimension into the sample"
-            )
-        return Emit("Reshape", {"shape": list(after[1:])}, [x])
-
-    _f_view = _f_reshape
-
-    def _f_permute(self, node: fx.Node, key: str) -> Emit:
-        x = self.tensor(node.args[0])
-        dims = node.args[1:]
-        if len(dims) == 1 and isinstance(dims[0], tuple | list):
-            dims = tuple(dims[0])
-        if "dims" in node.kwargs:
-            dims = tuple(node.kwargs["dims"])
-        rank = len(self.meta_shape(x))
-        norm = [d % rank for d in dims]
-        if not norm or norm[0] != 0:
-            raise Unsupported(f"{_callable_name(node)}{tuple(dims)} moves the batch dimension")
-        return Emit("Permute", {"dims": [d - 1 for d in norm[1:]]}, [x])
-
-    def _f_transpose(self, node: fx.Node, key: str) -> Emit:
-        x, b, shape = self._x(node, ["dim0", "dim1"], {})
-        rank = len(shape)
-        return Emit(
-            "Transpose",
-            {
-                "dim0": per_sample_dim(b["dim0"], rank, "dim0"),
-                "dim1": per_sample_dim(b["dim1"], rank, "dim1"),
-            },
-            [x],
-        )
-
-    def _f_squeeze(self, node: fx.Node, key: str) -> Emit:
-        x, b, shape = self._x(node, ["dim"], {"dim": None})
-        dim = b["dim"]
-        if dim is None:
-            self.notes.append(
-                f"{node.name}: squeeze() without dim keeps the batch dimension in the spec"
-            )
-            return Emit("Squeeze", {"dim": None}, [x])
-        dims = list(dim) if isinstance(dim, tuple | list) else [dim]
-        out = [per_sample_dim(d, len(shape)) for d in dims]
-        return Emit("Squeeze", {"dim": out[0] if len(out) == 1 else out}, [x])
-
-    def _f_unsqueeze(self, node: fx.Node, key: str) -> Emit:
-        x, b, shape = self._x(node, ["dim"], {})
-        return Emit("Unsqueeze", {"dim": per_sample_dim(b["dim"], len(shape) + 1)}, [x])
-
-    def _reduce(self, node: fx.Node, op: str) -> Emit:
-        x, b, shape = self._x(node, ["dim", "keepdim"], {"dim": None, "keepdim": False})
-        b.pop("dtype", None)
-        dim = b["dim"]
-        if dim is None:
-            raise Unsupported(f"{_callable_name(node)} without dim reduces across the batch")
-        dims = list(dim) if isinstance(dim, tuple | list) else [dim]
-        out = [per_sample_dim(d, len(shape)) for d in dims]
-        return Emit(
-            op, {"dim": out[0] if len(out) == 1 else out, "keepdim": bool(b["keepdim"])}, [x]
-        )
-
-    def _f_mean(self, node: fx.Node, key: str) -> Emit:
-        return self._reduce(node, "Mean")
-
-    def _f_sum(self, node: fx.Node, key: str) -> Emit:
-        return self._reduce(node, "Sum")
-
-    def _f_amax(self, node: fx.Node, key: str) -> Emit:
-        return self._reduce(node, "Max")
-
-    def _f_split(self, node: fx.Node, key: str) -> Emit:
-        x, b, shape = self._x(node, ["split_size_or_sections", "dim"], {"dim": 0})
-        how = b["split_size_or_sections"]
-        how = list(how) if isinstance(how, tuple | list) else how
-        return Emit(
-            "Split",
-            {"split_size_or_sections": how, "dim": per_sample_dim(b["dim"], len(shape))},
-            [x],
-        )
-
-    def _f_chunk(self, node: fx.Node, key: str) -> Emit:
-        x, b, shape = self._x(node, ["chunks", "dim"], {"dim": 0})
-        return Emit(
-            "Chunk", {"chunks": b["chunks"], "dim": per_sample_dim(b["dim"], len(shape))}, [x]
-        )
-
-    def _f_pad(self, node: fx.Node, key: str) -> Emit:
-        x, b, shape = self._x(node, ["pad", "mode", "value"], {"mode": "constant", "value": None})
-        pad = [int(p) for p in b["pad"]]
-        if len(pad) // 2 > len(shape):
-            raise Unsupported(f"F.pad {pad} pads the batch dimension")
-        params: dict[str, Any] = {"pad": pad, "mode": b["mode"]}
-        if b["mode"] == "constant":
-            params["value"] = float(b["value"] or 0.0)
-        return Emit("Pad", params, [x])
-
-    def _f_softmax(self, node: fx.Node, key: str) -> Emit:
-        x, b, shape = self._x(node, ["dim", "dtype"], {"dim": None, "dtype": None})
-        if b["dim"] is None or b["dtype"] is not None:
-            raise Unsupported(f"{_callable_name(node)} needs dim and no dtype")
-        op = "Softmax" if key == "softmax" else "LogSoftmax"
-        return Emit(op, {"dim": per_sample_dim(b["dim"], len(shape))}, [x])
-
-    _f_log_softmax = _f_softmax
-
-    def _activation(self, node: fx.Node, key: str) -> Emit:
-        op, names, defaults, mapping = _ACTIVATIONS[key]
-        x, b, _ = self._x(node, names, defaults)
-        return Emit(op, {param: b[arg] for arg, param in mapping.items()}, [x])
-
-    def _pool(self, node: fx.Node, op: str, names: list[str], defaults: dict[str, Any]) -> Emit:
-        x, b, _ = self._x(node, names, defaults)
-        if b.pop("ceil_mode", False) or b.pop("return_indices", False):
-            raise Unsupported(f"{_callable_name(node)} with ceil_mode or return_indices")
-        if b.pop("divisor_override", None) is not None:
-            raise Unsupported(f"{_callable_name(node)} with divisor_override")
-        params = {k: (int_or_tuple(v) if v is not None else None) for k, v in b.items()}
-        if "count_include_pad" in params:
-            params["count_include_pad"] = bool(b["count_include_pad"])
-        return Emit(op, params, [x])
-
-    def _f_max_pool1d(self, node: fx.Node, key: str) -> Emit:
-        names = ["kernel_size", "stride", "padding", "dilation", "ceil_mode", "return_indices"]
-        defaults = {"stride": None, "padding": 0, "dilation": 1}
-        return self._pool(node, "MaxPool1d" if key.endswith("1d") else "MaxPool2d", names, defaults)
-
-    _f_max_pool2d = _f_max_pool1d
-
-    def _f_avg_pool1d(self, node: fx.Node, key: str) -> Emit:
-        names = [
-            "kernel_size",
-            "stride",
-            "padding",
-            "ceil_mode",
-            "count_include_pad",
-            "divisor_override",
-        ]
-        defaults = {"stride": None, "padding": 0, "count_include_pad": True}
-        return self._pool(node, "AvgPool1d" if key.endswith("1d") else "AvgPool2d", names, defaults)
-
-    _f_avg_pool2d = _f_avg_pool1d
-
-    def _f_adaptive_avg_pool1d(self, node: fx.Node, key: str) -> Emit:
-        op = {
-            "adaptive_avg_pool1d": "AdaptiveAvgPool1d",
-            "adaptive_avg_pool2d": "AdaptiveAvgPool2d",
-            "adaptive_max_pool2d": "AdaptiveMaxPool2d",
-        }[key]
-        return self._pool(node, op, ["output_size", "return_indices"], {})
-
-    _f_adaptive_avg_pool2d = _f_adaptive_avg_pool1d
-    _f_adaptive_max_pool2d = _f_adaptive_avg_pool1d
-
-
-def _describe_index(index: Any) -> str:
-    def one(i: Any) -> str:
-        if isinstance(i, slice):
-            parts = ["" if v is None else str(v) for v in (i.start, i.stop)]
-            return ":".join(parts) + (f":{i.step}" if i.step is not None else "")
-        if i is None:
-            return "None"
-        if i is Ellipsis:
-            return "..."
-        return i.name if isinstance(i, fx.Node) else repr(i)
-
-    return ", ".join(one(i) for i in index) if isinstance(index, tuple) else one(index)
-
-
-def _callable_name(node: fx.Node) -> str:
-    if node.op == "call_method":
-        return f"Tensor.{node.target}()"
-    target = node.target
-    if target is getattr:
-        return f"the tensor attribute .{node.args[1]}"
-    if target in (
-        operator.add,
-        operator.iadd,
-        operator.mul,
-        operator.imul,
-        operator.sub,
-        operator.isub,
-        operator.matmul,
-        operator.truediv,
-        operator.floordiv,
-        operator.pow,
-        operator.neg,
-    ):
-        symbol = {
-            "add": "+",
-            "iadd": "+=",
-            "mul": "*",
-            "imul": "*=",
-            "sub": "-",
-            "isub": "-=",
-            "matmul": "@",
-            "truediv": "/",
-            "floordiv": "//",
-            "pow": "**",
-            "neg": "unary -",
-        }
-        return f"the operator {symbol[target.__name__]}"
-    module = getattr(target, "__module__", None) or ""
-    name = getattr(target, "__qualname__", None) or getattr(target, "__name__", str(target))
-    if module.startswith("torch.nn.functional") or module == "torch.nn.functional":
-        return f"F.{name}"
-    if module.startswith("torch._C._fft") or module.startswith("torch.fft"):
-        return f"torch.fft.{name.removeprefix('fft_')}"
-    if module.startswith("torch"):
-        return f"torch.{name}"
-    return f"{module}.{name}" if module else name
 
 
 # ------------------------------------------------------------------ the whole import

@@ -1,7 +1,11 @@
 """The training loop: spec + splits + config -> trained model, metrics and checkpoints.
 
-`train()` is the loop over epochs; each concern it calls has its own module:
+`train()` runs a run's steps: `Setup.of` and `Run.start` (assembly.py) put it together, then
+`train_epochs` and `finish` (epochs.py) train it and make its result. Each concern they call has
+its own module:
 
+    assembly.py    the setup step, the resume step, the loop's parts, in the order a run needs
+    epochs.py      the loop over epochs: train, validate, checkpoint; the result at the end
     setup.py       the model on its device, the data checked against the graph, the task, sizes
     precision.py   autocast, grad scaling and the backward step
     optim.py       the optimizer and its parameter groups (no weight decay on biases and norms)
@@ -24,29 +28,15 @@ from typing import Any
 
 import torch
 
-from engine.train.callbacks import Callback, Hooks, MetricSink, StopCheck
+from engine.train.assembly import Run, Setup
+from engine.train.callbacks import Callback, MetricSink, StopCheck
 from engine.train.config import TrainConfig, parse_config
 from engine.train.device import OutOfMemory, out_of_memory, resolve_device
+from engine.train.epochs import finish, train_epochs
 from engine.train.errors import TrainingError
-from engine.train.evaluation import Evaluator
-from engine.train.finetune import apply_init
-from engine.train.monitor import Monitor
-from engine.train.optim import make_optimizer
-from engine.train.precision import Precision
 from engine.train.ranks import Ranks
-from engine.train.resume import Checkpointer, find_checkpoint, saved_with_one_group
-from engine.train.schedule import Schedule
-from engine.train.setup import (
-    RunSize,
-    class_weights,
-    freeze_nodes,
-    prepare_model,
-    probe_task,
-    spec_to_json,
-)
-from engine.train.state import LastMetrics, TrainResult, TrainState
-from engine.train.steps import StepLoop, epoch_batches
-from engine.train.window import MetricWindow
+from engine.train.setup import spec_to_json
+from engine.train.state import TrainResult
 
 __all__ = ["train", "TrainResult", "resolve_device", "spec_to_json"]
 
@@ -96,97 +86,15 @@ def train(
             "init_from starts a new run from a checkpoint's weights and resume_from continues "
             "one; give one of them", field="init_from",
         )
-    device = resolve_device(cfg.device)
-    if ranks is not None:
-        device = ranks.device(device)
-    precision = Precision.for_device(cfg.precision, device)
-    out_path = Path(out_dir) if out_dir is not None else None
-    hooks = Hooks(callbacks)
-    spec, model = prepare_model(spec, model, cfg.seed, device)
-    plan = apply_init(model, init_from) if init_from is not None else None
-    freeze_nodes(model, spec, cfg.freeze)
-    size = RunSize.of(splits, cfg)
-    task, first_y = probe_task(spec, model, splits, cfg, precision, device)
-    weight = class_weights(cfg, task, splits.train, device)
-    resumed = find_checkpoint(resume_from) if resume_from is not None else None
-    optimizer = make_optimizer(model, cfg, decay_every_parameter=saved_with_one_group(resumed))
-    schedule = Schedule(optimizer, cfg, size.total_steps)
-    generator = torch.Generator().manual_seed(cfg.seed)
-    forward_model: torch.nn.Module = torch.compile(model) if cfg.compile else model  # type: ignore[assignment]
-    eval_model = forward_model
-    state = TrainState(config=cfg, model=model, optimizer=optimizer, epochs=cfg.epochs,
-                       steps_per_epoch=size.steps_per_epoch, total_steps=size.total_steps,
-                       device=str(device))
-    monitor, last = Monitor.for_config(cfg.early_stopping), LastMetrics()
-    best_monitor = Monitor.for_best(cfg.best_policy)
-    checkpoints = Checkpointer(out_path, cfg=cfg, spec_json=spec_to_json(spec), task=task.task,
-                               model=model, optimizer=optimizer, schedule=schedule,
-                               scaler=precision.scaler, state=state, monitor=monitor,
-                               best=best_monitor, last=last, hooks=hooks)
-    last_checkpoint = checkpoints.restore(resumed, generator) if resumed is not None else None
-    epoch_start_generator = generator.get_state()
-    if ranks is not None:  # after restore: every rank starts from the same weights
-        wrapped = ranks.wrap(model, device)
-        forward_model = torch.compile(wrapped) if cfg.compile else wrapped  # type: ignore[assignment]
-        should_stop = ranks.agreed_stop(should_stop)
-    evaluator = Evaluator(eval_model, task, batch_size=size.eval_batch_size, device=device,
-                          autocast=precision.autocast, sink=sink, hooks=hooks, ranks=ranks)
-    steps = StepLoop(
-        model=forward_model, task=task, first_target=first_y, cfg=cfg, precision=precision,
-        optimizer=optimizer, schedule=schedule, last=last, sink=sink, hooks=hooks,
-        window=MetricWindow(device=device, count_correct=task.kind == "multiclass", first_step=state.step,
-                            reduce=ranks.reduce_window if ranks is not None else None),
-        should_stop=should_stop, device=device, total_steps=size.total_steps,
-        class_weight=weight, micro_batches_per_epoch=size.micro_batches_per_epoch, ranks=ranks,
-    )
-    status = "succeeded"
+    setup = Setup.of(spec, splits, cfg, ranks, out_dir=out_dir, callbacks=callbacks,
+                     resume_from=resume_from, model=model, init_from=init_from)
+    run = Run.start(setup, ranks, sink=sink, should_stop=should_stop)
+    hooks, state = setup.hooks, run.state
     try:
         hooks("on_train_start", state)
-        model.train()
-        steps.window.restart_clock()
-        while state.epoch < cfg.epochs and state.step < size.total_steps:
-            if state.batch_in_epoch == 0:
-                epoch_start_generator = generator.get_state()
-            skip = state.batch_in_epoch * size.grad_accumulation  # micro-batches already done
-            batches = epoch_batches(splits.train, size.batch_size, generator, skip)
-            if ranks is not None:
-                batches = ranks.shard(batches)
-            ended = steps.run(batches, state)
-            steps.flush(state)
-            if ended == "cancelled":  # a mid-epoch checkpoint redraws this epoch's order on resume
-                status = "cancelled"
-                saved = checkpoints.save(f"step-{state.step:07d}", epoch_start_generator)
-                last_checkpoint = saved or last_checkpoint
-                break
-            state.epoch += 1
-            state.batch_in_epoch = 0
-            last.val = evaluator.validate(splits.val, state) or last.val
-            schedule.after_epoch(last.val)
-            if cfg.early_stopping is not None:
-                monitor.update(last.val)
-            if best_monitor.update(last.val):
-                checkpoints.save_best(generator.get_state())
-            last_epoch = state.epoch >= cfg.epochs or ended == "max_steps" or monitor.should_stop
-            if state.epoch % cfg.checkpoint_every == 0 or last_epoch:
-                last_checkpoint = checkpoints.save_epoch(generator.get_state()) or last_checkpoint
-            if monitor.should_stop:
-                status = "stopped_early"
-                break
-            steps.window.restart_clock()  # samples/s counts training time only
-        metrics: dict[str, Any] = {**last.train, **last.val}
-        if status != "cancelled":
-            metrics.update(evaluator.test(splits.test, state))
-        metrics["epochs"], metrics["steps"] = state.epoch, state.step
-        state.metrics, state.status = metrics, status
-        best = Path(best_monitor.best_checkpoint) if best_monitor.best_checkpoint else None
-        result = TrainResult(status=status, metrics=metrics, steps=state.step, epochs=state.epoch,
-                             task=task.task, best_checkpoint=best if best and best.exists() else None,
-                             last_checkpoint=last_checkpoint, out_dir=out_path, model=model,
-                             init_plan=plan)
-        hooks("on_train_end", state, result)
-        return result
+        return finish(run, splits.test, train_epochs(run, splits))
     except OutOfMemory:
-        err = out_of_memory(device, size.batch_size, state.step)
+        err = out_of_memory(setup.device, setup.size.batch_size, state.step)
         state.status = "failed"
         hooks("on_exception", state, err)
         raise err from None

@@ -1,7 +1,7 @@
 """`Client.run_events` against a real WebSocket server that drops the connection mid-run.
 
-The server is a few lines of `websockets` playing the stream protocol (docs/architecture.md,
-"Stream protocol"), so the resume logic is checked on a real socket without a whole stack.
+The server is a few lines of `websockets` playing the stream protocol (docs/subsystems/streams.md,
+"The stream protocol"), so the resume logic is checked on a real socket without a whole stack.
 """
 
 from __future__ import annotations

@@ -8,3 +8,6 @@ class DatasetsConfig(AppConfig):
 
     name = "webapp.datasets"
     label = "datasets"
+
+    def ready(self) -> None:
+        from . import jobs  # noqa: F401 - registers the "datasets.process" job kind

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -134,56 +135,28 @@ def dataset_upload_create(
     from .processing import processing_mode
 
     if processing_mode() == "celery":
-        dataset_id = dataset.pk
-        transaction.on_commit(lambda: _queue_processing(dataset_id))
+        _queue_processing(dataset)
         return dataset
     return dataset_process(dataset.pk)
 
 
-def _queue_processing(dataset_id: int) -> bool:
-    """Send datasets.process; False when the broker did not take it (never raises).
+def _queue_processing(dataset: Dataset) -> None:
+    """Create the dataset's processing job; the short-queue worker runs it after the commit.
 
-    The upload is committed: a broker that is down must not make it a 500 (a retrying client
-    would upload twice). The dataset stays processing with `updated_at` at its creation, and
-    the reaper sends the task again (dataset_resend_processing).
+    The upload is committed whatever the broker says: a broker that is down must not make it a
+    500 (a retrying client would upload twice). The job's send is then owed and the reaper sends
+    it once the broker is back (webapp/jobs/services.py::jobs_resend), as it re-sends a job still
+    queued long after its send.
     """
-    from webapp.celery import task_send_or_owe
+    from webapp.jobs.services import job_create
     from webapp.queues import DATASETS_PROCESS
 
-    return not task_send_or_owe(DATASETS_PROCESS, kwargs={"dataset_id": dataset_id})
-
-
-def dataset_resend_processing(*, now: Any = None) -> list[int]:
-    """Send datasets.process again for uploads left processing; their ids.
-
-    A dataset whose row has not changed for NETLOOM_DATASET_RESEND_SECONDS (its send failed, the
-    broker lost the message, or its worker was killed; reading writes progress, which keeps
-    `updated_at` fresh) is sent again, waiting as long again after each send (60 s, 120 s,
-    240 s, ... from its upload) so a slow queue costs few duplicates. `updated_at` records the
-    send; only the reaper whose conditional UPDATE wins sends, and a send the broker refuses
-    puts `updated_at` back, so the next pass tries again. A duplicate is harmless: processing
-    returns at once unless the dataset is still processing.
-    """
-    from datetime import timedelta
-
-    now = now or timezone.now()
-    interval = timedelta(seconds=float(settings.NETLOOM_DATASET_RESEND_SECONDS))
-    processing = Dataset.objects.filter(status=DatasetStatus.PROCESSING).exclude(file="")
-    resent: list[int] = []
-    for dataset_id, last, created_at in list(
-        processing.filter(updated_at__lt=now - interval).values_list("pk", "updated_at", "created_at")
-    ):
-        if now - last < max(interval, last - created_at):
-            continue  # backing off
-        if not processing.filter(pk=dataset_id, updated_at=last).update(updated_at=now):
-            continue  # another reaper sent it, or it moved on
-        if _queue_processing(dataset_id):
-            resent.append(dataset_id)
-        else:
-            processing.filter(pk=dataset_id, updated_at=now).update(updated_at=last)
-    if resent:
-        logger.warning("re-sent datasets.process for uploads left processing: %s", resent)
-    return resent
+    try:
+        job_create(kind=DATASETS_PROCESS, team=dataset.team, owner=dataset.created_by, subject_id=dataset.pk)
+    except BaseException:
+        _remove_files(dataset)
+        dataset.delete()
+        raise
 
 
 def upload_leftovers_sweep(*, older_than_s: float) -> list[Path]:
@@ -206,22 +179,20 @@ def upload_leftovers_sweep(*, older_than_s: float) -> list[Path]:
     return removed
 
 
-def dataset_process(dataset_id: int) -> Dataset:
+def dataset_process(dataset_id: int, *, progress: Callable[[float], Any] | None = None) -> Dataset:
     """Check and summarise an uploaded dataset through the engine; idempotent.
 
-    Ready or failed datasets are returned unchanged (a redelivered task is harmless). On a
-    bad file the dataset becomes `failed` with the engine's error (row / column / entry
-    named) and its files are removed.
+    Ready or failed datasets are returned unchanged (a job run again is harmless). On a bad
+    file the dataset becomes `failed` with the engine's error (row / column / entry named) and
+    its files are removed. `progress`, given, also hears the fraction read (the job's reporter).
     """
     from engine.data import DataError
 
     dataset = Dataset.objects.get(pk=dataset_id)
     if dataset.status != DatasetStatus.PROCESSING:
         return dataset
-    # A worker has it now: the reaper's re-send clock (dataset_resend_processing) starts again.
-    Dataset.objects.filter(pk=dataset_id, status=DatasetStatus.PROCESSING).update(updated_at=timezone.now())
     try:
-        summary = _inspect(dataset, dataset.options, progress=_progress_writer(dataset.pk))
+        summary = _inspect(dataset, dataset.options, progress=_progress_writer(dataset.pk, also=progress))
     except DataError as exc:
         return _fail(dataset, exc.to_json())
     except Exception as exc:  # a file the engine could not read at all: still the user's to fix
@@ -253,8 +224,9 @@ def _inspect(dataset: Dataset, options: dict[str, Any], progress: Any = None) ->
     )
 
 
-def _progress_writer(dataset_id: int) -> Any:
-    """A progress callback that stores the fraction read, at most every 2% and 0.5 s."""
+def _progress_writer(dataset_id: int, also: Callable[[float], Any] | None = None) -> Any:
+    """A progress callback that stores the fraction read, at most every 2% and 0.5 s (and passes
+    it on to `also`, the job's reporter)."""
     import time
 
     last = {"value": -1.0, "at": 0.0}
@@ -264,10 +236,21 @@ def _progress_writer(dataset_id: int) -> Any:
         if fraction - last["value"] < 0.02 or (now - last["at"] < 0.5 and fraction < 1.0):
             return
         last.update(value=fraction, at=now)
-        # updated_at too: the reaper takes a processing row that stays unchanged for lost.
         Dataset.objects.filter(pk=dataset_id).update(progress=round(fraction, 3), updated_at=timezone.now())
+        if also is not None:
+            also(fraction)
 
     return write
+
+
+def dataset_processing_failed(*, dataset_id: int, error: dict[str, Any]) -> None:
+    """The processing job failed without the dataset knowing (its worker was lost too often):
+    a dataset still processing fails with the job's message; its files are removed."""
+    dataset = Dataset.objects.filter(pk=dataset_id, status=DatasetStatus.PROCESSING).first()
+    if dataset is None:
+        return
+    message = error.get("message") or "processing failed"
+    _fail(dataset, {"message": message, "row": None, "column": None, "entry": None, "field": None})
 
 
 def _source(dataset: Dataset, options: dict[str, Any]) -> dict[str, Any]:
@@ -414,10 +397,15 @@ def _option_field(exc: Any, options: dict[str, Any]) -> str:
 
 def dataset_delete(*, dataset: Dataset) -> None:
     """Delete a dataset and its files; refused (409) while runs use it."""
+    from webapp.jobs.services import jobs_cancel
+    from webapp.queues import DATASETS_PROCESS
+
     storage = dataset.storage_dir
+    dataset_id = dataset.pk
     try:
         with transaction.atomic():
             dataset.delete()
+            jobs_cancel(kind=DATASETS_PROCESS, subject_id=dataset_id)
     except ProtectedError:
         raise Conflict("in_use", "Runs use this dataset; delete those runs first.") from None
     # Files go only once the row is gone, so a refused delete leaves everything intact.

@@ -503,6 +503,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/jobs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Jobs of the user's teams (read only: each kind is started by the endpoint of its work). */
+        get: operations["jobs_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/jobs/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Jobs of the user's teams (read only: each kind is started by the endpoint of its work). */
+        get: operations["jobs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/ops/": {
         parameters: {
             query?: never;
@@ -1692,6 +1726,49 @@ export interface components {
         };
         /** @enum {string} */
         InputKindEnum: "row" | "values" | "image" | "index";
+        Job: {
+            readonly id: number;
+            readonly kind: string;
+            readonly team: number;
+            readonly owner: components["schemas"]["UserRef"] | null;
+            /** @description The id of the object the job is about, as its kind says (a "datasets.process" job: the dataset). */
+            readonly subject_id: number | null;
+            readonly state: components["schemas"]["JobStateEnum"];
+            /**
+             * Format: double
+             * @description Fraction done (0..1) for kinds that report it.
+             */
+            readonly progress: number | null;
+            readonly attempts: number;
+            readonly max_attempts: number;
+            readonly result: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Why the job failed: a message a user can act on, a code (failed, internal, worker_lost, expired, or the kind's own) and what the kind adds (a dataset check's row and column). Null unless failed. */
+            readonly error: ({
+                message: string;
+                code: string;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly started_at: string | null;
+            /** Format: date-time */
+            readonly finished_at: string | null;
+            /** Format: date-time */
+            readonly expires_at: string | null;
+        };
+        /**
+         * @description * `queued` - Queued
+         *     * `running` - Running
+         *     * `done` - Done
+         *     * `failed` - Failed
+         *     * `cancelled` - Cancelled
+         * @enum {string}
+         */
+        JobStateEnum: "queued" | "running" | "done" | "failed" | "cancelled";
         /** @description A line for the run's log. */
         LogEvent: {
             /** @description The run's id. */
@@ -1958,6 +2035,21 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["Graph"][];
+        };
+        PaginatedJobList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["Job"][];
         };
         PaginatedRevisionSummaryList: {
             /** @example 123 */
@@ -5846,6 +5938,111 @@ export interface operations {
             };
             /** @description The body's content type is not one this operation reads. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    jobs_list: {
+        parameters: {
+            query?: {
+                /** @description Only jobs of this kind ("datasets.process"). */
+                kind?: string;
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+                /** @description Comma-separated states (queued, running, done, failed, cancelled). */
+                state?: string;
+                /** @description Only jobs of this team. */
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedJobList"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    jobs_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

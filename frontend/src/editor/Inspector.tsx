@@ -2,7 +2,8 @@
 import { memo, useEffect, useState } from "react";
 import type { OpSchema, ParamSchema, ValidationError } from "../api/types";
 import { formatCount, formatShape } from "../format";
-import { type LibraryBlock, isParamRef, newerVersion, parseBlockRef } from "./blocks";
+import { type LibraryBlock, newerVersion } from "./blockLibrary";
+import { isParamRef, parseBlockRef } from "./blocks";
 import { useCheck } from "./context";
 import type { CanvasNode, InputNode, OpNode } from "./model";
 import { type FieldModel, type SizeMode, UNSET, fieldFor, formatValue, parseParam, sizeModeOf, sizeParts, sizeTextFor } from "./paramForm";

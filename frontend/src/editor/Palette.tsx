@@ -1,7 +1,8 @@
 // The op palette: the server's catalog grouped by category, searchable, drag onto the canvas or press Enter.
 import { memo, useMemo, useState } from "react";
 import type { OpSchema } from "../api/types";
-import { BLOCK_CATEGORY, type LibraryBlock } from "./blocks";
+import type { LibraryBlock } from "./blockLibrary";
+import { BLOCK_CATEGORY } from "./blocks";
 
 export const OP_MIME = "application/x-netloom-op";
 /** A team block dragged from the palette: `{"id": 7, "version": 2}`. */

@@ -1,19 +1,16 @@
 import { describe, expect, it } from "vitest";
 import type { GraphSpec, OpSchema } from "../api/types";
+import { bindParams, blockToSpec, innerPath, specToBlock } from "./blockBody";
+import { newerVersion } from "./blockLibrary";
 import {
   BlockError,
   type BlockGraphSpec,
   type BlockSpec,
-  bindParams,
   blockOpSchema,
-  blockToSpec,
   exposableParams,
-  innerPath,
   makeBlock,
-  newerVersion,
   parseBlockRef,
   placeInstance,
-  specToBlock,
   upgradeInstances,
 } from "./blocks";
 import { connectionProblem } from "./connect";

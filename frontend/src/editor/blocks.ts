@@ -1,12 +1,12 @@
 // Blocks on the canvas (spec version 2): a named, versioned subgraph the team keeps in its library.
 // An instance is an op node whose op is "Name@version"; the spec carries the definitions it uses
-// under `blocks`. Everything here is pure (canvas doc in, canvas doc out) except the API calls at
-// the end. TODO(gen): once `make gen` brings `blocks` into spec.gen.ts, alias these types to it.
-import { apiRequest } from "../api/client";
-import type { GraphSpec, NodeSpec, OpSchema, Page, ParamSchema } from "../api/types";
-import { refOf, splitRef } from "./convert";
+// under `blocks`. Everything here is pure (canvas doc in, canvas doc out); the team library's API
+// is blockLibrary.ts, a body edited as a graph of its own blockBody.ts. TODO(gen): once `make gen`
+// brings `blocks` into spec.gen.ts, alias these types to it.
+import type { GraphSpec, NodeSpec, OpSchema, ParamSchema } from "../api/types";
+import { refOf, splitRef } from "./refs";
 import { idBase, isPythonIdentifier, nextId } from "./ids";
-import { type CanvasDoc, type CanvasEdge, type CanvasNode, type OpNode, NODE_HEIGHT, NODE_WIDTH, OUTPUT_PREFIX, edgeId, handleIndex } from "./model";
+import { type CanvasDoc, type CanvasEdge, type CanvasNode, type OpNode, NODE_HEIGHT, NODE_WIDTH, edgeId, handleIndex } from "./model";
 
 /** One parameter a block exposes (engine.spec BlockParam). */
 export interface BlockParam {
@@ -405,104 +405,3 @@ export function upgradeInstances(doc: CanvasDoc, block: BlockSpec, dependencies:
   });
   return addBlockDefinitions({ ...doc, nodes, edges }, [block, ...dependencies]);
 }
-
-// ---- Editing a block's body as a graph of its own ------------------------------------------------
-
-/**
- * The block's body as a graph spec: block inputs become graph inputs (with the shapes an instance
- * receives, when known), its outputs the graph's outputs; the blocks it uses come along.
- */
-export function blockToSpec(block: BlockSpec, inputShapes: (number[] | null)[], dependencies: BlockSpec[]): BlockGraphSpec {
-  const spec: BlockGraphSpec = {
-    version: dependencies.length ? 2 : 1,
-    inputs: block.inputs.map((i, k) => ({ id: i.id, shape: inputShapes[k] ?? [1], dtype: "float32" })),
-    nodes: structuredClone(block.nodes),
-    outputs: [...block.outputs],
-    layout: structuredClone(block.layout ?? {}),
-  };
-  if (dependencies.length) spec.blocks = structuredClone(dependencies);
-  return spec;
-}
-
-/** The body graph back into a definition of the same name (its version is the library's to give). */
-export function specToBlock(spec: BlockGraphSpec, like: BlockSpec): BlockSpec {
-  return {
-    ...like,
-    inputs: spec.inputs.map((i) => ({ id: i.id })),
-    nodes: structuredClone(spec.nodes ?? []),
-    outputs: [...(spec.outputs ?? [])],
-    layout: structuredClone((spec.layout as Record<string, unknown>) ?? {}),
-  };
-}
-
-/** The body with every `{"$param": p}` replaced by `values[p]` (or the default): what the validator can check on its own. */
-export function bindParams<T extends { nodes?: NodeSpec[] }>(spec: T, block: BlockSpec, values: Record<string, unknown>): T {
-  const value = (name: string) => (name in values ? values[name] : block.params.find((p) => p.name === name)?.default);
-  return {
-    ...spec,
-    nodes: (spec.nodes ?? []).map((n) =>
-      n.params ? { ...n, params: Object.fromEntries(Object.entries(n.params).map(([k, v]) => [k, isParamRef(v) ? value(v.$param) : v])) } : n,
-    ),
-  };
-}
-
-/** Where a problem inside an instance sits: `["res1", "conv1"]` reads "conv1" (nested: "inner › conv1"). */
-export function innerPath(problem: { path?: unknown }): string | null {
-  const path = problem.path;
-  if (!Array.isArray(path) || path.length < 2) return null;
-  return path.slice(1).map(String).join(" › ");
-}
-
-/** Output nodes of a body doc sorted by their number, so "out:1" stays the block's first output. */
-export function outputNodeOrder(doc: CanvasDoc): string[] {
-  return doc.nodes
-    .filter((n) => n.id.startsWith(OUTPUT_PREFIX))
-    .map((n) => n.id)
-    .sort((a, b) => Number(a.slice(OUTPUT_PREFIX.length)) - Number(b.slice(OUTPUT_PREFIX.length)));
-}
-
-// ---- The team's block library (webapp/blocks) ------------------------------------------------------
-
-/** One block of the team library (GET /api/blocks/). */
-export interface LibraryBlock {
-  id: number;
-  team: number;
-  name: string;
-  description: string;
-  latest_version: number;
-  versions: number[];
-}
-
-/** One version (GET /api/blocks/<id>/versions/<n>/): the definition and the definitions it uses. */
-export interface LibraryBlockVersion {
-  number: number;
-  definition: BlockSpec;
-  dependencies: BlockSpec[];
-  note?: string;
-}
-
-export const blocksApi = {
-  list: async (team: number): Promise<LibraryBlock[]> => {
-    const page = await apiRequest<Page<LibraryBlock> | LibraryBlock[]>("GET", `/api/blocks/?team=${team}`);
-    return Array.isArray(page) ? page : page.results;
-  },
-  create: (team: number, name: string, description: string, definition: BlockSpec) =>
-    apiRequest<LibraryBlock>("POST", "/api/blocks/", { team, name, description, definition }),
-  version: (id: number, n: number) => apiRequest<LibraryBlockVersion>("GET", `/api/blocks/${id}/versions/${n}/`),
-  saveVersion: (id: number, definition: BlockSpec, note = "") =>
-    apiRequest<LibraryBlockVersion>("POST", `/api/blocks/${id}/versions/`, note ? { definition, note } : { definition }),
-};
-
-/** The definition of a version as the server answers it, with the name and number it gave. */
-export function definitionOf(v: LibraryBlockVersion, name: string): BlockSpec {
-  return { ...v.definition, name: v.definition.name ?? name, version: v.definition.version ?? v.number };
-}
-
-/** The newest library version above the one an instance pins, or null. */
-export function newerVersion(library: LibraryBlock[], op: string): { block: LibraryBlock; version: number } | null {
-  const ref = parseBlockRef(op);
-  if (!ref) return null;
-  const block = library.find((b) => b.name === ref.name);
-  return block && block.latest_version > ref.version ? { block, version: block.latest_version } : null;
-}
-

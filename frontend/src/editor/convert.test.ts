@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { GraphSpec, NodeSpec } from "../api/types";
 import type { BlockGraphSpec } from "./blocks";
-import { EMPTY_SPEC, docToSpec, modelPart, normalizeSpec, refOf, sourceHandleOf, specToDoc, splitRef } from "./convert";
+import { EMPTY_SPEC, docToSpec, modelPart, normalizeSpec, specToDoc } from "./convert";
 import { TEMPLATES } from "./templates";
 
 const DESIGN_EXAMPLE: GraphSpec = {
@@ -182,17 +182,6 @@ describe("nodes with several outputs", () => {
     edges.push({ id: "e:new", source: "halves", sourceHandle: "out0", target: "gate", targetHandle: "in0" });
     const spec = docToSpec({ ...doc, edges });
     expect(spec.nodes!.find((n) => n.id === "gate")!.inputs).toEqual(["halves:0"]);
-  });
-
-  it("splits references the way the engine does", () => {
-    expect(splitRef("split1:12")).toEqual({ node: "split1", port: 12 });
-    expect(splitRef("fc1")).toEqual({ node: "fc1", port: null });
-    expect(splitRef("a:01")).toEqual({ node: "a:01", port: null });
-    expect(sourceHandleOf("split1:0")).toBe("out0");
-    expect(sourceHandleOf("fc1")).toBe("out");
-    expect(refOf("split1", "out3")).toBe("split1:3");
-    expect(refOf("fc1", "out")).toBe("fc1");
-    expect(refOf("fc1", null)).toBe("fc1");
   });
 
   it("orders a node after the node whose port it reads", () => {

@@ -2,7 +2,8 @@
 // merged into one marked view (added / removed / changed / same) for the diff canvas.
 import type { Node } from "@xyflow/react";
 import type { GraphSpec } from "../api/types";
-import { refOf, specToDoc } from "./convert";
+import { specToDoc } from "./convert";
+import { refOf } from "./refs";
 import { type CanvasNode, isOutputId } from "./model";
 
 export interface ParamChange {

@@ -2,7 +2,8 @@
 import { Handle, type NodeProps, type NodeTypes, Position, useNodeConnections, useUpdateNodeInternals } from "@xyflow/react";
 import { memo, useEffect, useMemo, useRef } from "react";
 import { formatCount, formatShape } from "../format";
-import { innerPath, isParamRef, parseBlockRef } from "./blocks";
+import { innerPath } from "./blockBody";
+import { isParamRef, parseBlockRef } from "./blocks";
 import { inputSlotCount, outputPortCount, reportPorts } from "./connect";
 import { useCheck, useOps } from "./context";
 import { handleIndex, type InputNode, type OpNode, type OutputNode } from "./model";

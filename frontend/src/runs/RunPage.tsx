@@ -9,7 +9,7 @@ import { navigate } from "../router";
 import { exportUrl, runsApi } from "./api";
 import { CheckpointsPanel } from "./CheckpointsPanel";
 import type { InitChoice } from "./initPlan";
-import { TrainDialog } from "./TrainDialog";
+import { TrainDialog } from "./train/TrainDialog";
 import { EvaluationPanel } from "./EvaluationPanel";
 import { ExplainPanel } from "./ExplainPanel";
 import { PredictPanel, type UserInput } from "./PredictPanel";

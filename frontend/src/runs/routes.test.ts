@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { BASE, parseRoute } from "../router";
 import { streamUrl } from "./api";
-import { trainBlocker } from "./TrainDialog";
+import { trainBlocker } from "./train/rules";
 
 describe("run routes and the Train button", () => {
   it("parses the datasets, runs and run pages", () => {

@@ -1,6 +1,6 @@
 // The run stream client: keeps the last seq it saw, drops what it has seen, resumes with ?since=.
 //
-// Server frames (architecture.md "Stream protocol"): {"type": "state", run, seq} first, then every
+// Server frames (docs/subsystems/streams.md "The stream protocol"): {"type": "state", run, seq} first, then every
 // stored event with seq > since, then {"type": "replayed", seq}, then live events. Stored seqs may
 // have gaps (a redone step moves its points to a new seq), so a gap is not an error: an event is
 // new exactly when its seq is above the last one delivered. A client that asks with `&batch=1`

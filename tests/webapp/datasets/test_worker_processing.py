@@ -1,4 +1,4 @@
-"""Through the real stack (tests/workers/stack.py): with NETLOOM_DATASET_PROCESSING=auto (the
+"""Through the real stack (tests/stack/stack.py): with NETLOOM_DATASET_PROCESSING=auto (the
 default) an upload goes to the running short-queue worker, shows its progress, becomes ready with
 its strategies, and a run on it trains from the columnar copy."""
 
@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from tests.stack.stack import RedisServer, ServiceStack
 from tests.webapp.datasets.test_csv_uploads import gappy_csv, mlp
-from tests.workers.stack import RedisServer, ServiceStack
 
 pytestmark = [pytest.mark.slow]
 

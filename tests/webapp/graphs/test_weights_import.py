@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def runs_env(settings: Any, tmp_path: Any) -> Any:
-    """Files in tmp, tasks queued to an in-memory broker (never Redis), as tests/workers do."""
+    """Files in tmp, tasks queued to an in-memory broker (never Redis), as tests/stack do."""
     from webapp.celery import app
 
     settings.MEDIA_ROOT = tmp_path / "media"

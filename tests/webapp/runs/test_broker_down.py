@@ -6,16 +6,13 @@ way it does when Redis is stopped. "Back" is the in-memory broker, whose queues 
 
 from __future__ import annotations
 
-import json
 import socket
 from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
-from tests.webapp.conftest import iris_like_csv
 from webapp.queues import TRAIN_QUEUES
 from webapp.runs.models import Explanation, ExplanationStatus, ExportStatus, Run, RunStatus
 from webapp.runs.stream.events import events_since, flatten
@@ -101,35 +98,6 @@ def test_an_explanation_asked_for_while_the_broker_is_down_is_201_and_sent_once_
     assert broker.take("short") == [("runs.explain", [explanation.pk])]
     run_reap()
     assert broker.take("short") == []
-
-
-def test_an_upload_made_while_the_broker_is_down_is_201_and_processed_once_it_is_back(
-    api_a: Any, team_a: Any, settings: Any, broker: Any
-) -> None:
-    from webapp.datasets.models import Dataset, DatasetStatus
-    from webapp.datasets.services import dataset_resend_processing
-
-    settings.NETLOOM_DATASET_PROCESSING = "celery"
-    settings.NETLOOM_DATASET_RESEND_SECONDS = 60.0
-    answer = api_a.post("/api/datasets/upload/", {
-        "team": team_a.id, "kind": "csv", "options": json.dumps({"target": "species"}),
-        "file": SimpleUploadedFile("flowers.csv", iris_like_csv(30)),
-    }, format="multipart")
-    assert answer.status_code in (201, 202), answer.content
-    dataset_id = answer.json()["id"]
-    assert answer.json()["status"] == "processing" and Dataset.objects.count() == 1
-    created = Dataset.objects.get(pk=dataset_id).created_at
-
-    later = created + timedelta(seconds=61)
-    assert dataset_resend_processing(now=later) == [], "still down: tried, not sent"
-    broker.up()
-    assert dataset_resend_processing(now=later) == [dataset_id], "the failed try left it due"
-    assert broker.take("short") == [("datasets.process", {"dataset_id": dataset_id})]
-    assert dataset_resend_processing(now=later + timedelta(seconds=30)) == [], "backing off"
-    from workers.datasets import process_dataset
-
-    assert process_dataset(dataset_id) == DatasetStatus.READY
-    assert dataset_resend_processing(now=later + timedelta(seconds=600)) == [], "a ready one is never sent again"
 
 
 def test_an_export_whose_send_failed_or_whose_worker_was_lost_is_sent_again(run_a: Any, broker: Any, settings: Any) -> None:

@@ -1,7 +1,7 @@
 """Every event the runs service emits fits its declared model (webapp/runs/event_types.py).
 
 The suite runs with NETLOOM_CHECK_EVENTS on (tests/conftest.py; the worker and daphne of
-tests/workers/stack.py through e2e_settings.py), so each event is checked where it is stored,
+tests/stack/stack.py through e2e_settings.py), so each event is checked where it is stored,
 published and sent. These tests drive every service that emits, read the stream as a browser does,
 and prove the check is not silent: a misshapen event is refused, nothing of it is stored, and the
 violation is logged with its marker.

@@ -42,7 +42,7 @@ def run_reap(
 
     Also sends every task whose send is owed or whose message looks lost: runs.train for runs
     queued too long (run_resend_queued), runs.export (run_export_resend), runs.explain
-    (explanation_resend), datasets.process (dataset_resend_processing); and removes crash
+    (explanation_resend), every job's (webapp/jobs: jobs_reap); and removes crash
     leftovers (leftovers_sweep). Safe to run from many workers at once: every transition is a
     conditional UPDATE. Returns the ids of the runs it interrupted.
 
@@ -98,15 +98,15 @@ def run_reap(
     run_resend_queued(now=now)
     run_export_resend(now=now)
     explanation_resend(now=now)
-    _resend_datasets(now=now)
+    _jobs_reap(now=now)
     leftovers_sweep(now=now)
     return reaped
 
 
-def _resend_datasets(*, now: Any) -> None:
-    from webapp.datasets.services import dataset_resend_processing
+def _jobs_reap(*, now: Any) -> None:
+    from webapp.jobs.services import jobs_reap
 
-    dataset_resend_processing(now=now)
+    jobs_reap(now=now)
 
 
 def leftovers_sweep(*, now: Any = None, older_than_s: float | None = None) -> list[Path]:
