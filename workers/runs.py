@@ -11,7 +11,6 @@ import logging
 import os
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from celery import signals
@@ -28,13 +27,12 @@ from webapp.queues import (
     TRAIN_QUEUES,
 )
 from webapp.runs import conf
-from webapp.runs.inference.evaluation import evaluation_record
 from webapp.runs.inference.explanations import (
     explanation_finish,
     explanation_input_prepare,
     explanation_mark_running,
 )
-from webapp.runs.inference.exports import run_export_complete, run_export_finish, run_export_write
+from webapp.runs.inference.exports import run_export_complete, run_export_finish
 from webapp.runs.inference.weights import run_checkpoint_model, run_trained_model
 from webapp.runs.models import (
     TERMINAL_STATUSES,
@@ -48,22 +46,12 @@ from webapp.runs.scheduling.devices import device_label, host_name, this_worker
 from webapp.runs.scheduling.leases import run_claim, run_lease_take
 from webapp.runs.scheduling.reaper import leftovers_sweep, run_reap
 from webapp.runs.scheduling.workers import worker_announce, worker_forget, worker_start
-from webapp.runs.selectors import run_data_recipe, run_start_from
-from webapp.runs.services import metrics_json, run_cancel, run_finish, run_log, run_recipe_record
-from webapp.sweeps.services import TrialMonitor, trial_monitor
-from workers.recorder import RunCallbacks, RunRecorder, live_run_ids
+from webapp.runs.selectors import run_data_recipe
+from webapp.runs.services import run_cancel, run_log
+from workers.recorder import RunRecorder, live_run_ids
+from workers.training import train_claimed
 
 logger = logging.getLogger(__name__)
-
-
-def _user_message(exc: BaseException) -> str:
-    """A message a user can act on: the engine's own message for its errors."""
-    from engine.data import DataError
-    from engine.train import ConfigError, TrainingError
-
-    if isinstance(exc, TrainingError | DataError | ConfigError | ValueError):
-        return str(exc)
-    return f"internal error while training ({type(exc).__name__}: {exc}); the administrators have the details"
 
 
 def _token_claim(task: Any, run_id: int) -> tuple[int, str] | str:
@@ -117,9 +105,6 @@ def _token_pass_on(task: Any, *, named_id: int, claimed_id: int) -> None:
 def train_run(self: Any, run_id: int) -> str:
     """Train the fairest queued run this worker fits (or resume it from its last recorded
     checkpoint) while holding its lease; `run_id` is the run the token was sent for."""
-    from engine.data import load_dataset
-    from engine.train import train
-
     _claiming.set()  # until its recorder renews the lease, this process's reaper waits
     try:
         claimed = _token_claim(self, run_id)
@@ -132,136 +117,7 @@ def train_run(self: Any, run_id: int) -> str:
         recorder.start()
     finally:
         _claiming.clear()
-    try:
-        recipe = run_data_recipe(run)
-        splits = load_dataset(recipe)
-        if splits.info.recipe and splits.info.recipe != recipe:
-            run_recipe_record(run_id=run_id, lease_token=token, recipe=splits.info.recipe)
-        # A sweep's trial reports each epoch's objective; its pruner may stop it (webapp.sweeps).
-        monitor = trial_monitor(run_id)
-        if int(run.config.get("processes") or 1) > 1:
-            result = train_run_distributed(run=run, recipe=splits.info.recipe or recipe, recorder=recorder,
-                                           monitor=monitor)
-        else:
-            result = train(
-                run.graph_revision.spec, splits, run.config,
-                out_dir=conf.run_dir(run_id), callbacks=[RunCallbacks(recorder), *([monitor] if monitor else [])],
-                sink=recorder, should_stop=_stop_check(recorder, monitor), **run_start_from(run=run),
-            )
-    except Exception as exc:
-        logger.exception("run %s failed", run_id)
-        recorder.close()
-        if not recorder.lease_lost:
-            run_finish(run_id=run_id, lease_token=token, status=RunStatus.FAILED, detail="training failed",
-                       error=_user_message(exc))
-        return "failed"
-    recorder.close()
-    if recorder.lease_lost:
-        return "lease lost"  # another delivery owns the run now; it records the outcome
-    if result.status == "cancelled" and monitor is not None and monitor.pruned_reason and not recorder.should_stop():
-        run_finish(
-            run_id=run_id, lease_token=token, status=RunStatus.PRUNED, detail=monitor.pruned_reason,
-            error=monitor.pruned_reason, final_metrics=metrics_json(result.metrics), extra={"step": result.steps},
-        )
-        return "pruned"
-    if result.status == "cancelled":
-        run_finish(
-            run_id=run_id, lease_token=token, status=RunStatus.CANCELLED,
-            detail=f"cancelled at step {result.steps}", final_metrics=metrics_json(result.metrics),
-            extra={"step": result.steps, "cancel_observed_step": recorder.cancel_observed_step},
-        )
-        return "cancelled"
-    # The default export holds the best checkpoint's weights when there is one (config.best).
-    held = best_weights_load(run=run, result=result)
-    try:
-        # safetensors, model.py and JSON now; ONNX and the zip come from runs.export.
-        run_export_write(run=run, model=result.model, data_info=splits.info, metrics=result.metrics, onnx=False,
-                         checkpoint=held)
-    except Exception as exc:
-        logger.exception("run %s: export failed", run_id)
-        run_log(run_id=run_id, level="warning", message=f"export failed: {exc}")
-    try:
-        # The evaluation on the test split (GET /api/runs/<id>/evaluation/), before the run is shown done.
-        if len(splits.test):
-            evaluation_record(run=run, model=result.model, splits=splits)
-    except Exception as exc:
-        logger.exception("run %s: evaluation failed", run_id)
-        run_log(run_id=run_id, level="warning", message=f"evaluation failed: {exc}")
-    detail = "stopped early" if result.status == "stopped_early" else "training finished"
-    # run_finish also queues runs.export (ONNX and the zip, on the short queue), once.
-    run_finish(run_id=run_id, lease_token=token, status=RunStatus.SUCCEEDED, detail=detail,
-               final_metrics=metrics_json(result.metrics), extra={"step": result.steps})
-    return "succeeded"
-
-
-def _stop_check(recorder: RunRecorder, monitor: TrialMonitor | None) -> Any:
-    """The trainer's stop check: the recorder's (cancel, lease lost), and a sweep trial's pruner."""
-    if monitor is None:
-        return recorder.should_stop
-    return lambda: recorder.should_stop() or monitor.should_stop()
-
-
-def train_run_distributed(
-    *, run: Run, recipe: dict[str, Any], recorder: RunRecorder, monitor: TrialMonitor | None
-) -> Any:
-    """Train a run of `config.processes` ranks (engine.train.distributed) and return rank 0's result.
-
-    The ranks run engine code only; this process stays their parent: it tails rank 0's events
-    (JSON lines) into the recorder through the same RunCallbacks as a 1-process run, and turns
-    the recorder's stop check (cancel, lease lost) or the sweep's pruner into the ranks' stop file.
-    Files of the attempt: `runs/<id>/ranks/` (job.json, events.jsonl, rank-N.json, logs/).
-    """
-    from types import SimpleNamespace
-
-    from engine.train.distributed import launch
-
-    callbacks = RunCallbacks(recorder, step_delay=0.0)  # the ranks sleep RUNS_STEP_DELAY_SECONDS
-
-    def on_event(event: dict[str, Any]) -> None:
-        kind = event["type"]
-        if kind == "metric":
-            recorder.log(event["step"], event["epoch"], event["values"])
-            return
-        if kind not in ("train_start", "batch_end", "checkpoint", "validation"):
-            return
-        state = SimpleNamespace(step=event["step"], epoch=event["epoch"], epochs=event["epochs"],
-                                epoch_progress=event["epoch_progress"], total_steps=event["total_steps"])
-        if kind == "train_start":
-            callbacks.on_train_start(state)
-        elif kind == "batch_end":
-            callbacks.on_train_batch_end(state, None)
-        elif kind == "checkpoint":
-            callbacks.on_checkpoint(state, Path(event["path"]))
-        elif monitor is not None:
-            monitor.on_validation_end(state, event["metrics"])
-
-    start = {key: str(path) if path is not None else None for key, path in run_start_from(run=run).items()}
-    job = {"spec": run.graph_revision.spec, "data": recipe, "config": run.config,
-           "out_dir": str(conf.run_dir(run.pk)), "step_delay_s": float(conf.get("RUNS_STEP_DELAY_SECONDS")),
-           **start}
-    return launch(job, conf.run_dir(run.pk) / "ranks", on_event=on_event,
-                  should_stop=_stop_check(recorder, monitor))
-
-
-def best_weights_load(*, run: Run, result: Any) -> dict[str, Any] | None:
-    """Load the best checkpoint's weights into `result.model`; {name, step, epoch} of it, or None."""
-    import json
-
-    from safetensors.torch import load_file
-
-    best = result.best_checkpoint
-    if best is None or not (best / "model.safetensors").is_file() or result.model is None:
-        return None
-    if Path(best).parent != conf.run_dir(run.pk) / "checkpoints":
-        # A run resumed from another run's checkpoint (init/) that never beat it: the monitor still
-        # names the source's folder; this run's export keeps its own final weights.
-        return None
-    state = json.loads((best / "state.json").read_text(encoding="utf-8"))
-    weights = load_file(best / "model.safetensors", device="cpu")
-    device = next(iter(result.model.parameters()), None)
-    result.model.load_state_dict({k: v.to(device.device) if device is not None else v for k, v in weights.items()})
-    result.model.eval()
-    return {"name": best.name, "step": int(state["step"]), "epoch": float(state["epoch"])}
+    return train_claimed(run, token=token, recorder=recorder)
 
 
 @app.task(name=RUNS_EXPORT, acks_late=True, reject_on_worker_lost=True)

@@ -1,0 +1,191 @@
+"""Training one claimed run, in named steps: the data and the engine's loop, then the outcome.
+
+workers/runs.py's `runs.train` task claims a run and its lease and hands it here with its
+recorder. Each step records through the runs app's services; exceptions become messages a user
+can act on. A run whose lease was lost meanwhile records nothing: the delivery that owns it does.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from webapp.runs import conf
+from webapp.runs.inference.evaluation import evaluation_record
+from webapp.runs.inference.exports import run_export_write
+from webapp.runs.models import Run, RunStatus
+from webapp.runs.selectors import run_data_recipe, run_start_from
+from webapp.runs.services import metrics_json, run_finish, run_log, run_recipe_record
+from webapp.sweeps.services import TrialMonitor, trial_monitor
+from workers.recorder import RunCallbacks, RunRecorder
+
+logger = logging.getLogger(__name__)
+
+
+def user_message(exc: BaseException) -> str:
+    """A message a user can act on: the engine's own message for its errors."""
+    from engine.data import DataError
+    from engine.train import ConfigError, TrainingError
+
+    if isinstance(exc, TrainingError | DataError | ConfigError | ValueError):
+        return str(exc)
+    return f"internal error while training ({type(exc).__name__}: {exc}); the administrators have the details"
+
+
+def train_claimed(run: Run, *, token: str, recorder: RunRecorder) -> str:
+    """Train a run this worker holds the lease of and record its outcome; the outcome's name."""
+    try:
+        splits, result, monitor = _train(run, token=token, recorder=recorder)
+    except Exception as exc:
+        logger.exception("run %s failed", run.pk)
+        recorder.close()
+        if not recorder.lease_lost:
+            run_finish(run_id=run.pk, lease_token=token, status=RunStatus.FAILED, detail="training failed",
+                       error=user_message(exc))
+        return "failed"
+    recorder.close()
+    if recorder.lease_lost:
+        return "lease lost"  # another delivery owns the run now; it records the outcome
+    stopped = _record_stop(run, token=token, recorder=recorder, monitor=monitor, result=result)
+    if stopped:
+        return stopped
+    _export_and_evaluate(run, result=result, splits=splits)
+    detail = "stopped early" if result.status == "stopped_early" else "training finished"
+    # run_finish also queues the export job (ONNX and the zip, on the short queue), once.
+    run_finish(run_id=run.pk, lease_token=token, status=RunStatus.SUCCEEDED, detail=detail,
+               final_metrics=metrics_json(result.metrics), extra={"step": result.steps})
+    return "succeeded"
+
+
+def _train(run: Run, *, token: str, recorder: RunRecorder) -> tuple[Any, Any, TrialMonitor | None]:
+    """The run's data, and the engine's loop over it: (splits, the trainer's result, the monitor)."""
+    from engine.data import load_dataset
+    from engine.train import train
+
+    recipe = run_data_recipe(run)
+    splits = load_dataset(recipe)
+    if splits.info.recipe and splits.info.recipe != recipe:
+        run_recipe_record(run_id=run.pk, lease_token=token, recipe=splits.info.recipe)
+    # A sweep's trial reports each epoch's objective; its pruner may stop it (webapp.sweeps).
+    monitor = trial_monitor(run.pk)
+    if int(run.config.get("processes") or 1) > 1:
+        result = train_run_distributed(run=run, recipe=splits.info.recipe or recipe, recorder=recorder,
+                                       monitor=monitor)
+    else:
+        result = train(
+            run.graph_revision.spec, splits, run.config,
+            out_dir=conf.run_dir(run.pk), callbacks=[RunCallbacks(recorder), *([monitor] if monitor else [])],
+            sink=recorder, should_stop=_stop_check(recorder, monitor), **run_start_from(run=run),
+        )
+    return splits, result, monitor
+
+
+def _record_stop(run: Run, *, token: str, recorder: RunRecorder, monitor: TrialMonitor | None,
+                 result: Any) -> str | None:
+    """Record a run that stopped before its end (pruned by its sweep, or cancelled); None otherwise."""
+    if result.status != "cancelled":
+        return None
+    if monitor is not None and monitor.pruned_reason and not recorder.should_stop():
+        run_finish(
+            run_id=run.pk, lease_token=token, status=RunStatus.PRUNED, detail=monitor.pruned_reason,
+            error=monitor.pruned_reason, final_metrics=metrics_json(result.metrics), extra={"step": result.steps},
+        )
+        return "pruned"
+    run_finish(
+        run_id=run.pk, lease_token=token, status=RunStatus.CANCELLED,
+        detail=f"cancelled at step {result.steps}", final_metrics=metrics_json(result.metrics),
+        extra={"step": result.steps, "cancel_observed_step": recorder.cancel_observed_step},
+    )
+    return "cancelled"
+
+
+def _export_and_evaluate(run: Run, *, result: Any, splits: Any) -> None:
+    """The export folder (safetensors, model.py, JSON) and the test split's evaluation, before the
+    run is shown done; a failure of either is logged on the run, never fails it."""
+    # The default export holds the best checkpoint's weights when there is one (config.best).
+    held = best_weights_load(run=run, result=result)
+    try:
+        # safetensors, model.py and JSON now; ONNX and the zip come from the export job.
+        run_export_write(run=run, model=result.model, data_info=splits.info, metrics=result.metrics, onnx=False,
+                         checkpoint=held)
+    except Exception as exc:
+        logger.exception("run %s: export failed", run.pk)
+        run_log(run_id=run.pk, level="warning", message=f"export failed: {exc}")
+    try:
+        # The evaluation on the test split (GET /api/runs/<id>/evaluation/).
+        if len(splits.test):
+            evaluation_record(run=run, model=result.model, splits=splits)
+    except Exception as exc:
+        logger.exception("run %s: evaluation failed", run.pk)
+        run_log(run_id=run.pk, level="warning", message=f"evaluation failed: {exc}")
+
+
+def _stop_check(recorder: RunRecorder, monitor: TrialMonitor | None) -> Any:
+    """The trainer's stop check: the recorder's (cancel, lease lost), and a sweep trial's pruner."""
+    if monitor is None:
+        return recorder.should_stop
+    return lambda: recorder.should_stop() or monitor.should_stop()
+
+
+def train_run_distributed(
+    *, run: Run, recipe: dict[str, Any], recorder: RunRecorder, monitor: TrialMonitor | None
+) -> Any:
+    """Train a run of `config.processes` ranks (engine.train.distributed) and return rank 0's result.
+
+    The ranks run engine code only; this process stays their parent: it tails rank 0's events
+    (JSON lines) into the recorder through the same RunCallbacks as a 1-process run, and turns
+    the recorder's stop check (cancel, lease lost) or the sweep's pruner into the ranks' stop file.
+    Files of the attempt: `runs/<id>/ranks/` (job.json, events.jsonl, rank-N.json, logs/).
+    """
+    from types import SimpleNamespace
+
+    from engine.train.distributed import launch
+
+    callbacks = RunCallbacks(recorder, step_delay=0.0)  # the ranks sleep RUNS_STEP_DELAY_SECONDS
+
+    def on_event(event: dict[str, Any]) -> None:
+        kind = event["type"]
+        if kind == "metric":
+            recorder.log(event["step"], event["epoch"], event["values"])
+            return
+        if kind not in ("train_start", "batch_end", "checkpoint", "validation"):
+            return
+        state = SimpleNamespace(step=event["step"], epoch=event["epoch"], epochs=event["epochs"],
+                                epoch_progress=event["epoch_progress"], total_steps=event["total_steps"])
+        if kind == "train_start":
+            callbacks.on_train_start(state)
+        elif kind == "batch_end":
+            callbacks.on_train_batch_end(state, None)
+        elif kind == "checkpoint":
+            callbacks.on_checkpoint(state, Path(event["path"]))
+        elif monitor is not None:
+            monitor.on_validation_end(state, event["metrics"])
+
+    start = {key: str(path) if path is not None else None for key, path in run_start_from(run=run).items()}
+    job = {"spec": run.graph_revision.spec, "data": recipe, "config": run.config,
+           "out_dir": str(conf.run_dir(run.pk)), "step_delay_s": float(conf.get("RUNS_STEP_DELAY_SECONDS")),
+           **start}
+    return launch(job, conf.run_dir(run.pk) / "ranks", on_event=on_event,
+                  should_stop=_stop_check(recorder, monitor))
+
+
+def best_weights_load(*, run: Run, result: Any) -> dict[str, Any] | None:
+    """Load the best checkpoint's weights into `result.model`; {name, step, epoch} of it, or None."""
+    import json
+
+    from safetensors.torch import load_file
+
+    best = result.best_checkpoint
+    if best is None or not (best / "model.safetensors").is_file() or result.model is None:
+        return None
+    if Path(best).parent != conf.run_dir(run.pk) / "checkpoints":
+        # A run resumed from another run's checkpoint (init/) that never beat it: the monitor still
+        # names the source's folder; this run's export keeps its own final weights.
+        return None
+    state = json.loads((best / "state.json").read_text(encoding="utf-8"))
+    weights = load_file(best / "model.safetensors", device="cpu")
+    device = next(iter(result.model.parameters()), None)
+    result.model.load_state_dict({k: v.to(device.device) if device is not None else v for k, v in weights.items()})
+    result.model.eval()
+    return {"name": best.name, "step": int(state["step"]), "epoch": float(state["epoch"])}
