@@ -370,15 +370,19 @@ CHANNEL_LAYERS = channel_layers(
 def caches(kind: str, redis_url: str, instance: str) -> dict[str, Any]:
     """CACHES for NETLOOM_CACHE `kind`: Redis under the instance's prefix (values as JSON, never
     pickled: webapp/cache.py), or one process's memory."""
+    # "local": this process's memory, for values whose key names their version (a run's detail
+    # document under its Run.version): never stale, so each process may keep its own copy.
+    local = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "netloom-local",
+             "KEY_PREFIX": instance, "OPTIONS": {"MAX_ENTRIES": 2000}}
     if kind == "memory":
-        return {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+        return {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}, "local": local}
     return {"default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": redis_url,
         "KEY_PREFIX": f"{instance}:cache",
         "TIMEOUT": 3600,
         "OPTIONS": {"serializer": "webapp.cache.JSONSerializer"},
-    }}
+    }, "local": local}
 
 
 CACHES = caches(os.environ.get("NETLOOM_CACHE", "redis"), REDIS_URL, NETLOOM_INSTANCE)

@@ -5,8 +5,9 @@ poll it), and the serializer builds it from several reads (the run with its join
 summaries, its best checkpoint). Every change to what that document shows moves `Run.version`:
 each write of the run's row (RunQuerySet.update, Run.save), and a rename of its graph, dataset or
 creator (signals.connect_name_receivers). So the document is rendered once per version and kept in
-the cache that every web process shares; a request reads the run's head (one indexed row, scoped
-to the user's teams) and the kept document.
+the cache that every web process shares (and in each process's memory, the `local` cache: a key
+names its version, so a copy is never stale); a request reads the run's head (one indexed row,
+scoped to the user's teams) and the kept document.
 
 What is on disk (`exports`: a zip made on first download changes no row) is listed again for
 every answer and is part of the ETag. A run that is not finished is built every time: its queue
@@ -20,7 +21,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from django.core.cache import cache
+from django.core.cache import cache, caches
 
 from ..models import TERMINAL_STATUSES, Run
 from ..selectors import ExportState, run_exports
@@ -72,9 +73,13 @@ def run_detail_document(*, head: RunHead, exports: dict[str, Any],
     if not head.finished:
         return render()
     key = _key(head)
-    document = cache.get(key)
+    local = caches["local"]  # this process's copy: the key names the version, so never stale
+    document = local.get(key)
     if document is None:
-        document = dict(render())
-        document.pop("exports", None)
-        cache.set(key, document)
+        document = cache.get(key)
+        if document is None:
+            document = dict(render())
+            document.pop("exports", None)
+            cache.set(key, document)
+        local.set(key, document)
     return {**document, "exports": exports}
