@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-# Subprocesses a test starts (manage.py, a worker) check events too (webapp/runs/event_types.py).
+# Subprocesses a test starts (manage.py, a worker) check events too (webapp/runs/stream/event_types.py).
 os.environ.setdefault("NETLOOM_CHECK_EVENTS", "1")
 
 
@@ -28,7 +28,7 @@ def pytest_report_header(config: pytest.Config) -> str:
 def pytest_configure(config: pytest.Config) -> None:
     """Every event the suite stores, publishes or streams is checked against its model.
 
-    webapp/runs/event_types.py: a misshapen event raises EventSchemaError where it is emitted;
+    webapp/runs/stream/event_types.py: a misshapen event raises EventSchemaError where it is emitted;
     pytest_sessionfinish fails the session for any that a thread or a callback swallowed.
     """
     from django.conf import settings

@@ -5,7 +5,7 @@ Queue and task names come from `webapp.queues`. Workers: `celery -A webapp.celer
 processing, webapp/jobs), so a two-second job never waits behind a two-hour run. `make run` starts one worker of each.
 
 A worker started with `-Q train` consumes, instead of "train", the per-need train queues its own
-devices fit (NETLOOM_DEVICES, else CUDA_VISIBLE_DEVICES, else the CPU: webapp/runs/devices.py);
+devices fit (NETLOOM_DEVICES, else CUDA_VISIBLE_DEVICES, else the CPU: webapp/runs/scheduling/devices.py);
 workers/runs.py::_train_queues_for_this_worker makes that swap before the worker consumes anything.
 """
 
@@ -94,7 +94,7 @@ def task_send_or_owe(
     For `transaction.on_commit` senders (webapp/jobs/sending.py::send_on_commit): their row is
     committed, so a broker that is down must not turn the request into a 500 (a retrying client
     would create the row twice). The caller marks the send as owed; the reaper
-    (webapp/runs/services.py::run_reap, webapp/jobs/services.py::jobs_resend) sends it again.
+    (webapp/runs/scheduling/reaper.py::run_reap, webapp/jobs/services.py::jobs_resend) sends it again.
     """
     try:
         app.send_task(name, args=args, kwargs=kwargs, queue=queue or TASK_QUEUES[name],

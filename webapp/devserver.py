@@ -3,7 +3,7 @@
 Migrates, collects static files, creates the demo login, starts a private Redis when none is
 reachable at REDIS_URL (installing redis-server first when it is missing and we are root; else it
 says in one line what to do), two Celery workers as docker-compose has them -- one for training
-(`-Q train`: at start it consumes the train queues its devices fit, webapp/runs/devices.py) and one for short jobs (`-Q short`: explanations, exports, dataset checks, so none
+(`-Q train`: at start it consumes the train queues its devices fit, webapp/runs/scheduling/devices.py) and one for short jobs (`-Q short`: explanations, exports, dataset checks, so none
 waits behind a long run) -- and the ASGI server on 127.0.0.1:$PORT (8000). Uploads are processed
 by the worker (NETLOOM_DATASET_PROCESSING=celery unless the environment says otherwise).
 

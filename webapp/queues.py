@@ -9,7 +9,7 @@ for `device: auto`; devices 1..MAX_DEVICES, the run's processes). A worker is st
 `-Q train`; at start it swaps that name for the queues its own devices fit
 (`train_queues_for`: its kind and "any", 1..its capacity), so only fitting workers consume them.
 A message on a train queue is a token, not an order: the worker that takes it claims the fairest
-fitting queued run (webapp/runs/services.py::run_claim).
+fitting queued run (webapp/runs/scheduling/leases.py::run_claim).
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ Environment (all optional on a developer machine):
     NETLOOM_DATASET_PROCESSING "auto" (default: on the short-queue worker when one answers, else
                               inside the request), "sync" or "celery" (webapp/datasets/processing.py)
     NETLOOM_BEHIND_TLS_PROXY  1 when a proxy terminates TLS and sets X-Forwarded-Proto
-    NETLOOM_CHECK_EVENTS      1 to check every stream event against its model (webapp/runs/event_types.py;
+    NETLOOM_CHECK_EVENTS      1 to check every stream event against its model (webapp/runs/stream/event_types.py;
                               the tests turn it on); default 0
     NETLOOM_MAX_ACTIVATION_BYTES  most activation memory a graph may need per sample; default 2 GiB
     NETLOOM_LOGIN_FAILURE_LIMIT   failed logins before a lockout; default 10
@@ -40,7 +40,7 @@ Environment (all optional on a developer machine):
                               "cpu" (default), "cuda" (GPUs: cuda and cuda:N pass; a worker checks the
                               index), or a list such as "cpu,cuda:0,cuda:1"; "auto" always passes.
                               A training worker's own devices: its cuda entries (else CUDA_VISIBLE_DEVICES,
-                              else the CPU), which pick the train queues it consumes (webapp/runs/devices.py)
+                              else the CPU), which pick the train queues it consumes (webapp/runs/scheduling/devices.py)
     NETLOOM_WEB_WORKERS       processes of the HTTP server (webapp/serve.py); default 2
     NETLOOM_STREAM_WORKERS    processes of the stream server (WebSockets); default NETLOOM_WEB_WORKERS
     NETLOOM_WEB_FRONT         "nginx" (default, where nginx is installed: nginx in front of granian for HTTP
@@ -305,7 +305,7 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     # Pydantic models that fields refer to become components: the stream's frames
-    # (webapp/runs/event_types.py), the dataset summary. The browser's types are generated from them.
+    # (webapp/runs/stream/event_types.py), the dataset summary. The browser's types are generated from them.
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "webapp.runs.api.schema.stream_components_hook",

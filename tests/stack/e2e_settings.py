@@ -51,6 +51,6 @@ RUNS_REAP_SECONDS = 1.0
 RUNS_REQUEUE_QUEUED_SECONDS = 3.0
 RUNS_STEP_DELAY_SECONDS = float(os.environ.get("NETLOOM_E2E_STEP_DELAY", "0"))
 # Every event the worker and daphne store, publish or send is checked against its model; a misfit
-# raises and logs EVENT_SCHEMA_VIOLATION (webapp/runs/event_types.py) in web.log / worker-N.log.
+# raises and logs EVENT_SCHEMA_VIOLATION (webapp/runs/stream/event_types.py) in web.log / worker-N.log.
 NETLOOM_CHECK_EVENTS = True
 LOGGING = {**LOGGING, "root": {"handlers": ["console"], "level": "WARNING"}}  # noqa: F405

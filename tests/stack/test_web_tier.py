@@ -89,7 +89,7 @@ def test_every_request_whose_body_is_answered_unread_gets_its_own_answer(tier: S
 
 def test_a_revoked_token_is_refused_through_the_front_on_the_next_request(tier: ServiceStack) -> None:
     """A finished run's detail and the token's lookup are kept in the cache that every web process
-    shares (webapp/runs/detail.py, webapp/accounts/selectors.py); a revoke drops the lookup, so a
+    shares (webapp/runs/api/detail.py, webapp/accounts/selectors.py); a revoke drops the lookup, so a
     request after it is refused by whichever process answers, whatever header a client adds."""
     run = tier.create_run(epochs=1)
     wait_status(tier, run["id"], {"succeeded"})

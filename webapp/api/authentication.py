@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest
 from rest_framework import HTTP_HEADER_ENCODING, authentication, exceptions
 from rest_framework.request import Request
 
@@ -14,11 +13,10 @@ from webapp.accounts.services import token_touch
 KEYWORD = "Bearer"
 
 
-def bearer_secret(request: HttpRequest | Request) -> str | None:
+def bearer_secret(request: Request) -> str | None:
     """The token of `Authorization: Bearer <token>`; None when no Bearer header is sent.
 
-    AuthenticationFailed for a malformed one. Also read outside DRF, by the run detail's route
-    (webapp/runs/api.py::run_detail_route), which leaves every failure to DRF's answer.
+    AuthenticationFailed for a malformed one.
     """
     # META, not DRF's get_authorization_header: its request.headers copies every header first.
     header = request.META.get("HTTP_AUTHORIZATION", "").encode(HTTP_HEADER_ENCODING).split()

@@ -188,7 +188,7 @@ def jobs_cancel(*, kind: str, subject_id: int) -> int:
 def jobs_reap(*, now: datetime | None = None) -> dict[str, Any]:
     """One reaper pass over the jobs: expire (jobs_expire), re-send (jobs_resend), and at most
     once per JOBS_CLEANUP_SECONDS per process remove old rows (jobs_cleanup). Every worker's
-    reaper calls this (webapp/runs/services.py::run_reap); safe from many at once."""
+    reaper calls this (webapp/runs/scheduling/reaper.py::run_reap); safe from many at once."""
     now = now or timezone.now()
     expired = jobs_expire(now=now)
     resent = jobs_resend(now=now)

@@ -1,5 +1,5 @@
 // Readable names for the judging answers (evaluation, predict, samples): generated from
-// webapp/runs/schema.py (api.gen.ts, `make gen-types`). Kept apart from types.ts, which others edit.
+// webapp/runs/api/schema.py (api.gen.ts, `make gen-types`). Kept apart from types.ts, which others edit.
 import type { Schema } from "../api/types";
 
 export type EvaluationAnswer = Schema<"EvaluationAnswer">;

@@ -1,6 +1,6 @@
 // Readable names for the wire types of datasets, runs, metrics, explanations and the run stream.
 // All generated (api.gen.ts, `make gen-types`): REST bodies from the serializers and the models of
-// webapp/{runs,datasets}/schema.py, stream frames from webapp/runs/event_types.py.
+// webapp/{runs,datasets}/schema.py, stream frames from webapp/runs/stream/event_types.py.
 import type { Schema } from "../api/types";
 
 export type DatasetKind = Schema<"DatasetKindEnum">;

@@ -1,4 +1,4 @@
-"""GET /api/runs/<id>/ of a finished run comes from webapp/runs/detail.py's cache, kept per run
+"""GET /api/runs/<id>/ of a finished run comes from webapp/runs/api/detail.py's cache, kept per run
 version: after each change to what the document is made of, it answers what the uncached path answers.
 
 The uncached path is the same request with `?team=` (the cache serves only the bare URL), so each

@@ -1,4 +1,4 @@
-"""Every event the runs service emits fits its declared model (webapp/runs/event_types.py).
+"""Every event the runs service emits fits its declared model (webapp/runs/stream/event_types.py).
 
 The suite runs with NETLOOM_CHECK_EVENTS on (tests/conftest.py; the worker and daphne of
 tests/stack/stack.py through e2e_settings.py), so each event is checked where it is stored,

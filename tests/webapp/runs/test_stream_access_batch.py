@@ -1,4 +1,4 @@
-"""The batched access re-check of open run streams (webapp/runs/stream_access.py).
+"""The batched access re-check of open run streams (webapp/runs/stream/stream_access.py).
 
 Streams of one event loop that ask together share one batch: each still gets the close code a
 check of its own would give (4401 dead token or inactive/missing user, 4404 run no longer
