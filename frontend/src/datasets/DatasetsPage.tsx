@@ -4,12 +4,11 @@ import { ApiError } from "../api/client";
 import { TopBar } from "../auth/TopBar";
 import { useSession } from "../auth/session";
 import { formatBytes } from "../format";
+import { JobProgress } from "../jobs/JobProgress";
+import { fromDataset } from "../jobs/jobState";
 import { runsApi } from "../runs/api";
 import type { BuiltinDataset, Dataset } from "../runs/types";
-import { describeDataError } from "./csvPreview";
 import { DatasetPreviewPanel } from "./DatasetPreviewPanel";
-import { progressLabel } from "./columnOptions";
-import { StatusBadge } from "./StatusBadge";
 import { needsTarget, TargetChooser } from "./TargetChooser";
 import { UploadForm } from "./UploadForm";
 
@@ -187,11 +186,6 @@ export function DatasetsPage() {
                 <tr key={d.id} data-testid={`dataset-row-${d.id}`} data-name={d.name} data-status={d.status}>
                   <td>
                     {d.name}
-                    {d.status === "failed" && (
-                      <div className="error small" data-testid="dataset-error">
-                        {describeDataError(d.error) || "The file could not be read."}
-                      </div>
-                    )}
                     {needsTarget(d) && (
                       <div className="warn small">No target column was chosen: this table cannot be trained on.</div>
                     )}
@@ -199,12 +193,14 @@ export function DatasetsPage() {
                   </td>
                   <td>{d.kind}</td>
                   <td>
-                    <StatusBadge status={d.status} testid="dataset-status" />
-                    {progressLabel(d) && (
-                      <div className="muted small" data-testid="dataset-progress">
-                        {progressLabel(d)}
-                      </div>
-                    )}
+                    <JobProgress
+                      view={fromDataset(d)}
+                      badge={d.status}
+                      badgeTestid="dataset-status"
+                      testid="dataset-progress"
+                      errorTestid="dataset-error"
+                      barLabel={`Reading ${d.name}`}
+                    />
                   </td>
                   <td data-testid="dataset-rows">{datasetRows(d)}</td>
                   <td data-testid="dataset-classes">{datasetClasses(d)}</td>

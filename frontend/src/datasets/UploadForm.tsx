@@ -2,6 +2,8 @@
 import { useId, useRef, useState } from "react";
 import { ApiError, type UploadProgress, uploadForm } from "../api/client";
 import { formatBytes } from "../format";
+import { JobProgress } from "../jobs/JobProgress";
+import { jobView } from "../jobs/jobState";
 import type { DataErrorJson, Dataset } from "../runs/types";
 import { type CsvPeek, decodeCsvHead, describeDataError, kindForFile, peekCsv } from "./csvPreview";
 
@@ -205,15 +207,13 @@ export function UploadForm({ team, onDone }: { team: number; onDone: () => void 
         </button>
         {uploading && (
           <>
-            <progress
-              data-testid="upload-progress"
-              aria-label="Upload progress"
-              max={1}
-              value={fraction ?? undefined}
+            <JobProgress
+              view={jobView("working", fraction)}
+              what="Upload"
+              detail={progress && progress.total ? `${formatBytes(progress.loaded)} of ${formatBytes(progress.total)}` : undefined}
+              barTestid="upload-progress"
+              barLabel="Upload progress"
             />
-            <span className="muted small">
-              {progress && progress.total ? `${formatBytes(progress.loaded)} of ${formatBytes(progress.total)}` : "Uploading…"}
-            </span>
             <button type="button" onClick={() => abort.current?.abort()}>
               Cancel upload
             </button>

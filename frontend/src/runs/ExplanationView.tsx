@@ -2,6 +2,8 @@
 // image, its true label, its row in the user's own file), and per method the rendering,
 // prediction, probabilities, delta and, for tables, bars over the original columns.
 import { useEffect, useMemo, useState } from "react";
+import { JobProgress } from "../jobs/JobProgress";
+import { fromExplanation } from "../jobs/jobState";
 import { sampleUrl, runsApi } from "./api";
 import { attributionsByColumn, flatAttributions } from "./attributions";
 import { isImageData } from "./EvaluationPanel";
@@ -125,8 +127,7 @@ export function ExplanationCard({ shown, methods, summary }: { shown: Explanatio
       <h3>
         {methods?.find((m) => m.name === shown.method)?.label ?? shown.method} · {where}
       </h3>
-      {(shown.status === "queued" || shown.status === "running") && <p className="muted">Computing…</p>}
-      {shown.status === "failed" && <p className="error">{shown.error || "The explanation failed."}</p>}
+      <JobProgress view={fromExplanation(shown)} quietWhenDone testid="explanation-progress" barLabel={`Computing ${shown.method}`} />
       {shown.status === "succeeded" && shown.image && (
         <img src={shown.image} data-testid="explanation-image" alt={`Attributions by ${shown.method} for ${where}`} className="explanation-image" />
       )}

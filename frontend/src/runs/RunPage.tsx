@@ -5,6 +5,8 @@ import { ApiError, apiRequest } from "../api/client";
 import { TopBar } from "../auth/TopBar";
 import { useSession } from "../auth/session";
 import { StatusBadge } from "../datasets/StatusBadge";
+import { JobProgress } from "../jobs/JobProgress";
+import { fromExports } from "../jobs/jobState";
 import { navigate } from "../router";
 import { exportUrl, runsApi } from "./api";
 import { CheckpointsPanel } from "./CheckpointsPanel";
@@ -59,6 +61,7 @@ function Downloads({ run, onExports }: { run: Run; onExports: (exports: RunExpor
   const [asking, setAsking] = useState<string | null>(null);
   if (run.status !== "succeeded") return <p className="muted">Downloads are available once the run has succeeded.</p>;
   const exports = run.exports;
+  const exportJob = fromExports(exports);
   const files = [
     { format: "safetensors", label: "Weights (.safetensors)" },
     { format: "python", label: "Model source (model.py)" },
@@ -105,9 +108,11 @@ function Downloads({ run, onExports }: { run: Run; onExports: (exports: RunExpor
           <button type="button" className="link" data-testid="download-onnx-make" disabled={asking === "asking…"} onClick={() => void makeOnnx()}>
             Make the ONNX file{asking ? ` (${asking})` : ""}
           </button>
+        ) : exportJob && (exports.onnx === "pending" || exportJob.phase === "failed") ? (
+          <JobProgress view={exportJob} what="ONNX" testid="download-onnx-note" barLabel="Making the ONNX file" live />
         ) : (
           <span className="muted" data-testid="download-onnx-note">
-            ONNX: {exports.onnx === "pending" ? "being made…" : exports.note || "not available for this graph."}
+            ONNX: {exports.note || "not available for this graph."}
           </span>
         )}
       </li>
