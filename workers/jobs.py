@@ -153,3 +153,8 @@ def _beat(job_id: int, attempt: int, interval: float, stop: threading.Event) -> 
         logger.exception("job %s: heartbeat failed", job_id)
     finally:
         connection.close()  # this thread's own database connection
+
+
+# The handlers of the runs app's job kinds register on import; the Celery app's `include`
+# (webapp/celery.py) names this module, so every worker has them.
+import workers.inference  # noqa: E402, F401
