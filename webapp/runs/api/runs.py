@@ -304,8 +304,8 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         ))
 
     def list(self, request: Request) -> Response:
-        """A page of runs; summaries and best checkpoints read once for the whole page (and the
-        export jobs' states in the page's own query)."""
+        """A page of runs; summaries and best checkpoints read once for the whole page."""
+        # The export jobs' states come with the page's own query (no query per run).
         page = self.paginate_queryset(self.get_queryset().annotate(**export_job_annotations()))
         ids = [run.pk for run in page]
         context = {**self.get_serializer_context(), "queue": False, "summaries": runs_summaries(run_ids=ids),
