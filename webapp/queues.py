@@ -43,19 +43,18 @@ TRAIN_QUEUES = tuple(train_queue(kind, n) for kind in NEED_KINDS for n in range(
 ALL_QUEUES = (TRAIN_QUEUE, *TRAIN_QUEUES, SHORT_QUEUE)
 
 RUNS_TRAIN = "runs.train"
-RUNS_EXPLAIN = "runs.explain"
-RUNS_EXPORT = "runs.export"
 RUNS_REAP = "runs.reap"
 # Every job (webapp/jobs) of any kind: one task, args [job_id], on the queue its kind names.
 JOBS_RUN = "jobs.run"
+# Job kinds (run by jobs.run, not tasks of their own): an explanation, a run's ONNX and zip.
+RUNS_EXPLAIN = "runs.explain"
+RUNS_EXPORT = "runs.export"
 # What an older server sent for an upload; the worker still takes it (workers/datasets.py).
 DATASETS_PROCESS = "datasets.process"
 
 # runs.train names its queue at each send (train_queue of the run's need); this is the fallback.
 TASK_QUEUES: dict[str, str] = {
     RUNS_TRAIN: train_queue("any", 1),
-    RUNS_EXPLAIN: SHORT_QUEUE,
-    RUNS_EXPORT: SHORT_QUEUE,
     RUNS_REAP: SHORT_QUEUE,
     JOBS_RUN: SHORT_QUEUE,
     DATASETS_PROCESS: SHORT_QUEUE,

@@ -66,7 +66,8 @@ Environment (all optional on a developer machine):
 
 The runs app's tuning knobs (RUNS_LEASE_SECONDS, ...) are Django settings, not environment
 variables: webapp/runs/conf.py lists them with their defaults; the jobs app's (JOBS_LEASE_SECONDS,
-JOBS_KEEP_SECONDS, ...) are in webapp/jobs/conf.py. Queue and task names are fixed in
+JOBS_KEEP_SECONDS, ...) are in webapp/jobs/conf.py, and JOBS_KINDS sets them per kind (the re-send
+interval of explanations, "runs.explain", 60 s, and of exports, "runs.export", 120 s). Queue and task names are fixed in
 webapp/queues.py. tests/webapp/test_settings.py checks that this list names every variable read.
 """
 

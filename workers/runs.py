@@ -1,4 +1,4 @@
-"""Celery tasks of runs: train, explain, export, reap. Thin: load, check, call, record.
+"""Celery tasks of runs: train, reap. Thin: load, check, call, record.
 
 Each task takes ids, returns at once when its work is done, cancelled or owned by another
 delivery (a redelivered message is harmless), calls the engine or a service, and records the
@@ -19,26 +19,14 @@ from django.db import close_old_connections
 
 from webapp.celery import app
 from webapp.queues import (
-    RUNS_EXPLAIN,
-    RUNS_EXPORT,
     RUNS_REAP,
     RUNS_TRAIN,
     TRAIN_QUEUE,
     TRAIN_QUEUES,
 )
 from webapp.runs import conf
-from webapp.runs.inference.explanations import (
-    explanation_finish,
-    explanation_input_prepare,
-    explanation_mark_running,
-)
-from webapp.runs.inference.exports import run_export_complete, run_export_finish
-from webapp.runs.inference.weights import run_checkpoint_model, run_trained_model
 from webapp.runs.models import (
     TERMINAL_STATUSES,
-    Explanation,
-    ExplanationStatus,
-    ExportStatus,
     Run,
     RunStatus,
 )
@@ -46,8 +34,7 @@ from webapp.runs.scheduling.devices import device_label, host_name, this_worker
 from webapp.runs.scheduling.leases import run_claim, run_lease_take
 from webapp.runs.scheduling.reaper import leftovers_sweep, run_reap
 from webapp.runs.scheduling.workers import worker_announce, worker_forget, worker_start
-from webapp.runs.selectors import run_data_recipe
-from webapp.runs.services import run_cancel, run_log
+from webapp.runs.services import run_cancel
 from workers.recorder import RunRecorder, live_run_ids
 from workers.training import train_claimed
 
@@ -118,68 +105,6 @@ def train_run(self: Any, run_id: int) -> str:
     finally:
         _claiming.clear()
     return train_claimed(run, token=token, recorder=recorder)
-
-
-@app.task(name=RUNS_EXPORT, acks_late=True, reject_on_worker_lost=True)
-def export_run(run_id: int) -> str:
-    """Add ONNX (where the graph allows it) and the zip to a succeeded run's export folder."""
-    run = Run.objects.select_related("graph_revision", "dataset").filter(pk=run_id).first()
-    if run is None or run.status != RunStatus.SUCCEEDED:
-        return "not exportable"
-    if run.export_status != ExportStatus.PENDING:
-        return "done"  # a re-send (run_export_resend) of an export that did finish
-    try:
-        onnx = run_export_complete(run=run)
-    except Exception as exc:
-        logger.warning("run %s: export failed: %s", run_id, exc)
-        run_log(run_id=run_id, level="warning", message=f"export failed: {exc}")
-        run_export_finish(run_id=run_id, error=f"export failed: {exc}")
-        return "failed"
-    if not onnx.get("exported"):
-        run_log(run_id=run_id, level="info", message=f"no ONNX file for this graph: {onnx.get('note', 'not supported')}")
-    run_export_finish(run_id=run_id)
-    return "exported"
-
-
-@app.task(name=RUNS_EXPLAIN, acks_late=True, reject_on_worker_lost=True)
-def explain_run(explanation_id: int) -> str:
-    """Compute one explanation with the run's trained model."""
-    from engine.data import load_dataset
-    from engine.explain import explain_sample
-
-    explanation = Explanation.objects.select_related("run", "run__graph_revision", "run__dataset").filter(
-        pk=explanation_id
-    ).first()
-    if explanation is None:
-        return "missing"
-    if explanation.status in (ExplanationStatus.SUCCEEDED, ExplanationStatus.FAILED):
-        return "done"
-    if not explanation_mark_running(explanation_id=explanation_id):
-        return "done"
-    run = explanation.run
-    try:
-        splits = load_dataset(run_data_recipe(run))
-        sample, test_x = explanation.sample, splits.test.x
-        given = sample.get("input") if isinstance(sample, dict) else None
-        if isinstance(given, (dict, str)):  # a typed row or an uploaded image: the run's own pipeline
-            prepared = explanation_input_prepare(
-                run=run, row=given if isinstance(given, dict) else None,
-                image=given if isinstance(given, str) else None,
-            )
-            sample, test_x = {"index": 0}, prepared
-        checkpoint = explanation.sample.get("checkpoint") if isinstance(explanation.sample, dict) else None
-        model = run_checkpoint_model(run=run, name=checkpoint) if checkpoint else run_trained_model(run=run)
-        sample = {k: v for k, v in sample.items() if k != "checkpoint"}
-        result = explain_sample(
-            model, sample, info=splits.info, test_x=test_x,
-            method=explanation.method, target=explanation.target, layer=explanation.layer or None,
-        )
-        explanation_finish(explanation_id=explanation_id, result=result.to_json(include_png=False), png=result.png)
-    except Exception as exc:
-        logger.warning("explanation %s failed: %s", explanation_id, exc)
-        explanation_finish(explanation_id=explanation_id, result=None, error=str(exc))
-        return "failed"
-    return "succeeded"
 
 
 @app.task(name=RUNS_REAP)

@@ -5,7 +5,8 @@ A point is armed by creating the file `$NETLOOM_FAULT_DIR/arm-<point>`; the work
 (one shot), creates `hit-<point>` and then sleeps, holding the work at that point until the test
 kills it. Points:
     checkpoint   inside the checkpoint write: files written to `.checkpoint-*.tmp-*`, not renamed
-    export       at the start of runs.export (the export is pending, its message taken)
+    export       at the start of a "runs.export" job's jobs.run (the export is pending, its
+                 message taken)
 Nothing here runs in production: only a stack started with this settings module has the points.
 """
 
@@ -17,8 +18,7 @@ from pathlib import Path
 from tests.stack.e2e_settings import *  # noqa: F403
 
 # Lost work is sent again within seconds (the defaults are minutes).
-RUNS_EXPORT_STALE_SECONDS = 3.0
-RUNS_EXPLAIN_RESEND_SECONDS = 3.0
+JOBS_KINDS = {"runs.export": {"resend_seconds": 3.0}, "runs.explain": {"resend_seconds": 3.0}}
 NETLOOM_DATASET_RESEND_SECONDS = 2.0
 # Leftovers of a killed writer are swept when the next worker starts (it waits seconds for that).
 RUNS_LEFTOVER_SECONDS = 1.0
@@ -56,8 +56,13 @@ def _install_fault_points(**_: object) -> None:
     checkpoint.atomic_dir = atomic_dir_with_fault
 
 
-def _pause_export(sender: object = None, task: object = None, **_: object) -> None:
-    if getattr(task, "name", "") == "runs.export" and _take_arm("export"):
+def _pause_export(sender: object = None, task: object = None, args: object = None, **_: object) -> None:
+    if getattr(task, "name", "") != "jobs.run" or not args:
+        return
+    from webapp.jobs.models import Job
+
+    kind = Job.objects.filter(pk=int(args[0])).values_list("kind", flat=True).first()  # type: ignore[index]
+    if kind == "runs.export" and _take_arm("export"):
         time.sleep(FAULT_PAUSE_SECONDS)
 
 

@@ -239,22 +239,25 @@ def test_cancel_of_a_queued_run_is_immediate_and_the_task_then_does_nothing(iris
 
 
 def test_explanation_task_gives_attributions_and_a_png(iris_run: Any, user_a: Any) -> None:
+    from webapp.jobs.models import Job
     from webapp.runs.inference.explanations import explanation_create
     from webapp.runs.models import Explanation
-    from workers.runs import explain_run, export_run
+    from workers.jobs import job_execute
 
     run = iris_run()
     train_run_result = __import__("workers.runs", fromlist=["train_run"]).train_run(run.pk)
     assert train_run_result == "succeeded"
     run.refresh_from_db()
     explanation = explanation_create(run=run, user=user_a, index=0, method="saliency")
-    assert explain_run(explanation.pk) == "succeeded"
+    job = Job.objects.get(kind="runs.explain", subject_id=explanation.pk)
+    assert job_execute(job.pk) == "done"
     explanation = Explanation.objects.get(pk=explanation.pk)
     assert explanation.result["prediction"] in (0, 1, 2)
     assert len(explanation.result["attributions"]) == 4
     assert open(explanation.png_path, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
-    assert explain_run(explanation.pk) == "done"  # a redelivery does nothing
-    assert export_run(run.pk) == "exported"
+    assert job_execute(job.pk) == "not queued"  # a redelivery does nothing
+    export = Job.objects.get(kind="runs.export", subject_id=run.pk)  # created as the run succeeded
+    assert job_execute(export.pk) == "done"
 
 
 def sent_train_messages() -> list[list[Any]]:

@@ -56,6 +56,14 @@ class JobType:
         own = getattr(self, name)
         return conf.get(f"JOBS_{name.upper()}") if own is None else own
 
+    def on_done(self, job: Job) -> None:
+        """Called in the transaction that records the job done: announce the outcome on the
+        subject (its state now reads done). `job.result` is set."""
+
+    def on_resent(self, job: Job, waited_s: float) -> None:
+        """Called after the reaper sent a queued job again because it waited `waited_s` seconds
+        since its last send (its message may be lost): say so on the subject, if the kind wants."""
+
     def on_failed(self, job: Job) -> None:
         """Called in the transaction that fails the job (its handler raised, its worker was lost
         too often, or it waited too long): mirror the failure onto the subject. `job.error` is set."""

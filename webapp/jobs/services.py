@@ -145,8 +145,8 @@ def job_finish(
     error: dict[str, Any] | None = None,
 ) -> bool:
     """Record the outcome of the attempt `attempt`: done with `result`, or failed with `error`
-    (its type's on_failed hook runs in the same transaction). False, and nothing written, when
-    the job is no longer this attempt's."""
+    (its type's on_done or on_failed hook runs in the same transaction). False, and nothing
+    written, when the job is no longer this attempt's."""
     now = timezone.now()
     job = Job.objects.filter(pk=job_id).only("kind").first()
     if job is None:
@@ -164,6 +164,8 @@ def job_finish(
             return False
         if error is not None:
             job_type.on_failed(Job.objects.get(pk=job_id))
+        else:
+            job_type.on_done(Job.objects.get(pk=job_id))
     return True
 
 
@@ -235,6 +237,9 @@ def jobs_resend(*, now: datetime | None = None) -> list[int]:
                 continue  # another reaper sent it, or a worker took it
             if _send(job_id, job_type):
                 resent.append(job_id)
+                job = Job.objects.filter(pk=job_id).first()
+                if job is not None:
+                    job_type.on_resent(job, (now - (sent_at or created_at)).total_seconds())
     if resent:
         logger.warning("re-sent jobs.run for jobs owed or queued too long: %s", resent)
     return resent

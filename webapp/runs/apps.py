@@ -12,6 +12,7 @@ class RunsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from .inference import jobs  # noqa: F401 - registers the "runs.explain" and "runs.export" job kinds
         from .signals import connect_name_receivers
 
         connect_name_receivers()

@@ -31,12 +31,6 @@ DEFAULTS: dict[str, Any] = {
     "RUNS_RECORDER_QUEUE": 100_000,
     # Deliberately slows every training step (demos, tests that must catch a run mid-way).
     "RUNS_STEP_DELAY_SECONDS": 0.0,
-    # A pending export sent longer ago than this is taken for lost (its worker died, or Redis lost
-    # the message): the reaper sends runs.export again (backing off), and asking again re-queues it.
-    # Exports take seconds; a slower one only gets a harmless duplicate.
-    "RUNS_EXPORT_STALE_SECONDS": 120.0,
-    # An unfinished explanation sent longer ago than this gets runs.explain sent again (backing off).
-    "RUNS_EXPLAIN_RESEND_SECONDS": 60.0,
     # Crash leftovers (.tmp/.old folders of checkpoints and exports, .part uploads) older than this
     # are removed at worker start and by the reaper, at most once per RUNS_SWEEP_SECONDS.
     "RUNS_LEFTOVER_SECONDS": 3600.0,

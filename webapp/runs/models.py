@@ -25,7 +25,8 @@ TERMINAL_STATUSES = frozenset({RunStatus.SUCCEEDED, RunStatus.FAILED, RunStatus.
 
 
 class ExportStatus(models.TextChoices):
-    """Where the export task (ONNX and the zip) of a succeeded run is."""
+    """Where the export (ONNX and the zip) of a succeeded run is: its latest "runs.export" job's
+    state (webapp/runs/selectors.py::run_export_state)."""
 
     NONE = "none", "Not asked for"
     PENDING = "pending", "Queued or running"
@@ -123,15 +124,6 @@ class Run(models.Model):
     event_seq = models.BigIntegerField(default=0)
     # Moves with every change of what the run's detail shows (see the class docstring).
     version = models.BigIntegerField(default=0)
-    # The export task (ONNX + zip): queued at most once while pending (services.run_export_request).
-    export_status = models.CharField(max_length=10, choices=ExportStatus.choices, default=ExportStatus.NONE)
-    export_requested_at = models.DateTimeField(null=True, blank=True)
-    # How many times the export task was queued for this run (each pending period counts once).
-    export_requests = models.PositiveIntegerField(default=0)
-    export_error = models.TextField(blank=True, default="")
-    # When runs.export was last sent for the pending export; null while pending: the send is owed
-    # (the broker was down), and the reaper sends it (services.run_export_resend).
-    export_sent_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -271,9 +263,6 @@ class Explanation(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    # When runs.explain was last sent; null while unfinished: the send is owed (the broker was
-    # down), and the reaper sends it (services.explanation_resend).
-    sent_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -12,11 +12,14 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, OuterRef, Q, QuerySet, Subquery
+from django.db.models.fields.json import KT
 
 from webapp.accounts.models import Membership, Role, Team, role_at_least
 from webapp.errors import Conflict, DomainError, Forbidden
+from webapp.jobs.models import Job, JobState
 from webapp.metrics.selectors import runs_summaries
+from webapp.queues import RUNS_EXPORT
 
 from . import conf
 from .models import Checkpoint, ExportStatus, Run, RunStatus
@@ -312,12 +315,44 @@ def _files_in(folder: str) -> frozenset[str]:
 
 class ExportState(NamedTuple):
     """What run_exports reads of a run, for a caller that holds its row, not a model instance
-    (webapp/runs/api/detail.py: building a Run was a twentieth of a cached detail's time)."""
+    (webapp/runs/api/detail.py: building a Run was a twentieth of a cached detail's time).
+    `export_job_state`/`export_job_error`: the state and error message of the run's latest
+    "runs.export" job (None: no job), as export_job_annotations reads them."""
 
     pk: int
     status: str
-    export_status: str
-    export_error: str
+    export_job_state: str | None
+    export_job_error: str | None
+
+
+def export_job_annotations() -> dict[str, Subquery]:
+    """Annotations of a Run query with its latest "runs.export" job's state and error message
+    (`export_job_state`, `export_job_error`; None without a job): two indexed subqueries, so a
+    page of runs reads its exports' states in its own query."""
+    latest = Job.objects.filter(kind=RUNS_EXPORT, subject_id=OuterRef("pk")).order_by("-created_at", "-id")
+    return {
+        "export_job_state": Subquery(latest.values("state")[:1]),
+        "export_job_error": Subquery(latest.annotate(message=KT("error__message")).values("message")[:1]),
+    }
+
+
+def run_export_state(run: Run | ExportState) -> tuple[str, str]:
+    """(export status, error) of a run from its latest "runs.export" job: none without one (or a
+    cancelled one), pending while it is queued or running, ready when done, failed with the
+    job's error message. Reads the annotations when the run carries them, else one query."""
+    if isinstance(run, ExportState) or hasattr(run, "export_job_state"):
+        state, error = run.export_job_state, run.export_job_error  # type: ignore[union-attr]
+    else:
+        row = (Job.objects.filter(kind=RUNS_EXPORT, subject_id=run.pk).order_by("-created_at", "-id")
+               .values_list("state", "error").first())
+        state, error = (row[0], (row[1] or {}).get("message")) if row else (None, None)
+    if state in (JobState.QUEUED, JobState.RUNNING):
+        return ExportStatus.PENDING, ""
+    if state == JobState.DONE:
+        return ExportStatus.READY, ""
+    if state == JobState.FAILED:
+        return ExportStatus.FAILED, str(error or "")
+    return ExportStatus.NONE, ""
 
 
 def run_exports(run: Run | ExportState) -> dict[str, Any]:
@@ -334,10 +369,12 @@ def run_exports(run: Run | ExportState) -> dict[str, Any]:
     run_folder = conf.run_folder(run.pk)
     folder = os.path.join(run_folder, EXPORT_FOLDER)
     succeeded = run.status == RunStatus.SUCCEEDED
+    export_status, export_error = run_export_state(run) if succeeded else (ExportStatus.NONE, "")
     files = _files_in(folder) if succeeded else frozenset()
     complete = "export.json" in files
     onnx: bool | str = False
     note = ""
+    tried = "model.onnx" in files  # ONNX made, or tried and impossible for this graph
     if "model.onnx" in files:
         onnx = True
     elif succeeded:
@@ -346,14 +383,18 @@ def run_exports(run: Run | ExportState) -> dict[str, Any]:
             from engine.export import read_export_manifest
 
             manifest_note = read_export_manifest(Path(folder)).get("onnx", {}) or {}
+        tried = "errors" in manifest_note
         if "errors" in manifest_note:
             onnx, note = "unavailable", str(manifest_note.get("note") or "this graph has no ONNX export")
-        elif run.export_status == ExportStatus.PENDING:
+        elif export_status == ExportStatus.PENDING:
             onnx = "pending"
-        elif run.export_status == ExportStatus.FAILED:
-            onnx, note = "unavailable", run.export_error or "the export failed"
+        elif export_status == ExportStatus.FAILED:
+            onnx, note = "unavailable", export_error or "the export failed"
+    if export_status == ExportStatus.NONE and tried and os.path.isfile(os.path.join(run_folder, EXPORT_ZIP)):
+        # The export's job row is gone (removed after its keep time): its files say it finished.
+        export_status = ExportStatus.READY
     return {
-        "status": run.export_status,
+        "status": export_status,
         "safetensors": "model.safetensors" in files,
         "python": "model.py" in files,
         "config": "config.json" in files,

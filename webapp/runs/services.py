@@ -16,16 +16,15 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
 
 from webapp.errors import Conflict, DomainError
 
 from . import conf
-from .models import ExportStatus, Run, RunStatus, Worker
+from .models import Run, RunStatus, Worker
 from .scheduling.devices import run_need
 from .scheduling.leases import _team_freed
-from .scheduling.sends import _queue_export, _queue_train
+from .scheduling.sends import _queue_train, export_job_create
 from .selectors import run_exports
 from .signals import run_finished_send
 from .stream.events import event_emit, finite_or_none
@@ -312,10 +311,6 @@ def run_finish(
     if final_metrics is not None:
         fields["final_metrics"] = final_metrics
     succeeded = status == RunStatus.SUCCEEDED
-    if succeeded:
-        # ONNX and the zip take longer: queued here, once, with the outcome (run_export_request).
-        fields.update(export_status=ExportStatus.PENDING, export_requested_at=now, export_error="",
-                      export_requests=F("export_requests") + 1, export_sent_at=now)
     with transaction.atomic():
         if not Run.objects.filter(pk=run_id, lease_token=lease_token).update(**fields):
             return False
@@ -325,10 +320,12 @@ def run_finish(
         if final_metrics is not None:
             event["final_metrics"] = final_metrics  # the page shows them without asking again
         if succeeded:
-            event["exports"] = run_exports(Run.objects.get(pk=run_id))
+            # ONNX and the zip take longer: their job is created here, with the outcome, so the
+            # exports the event announces are pending (run_export_request).
+            finished = Run.objects.select_related("team", "created_by").get(pk=run_id)
+            export_job_create(run=finished)
+            event["exports"] = run_exports(finished)
         event_emit(run_id=run_id, event=event)
-        if succeeded:
-            _queue_export(run_id)
         Worker.objects.filter(current_run_id=run_id).update(current_run=None)
         _team_freed(run_id)
         run_finished_send(run_id=run_id, status=status)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from webapp.jobs.models import Job
 from webapp.queues import TRAIN_QUEUES
 from webapp.runs.models import Explanation, ExplanationStatus, ExportStatus, Run, RunStatus
 from webapp.runs.stream.events import events_since, flatten
@@ -92,35 +93,38 @@ def test_an_explanation_asked_for_while_the_broker_is_down_is_201_and_sent_once_
     answer = api_a.post(f"/api/runs/{run_a.pk}/explanations/", {"index": 0, "method": "saliency"}, format="json")
     assert answer.status_code in (201, 202), answer.content
     explanation = Explanation.objects.get()
-    assert explanation.status == ExplanationStatus.QUEUED and explanation.sent_at is None  # owed
+    job = Job.objects.get(kind="runs.explain", subject_id=explanation.pk)
+    assert explanation.status == ExplanationStatus.QUEUED and job.send_owed  # owed
     broker.up()
     run_reap()
-    assert broker.take("short") == [("runs.explain", [explanation.pk])]
+    assert broker.take("short") == [("jobs.run", [job.pk])]
     run_reap()
     assert broker.take("short") == []
 
 
-def test_an_export_whose_send_failed_or_whose_worker_was_lost_is_sent_again(run_a: Any, broker: Any, settings: Any) -> None:
+def test_an_export_whose_send_failed_or_whose_worker_was_lost_is_sent_again(run_a: Any, broker: Any) -> None:
+    from webapp.jobs.services import jobs_resend
     from webapp.runs.inference.exports import run_export_request
-    from webapp.runs.scheduling.reaper import run_export_resend
-    from workers.runs import export_run
+    from webapp.runs.selectors import run_exports
+    from workers.jobs import job_execute
 
-    settings.RUNS_EXPORT_STALE_SECONDS = 120.0
     Run.objects.filter(pk=run_a.pk).update(status=RunStatus.SUCCEEDED)
     assert run_export_request(run=run_a)  # the broker is down: pending, owed, no error
     run = Run.objects.get(pk=run_a.pk)
-    assert run.export_status == ExportStatus.PENDING and run.export_sent_at is None
+    job = Job.objects.get(kind="runs.export", subject_id=run.pk)
+    assert run_exports(run)["status"] == ExportStatus.PENDING and job.send_owed
     broker.up()
     now = timezone.now()
-    assert run_export_resend(now=now) == [run_a.pk]
-    assert broker.take("short") == [("runs.export", [run_a.pk])]
-    assert run_export_resend(now=now + timedelta(seconds=60)) == []
+    assert jobs_resend(now=now) == [job.pk]
+    assert broker.take("short") == [("jobs.run", [job.pk])]
+    assert jobs_resend(now=now + timedelta(seconds=60)) == []
     # Its worker was killed: still pending after the deadline, so it is sent again, with a log line.
-    assert run_export_resend(now=now + timedelta(seconds=121)) == [run_a.pk]
-    assert broker.take("short") == [("runs.export", [run_a.pk])]
+    assert jobs_resend(now=now + timedelta(seconds=121)) == [job.pk]
+    assert broker.take("short") == [("jobs.run", [job.pk])]
     logs = [e for e in flatten(events_since(run_id=run_a.pk)) if e["type"] == "log"]
     assert logs and "still pending 121 s" in logs[-1]["message"]
     # A re-send of an export that did finish returns at once.
-    Run.objects.filter(pk=run_a.pk).update(export_status=ExportStatus.READY)
-    assert export_run(run_a.pk) == "done"
-    assert run_export_resend(now=now + timedelta(seconds=3600)) == []
+    Job.objects.filter(pk=job.pk).update(state="done")
+    assert run_exports(run)["status"] == ExportStatus.READY
+    assert job_execute(job.pk) == "not queued"
+    assert jobs_resend(now=now + timedelta(seconds=3600)) == []

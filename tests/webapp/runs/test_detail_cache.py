@@ -15,6 +15,7 @@ from django.core.cache import cache
 from webapp.accounts.services import membership_remove, token_revoke
 from webapp.datasets.services import dataset_rename
 from webapp.graphs.services import graph_rename
+from webapp.jobs.models import Job
 from webapp.runs import conf
 from webapp.runs.api import detail
 from webapp.runs.models import Run, RunStatus
@@ -61,8 +62,8 @@ def test_a_finished_runs_cached_detail_follows_every_change_it_is_made_of(api_a,
          lambda d: d["graph_name"] == "renamed graph"),
         ("the dataset renamed", lambda: dataset_rename(dataset=dataset_a, name="renamed data"),
          lambda d: d["dataset_name"] == "renamed data"),
-        ("the export task's state", lambda: Run.objects.filter(pk=run.pk).update(export_status="failed",
-                                                                                 export_error="no room"),
+        ("the export job's state (no row of the run changes)", lambda: Job.objects.create(
+            kind="runs.export", team_id=run.team_id, subject_id=run.pk, state="failed", error={"message": "no room"}),
          lambda d: d["exports"]["status"] == "failed"),
         ("a zip made on download (no row changes)", lambda: (conf.run_dir(run.pk)).mkdir(parents=True, exist_ok=True)
          or (conf.run_dir(run.pk) / "export.zip").write_bytes(b"PK"),

@@ -91,8 +91,10 @@ def _stream_frames(
 def test_every_event_the_service_emits_fits_its_model(
     user_a: Any, team_a: Any, revision_a: Any, dataset_a: Any
 ) -> None:
+    from webapp.jobs.models import Job
+    from webapp.jobs.services import job_claim, job_error, job_finish
     from webapp.runs import services
-    from webapp.runs.inference import explanations, exports
+    from webapp.runs.inference import explanations
     from webapp.runs.scheduling import leases, reaper
 
     checked_before = dict(event_types.checked_types)
@@ -137,7 +139,9 @@ def test_every_event_the_service_emits_fits_its_model(
         final_metrics={"val/accuracy": 0.9, "val/confusion_matrix": [[1, 0], [0, 1]]},
         extra={"step": 4},
     )
-    exports.run_export_finish(run_id=run.pk, error="export failed: no space left")
+    export_job = Job.objects.get(kind="runs.export", subject_id=run.pk)  # created by run_finish
+    claimed = job_claim(job_id=export_job.pk)
+    job_finish(job_id=export_job.pk, attempt=claimed.attempts, error=job_error("export failed: no space left"))
     services.run_log(run_id=run.pk, level="warning", message="export failed: no space left")
     explanation = explanations.explanation_create(
         run=Run.objects.get(pk=run.pk), user=user_a, index=0, method="saliency"

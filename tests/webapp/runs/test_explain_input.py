@@ -1,7 +1,7 @@
 """POST /api/runs/<id>/explanations/ with the user's own input: a row as in the CSV, an uploaded image.
 
 The row or image goes through the run's preprocessing pipeline (the export's `prepare`), so bad
-input is a 400 naming the field at once; the runs.explain task (called in-process) explains it.
+input is a 400 naming the field at once; its "runs.explain" job (run in-process) explains it.
 """
 
 # ruff: noqa: F811  (the trained-run fixtures of test_predict.py are imported, then used as arguments)
@@ -17,6 +17,7 @@ from PIL import Image
 from sklearn import datasets as skd
 
 from tests.webapp.runs.test_predict import csv_run, digits_run, mlp, openapi, train_for_real  # noqa: F401
+from webapp.jobs.models import Job
 from webapp.runs.models import Explanation
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -33,14 +34,15 @@ def _explain(api, run, body):
 
 
 def test_a_typed_row_is_explained_over_its_columns(api_a, csv_run) -> None:  # noqa: F811
-    from workers.runs import explain_run
+    from workers.jobs import job_execute
 
     run, _ = csv_run
     row = {"age": 62, "colour": "blue", "size": "M", "score": None}
     created = _explain(api_a, run, {"input": row, "method": "integrated_gradients"})
     assert created.status_code == 202, created.json()
     assert created.json()["sample"] == {"input": row}
-    assert explain_run(created.json()["id"]) == "succeeded", Explanation.objects.get().error
+    job = Job.objects.get(kind="runs.explain", subject_id=created.json()["id"])
+    assert job_execute(job.pk) == "done", Explanation.objects.get().error
     result = api_a.get(f"/api/explanations/{created.json()['id']}/").json()["result"]
     predicted = api_a.post(f"/api/runs/{run.pk}/predict/", {"input": row}, format="json").json()
     assert result["prediction"] == predicted["index"]
@@ -63,13 +65,14 @@ def test_an_unknown_category_or_a_word_for_a_number_is_a_400_naming_the_column(
 
 
 def test_an_uploaded_image_is_explained_and_kept_as_given(api_a, digits_run) -> None:  # noqa: F811
-    from workers.runs import explain_run
+    from workers.jobs import job_execute
 
     image = _data_url(skd.load_digits().images[0] * 255 / 16)
     created = _explain(api_a, digits_run, {"image": image, "method": "saliency"})
     assert created.status_code == 202, created.json()
     assert created.json()["sample"] == {"input": image}
-    assert explain_run(created.json()["id"]) == "succeeded", Explanation.objects.get().error
+    job = Job.objects.get(kind="runs.explain", subject_id=created.json()["id"])
+    assert job_execute(job.pk) == "done", Explanation.objects.get().error
     shown = api_a.get(f"/api/explanations/{created.json()['id']}/image/")
     assert shown.status_code == 200 and shown["Content-Type"] == "image/png"
 

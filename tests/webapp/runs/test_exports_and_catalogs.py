@@ -10,7 +10,28 @@ from typing import Any
 
 import pytest
 
+from webapp.jobs.models import Job
 from webapp.runs.models import Run, RunEvent, RunStatus
+
+
+def _export_jobs(run: Run) -> list[Job]:
+    """The run's "runs.export" jobs, oldest first (its export status is the latest one's)."""
+    return list(Job.objects.filter(kind="runs.export", subject_id=run.pk).order_by("created_at", "id"))
+
+
+def _export_sent(run: Run) -> list[tuple[str, str]]:
+    """What sending the run's export jobs puts on the short queue: jobs.run with each job's id."""
+    return [("jobs.run", f"[{job.pk}]") for job in _export_jobs(run)]
+
+
+def _finish_export(run_id: int, error: str = "") -> None:
+    """A worker claims the run's queued export job and records its outcome (ready, or failed)."""
+    from webapp.jobs.services import job_claim, job_error, job_finish
+
+    job = Job.objects.filter(kind="runs.export", subject_id=run_id, state="queued").get()
+    claimed = job_claim(job_id=job.pk)
+    assert claimed is not None
+    assert job_finish(job_id=job.pk, attempt=claimed.attempts, error=job_error(error) if error else None)
 
 
 def _short_queue_tasks() -> list[tuple[str, str]]:
@@ -90,19 +111,19 @@ def test_two_pending_onnx_requests_queue_one_export(api_a: Any, trained_run: Run
     assert first.status_code == second.status_code == 409
     assert first.json()["error"]["code"] == second.json()["error"]["code"] == "export_pending"
     assert second.json()["error"]["exports"]["onnx"] == "pending"
-    trained_run.refresh_from_db()
-    assert trained_run.export_status == "pending" and trained_run.export_requests == 1
-    assert _short_queue_tasks() == [("runs.export", f"[{trained_run.pk}]")]
+    jobs = _export_jobs(trained_run)
+    assert [job.state for job in jobs] == ["queued"]  # pending, asked for once
+    assert _short_queue_tasks() == _export_sent(trained_run)
     assert api_a.get(f"/api/runs/{trained_run.pk}/").json()["exports"]["onnx"] == "pending"
 
 
 def test_a_failed_export_is_shown_and_asking_again_queues_it_again(api_a: Any, trained_run: Run, commits: Any) -> None:
-    from webapp.runs.inference.exports import run_export_finish, run_export_request
+    from webapp.runs.inference.exports import run_export_request
 
     with commits():
         assert run_export_request(run=trained_run) is True
         assert run_export_request(run=trained_run) is False
-    run_export_finish(run_id=trained_run.pk, error="export failed: disk full")
+    _finish_export(trained_run.pk, error="export failed: disk full")
     exports = api_a.get(f"/api/runs/{trained_run.pk}/").json()["exports"]
     assert exports["status"] == "failed" and exports["onnx"] == "unavailable" and "disk full" in exports["note"]
     event = RunEvent.objects.filter(run=trained_run, type="export").get()
@@ -110,24 +131,24 @@ def test_a_failed_export_is_shown_and_asking_again_queues_it_again(api_a: Any, t
 
     with commits():
         assert api_a.get(f"/api/runs/{trained_run.pk}/export/?format=onnx").status_code == 409
-    trained_run.refresh_from_db()
-    assert trained_run.export_status == "pending" and trained_run.export_requests == 2
-    assert [name for name, _ in _short_queue_tasks()] == ["runs.export", "runs.export"]
+    assert [job.state for job in _export_jobs(trained_run)] == ["failed", "queued"]  # pending again
+    assert _short_queue_tasks() == _export_sent(trained_run)
 
 
 def test_a_finished_export_offers_the_onnx_file(api_a: Any, trained_run: Run, commits: Any) -> None:
-    from webapp.runs.inference.exports import run_export_finish, run_export_request
+    from webapp.runs.inference.exports import run_export_request
     from webapp.runs.selectors import run_export_dir
 
     with commits():
         run_export_request(run=trained_run)
     (run_export_dir(trained_run) / "model.onnx").write_bytes(b"onnx bytes")
-    run_export_finish(run_id=trained_run.pk)
+    _finish_export(trained_run.pk)
     exports = api_a.get(f"/api/runs/{trained_run.pk}/").json()["exports"]
     assert exports["status"] == "ready" and exports["onnx"] is True
     download = api_a.get(f"/api/runs/{trained_run.pk}/export/?format=onnx")
     assert download.status_code == 200 and b"".join(download.streaming_content) == b"onnx bytes"
-    assert _short_queue_tasks() == [("runs.export", f"[{trained_run.pk}]")]  # only the one asked for
+    assert _short_queue_tasks() == _export_sent(trained_run)  # only the one asked for
+    assert len(_export_jobs(trained_run)) == 1
 
 
 def test_the_offered_downloads_follow_the_export_folders_files(api_a: Any, trained_run: Run) -> None:
@@ -167,10 +188,10 @@ def test_finishing_a_run_queues_its_export_once_and_status_events_carry_progress
     with commits():
         assert run_finish(run_id=run_a.pk, lease_token=token, status=RunStatus.SUCCEEDED,
                           final_metrics={"test/accuracy": 0.9})
-        run_a.refresh_from_db()
-        assert run_a.export_status == "pending" and run_a.export_requests == 1
+        assert [job.state for job in _export_jobs(run_a)] == ["queued"]  # pending, asked for once
         assert run_export_request(run=run_a) is False  # the page asking too does not queue a second one
-    assert _short_queue_tasks() == [("runs.export", f"[{run_a.pk}]")]
+    assert len(_export_jobs(run_a)) == 1
+    assert _short_queue_tasks() == _export_sent(run_a)
 
     statuses = [e for e in flatten(events_since(run_id=run_a.pk)) if e["type"] == "status"]
     assert [e["status"] for e in statuses] == ["queued", "running", "succeeded"]

@@ -9,8 +9,9 @@ the cache that every web process shares (and in each process's memory, the `loca
 names its version, so a copy is never stale); a request reads the run's head (one indexed row,
 scoped to the user's teams) and the kept document.
 
-What is on disk (`exports`: a zip made on first download changes no row) is listed again for
-every answer and is part of the ETag. A run that is not finished is built every time: its queue
+What is on disk (`exports`: a zip made on first download changes no row) and the state of the
+run's export job (webapp/jobs: it changes no run row either) are read again for every answer (the
+job's state in the head's own query) and are part of the ETag. A run that is not finished is built every time: its queue
 position depends on other runs and its duration on the clock, so it has no ETag either.
 """
 
@@ -24,7 +25,7 @@ from typing import Any, NamedTuple
 from django.core.cache import cache, caches
 
 from ..models import TERMINAL_STATUSES, Run
-from ..selectors import ExportState, run_exports
+from ..selectors import ExportState, export_job_annotations, run_exports
 
 
 class RunHead(NamedTuple):
@@ -34,8 +35,9 @@ class RunHead(NamedTuple):
     version: int
     status: str
     created_at: datetime
-    export_status: str
-    export_error: str
+    # The run's latest "runs.export" job: its state and error message (None: no job).
+    export_job_state: str | None
+    export_job_error: str | None
 
     @property
     def finished(self) -> bool:
@@ -45,13 +47,13 @@ class RunHead(NamedTuple):
 def run_head(*, run_id: int, user_id: int) -> RunHead | None:
     """The run's head if `user_id` is a member of its team, else None (the caller's 404)."""
     row = (Run.objects.filter(pk=run_id, team__memberships__user_id=user_id)
-           .values_list(*RunHead._fields).first())
+           .annotate(**export_job_annotations()).values_list(*RunHead._fields).first())
     return RunHead(*row) if row is not None else None
 
 
 def run_head_exports(head: RunHead) -> dict[str, Any]:
-    """What the run offers for download now (the files on disk and the export task's state)."""
-    return run_exports(ExportState(head.pk, head.status, head.export_status, head.export_error))
+    """What the run offers for download now (the files on disk and the export job's state)."""
+    return run_exports(ExportState(head.pk, head.status, head.export_job_state, head.export_job_error))
 
 
 def _key(head: RunHead) -> str:

@@ -47,6 +47,7 @@ from ..models import Checkpoint, Run, RunStatus
 from ..scheduling.queue import run_queue_position
 from ..selectors import (
     checkpoint_kind,
+    export_job_annotations,
     run_checkpoints,
     run_create_refs,
     run_duration_s,
@@ -304,7 +305,8 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
 
     def list(self, request: Request) -> Response:
         """A page of runs; summaries and best checkpoints read once for the whole page."""
-        page = self.paginate_queryset(self.get_queryset())
+        # The export jobs' states come with the page's own query (no query per run).
+        page = self.paginate_queryset(self.get_queryset().annotate(**export_job_annotations()))
         ids = [run.pk for run in page]
         context = {**self.get_serializer_context(), "queue": False, "summaries": runs_summaries(run_ids=ids),
                    "best_checkpoints": runs_best_checkpoints(run_ids=ids)}

@@ -1,4 +1,5 @@
-"""Explanations of a trained run: asked for (checked, stored queued, sent), run, finished, read."""
+"""Explanations of a trained run: asked for (checked, stored queued, a "runs.explain" job created),
+run (workers/inference.py), finished, read."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from webapp.errors import Conflict, DomainError
+from webapp.jobs.services import job_create
+from webapp.queues import RUNS_EXPLAIN
 
 from .. import conf
 from ..models import Explanation, ExplanationStatus, Run, RunStatus
-from ..scheduling.sends import _queue_explain
 from ..selectors import run_checkpoint_row
 from ..stream.events import event_emit
 from .predict import _require_trained, run_pipeline
@@ -32,7 +34,8 @@ def explanation_create(
     layer: str | None = None,
     checkpoint: str | None = None,
 ) -> Explanation:
-    """Check the request, store the explanation queued and compute it on the short queue.
+    """Check the request, store the explanation queued and create its "runs.explain" job (sent
+    to the short queue after the commit; a broker that is down leaves the send owed to the reaper).
 
     The sample is a test-split `index`, `input` numbers of the feature shape, `input` a row as in
     the user's CSV ({column: raw value}), or `image` an uploaded image as a `data:` URL / base64.
@@ -78,16 +81,15 @@ def explanation_create(
         raise DomainError("invalid", "target must be a non-negative integer (a class index).", field="target")
     sample: dict[str, Any] = {"index": index} if index is not None else {"input": input}
     if checkpoint is not None:
-        sample["checkpoint"] = checkpoint  # the weights explained (workers/runs.py explain_run)
+        sample["checkpoint"] = checkpoint  # the weights explained (workers/inference.py)
     with transaction.atomic():
         explanation = Explanation.objects.create(
             run=run, method=method, sample=sample, target=target, layer=layer or "", created_by=user,
-            sent_at=timezone.now(),
         )
         event_emit(run_id=run.pk, event={
             "type": "explanation", "id": explanation.pk, "status": ExplanationStatus.QUEUED, "method": method,
         })
-        _queue_explain(explanation.pk)
+        job_create(kind=RUNS_EXPLAIN, team=run.team, owner=user, subject_id=explanation.pk)
     return explanation
 
 
@@ -158,6 +160,18 @@ def explanation_finish(
         if error:
             event["error"] = error
         event_emit(run_id=explanation.run_id, event=event)
+
+
+def explanation_fail(*, explanation_id: int, error: str) -> bool:
+    """Record an unfinished explanation failed with `error` (its job failed: the computation
+    raised, its worker was lost too often, or it waited too long); False when it had finished."""
+    unfinished = Explanation.objects.filter(
+        pk=explanation_id, status__in=[ExplanationStatus.QUEUED, ExplanationStatus.RUNNING]
+    )
+    if not unfinished.exists():
+        return False
+    explanation_finish(explanation_id=explanation_id, result=None, error=error or "the explanation failed")
+    return True
 
 
 def explanation_mark_running(*, explanation_id: int) -> bool:

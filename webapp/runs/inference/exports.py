@@ -1,23 +1,23 @@
 """Exports of a run's weights: the export folder written in one rename, ONNX and the zip added by
-the export task, downloads of a run's or of one checkpoint's export.
+the run's "runs.export" job (workers/inference.py), downloads of a run's or of one checkpoint's
+export.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Q
-from django.utils import timezone
 
 from webapp.errors import Conflict, DomainError
+from webapp.jobs.models import UNFINISHED_STATES, Job
+from webapp.queues import RUNS_EXPORT
 
 from .. import conf
-from ..models import ExportStatus, Run, RunStatus
-from ..scheduling.sends import _queue_export
+from ..models import Run, RunStatus
+from ..scheduling.sends import export_job_create
 from ..selectors import (
     run_checkpoint_row,
     run_download_name,
@@ -144,8 +144,8 @@ class RunDownload:
 def run_export_download(*, run: Run, fmt: str) -> RunDownload:
     """The file for `GET /api/runs/<id>/export/?format=fmt`, made first when it can be.
 
-    The zip is built (atomically) on first download when the export task has not made it. A
-    missing ONNX file queues the export task (once while pending: run_export_request) and
+    The zip is built (atomically) on first download when the export job has not made it. A
+    missing ONNX file creates the export job (once while pending: run_export_request) and
     raises Conflict "export_pending" carrying the run's `exports`; a graph without an ONNX form
     raises Conflict "onnx_unavailable" with the exporter's `errors`.
     """
@@ -182,38 +182,31 @@ def run_export_download(*, run: Run, fmt: str) -> RunDownload:
 
 
 def run_export_request(*, run: Run) -> bool:
-    """Queue the export task (ONNX and the zip) of a succeeded run unless one is pending.
+    """Create the export job (ONNX and the zip) of a succeeded run unless one is pending.
 
-    Idempotent: a conditional UPDATE moves the run to export_status "pending" and only the
-    call that made that move queues the task, so any number of requests (two browser tabs,
-    a page reload) queue it once until it finishes or fails. A pending export older than
-    RUNS_EXPORT_STALE_SECONDS counts as lost and may be queued again. True when this call queued it.
+    Idempotent: the run's row is locked while its export jobs are read, so any number of
+    requests (two browser tabs, a page reload) create one job until it finishes or fails. A job
+    whose message or worker was lost is the jobs framework's to send again or fail
+    (webapp/jobs/services.py::jobs_reap). True when this call created it.
     """
-    now = timezone.now()
-    stale = now - timedelta(seconds=float(conf.get("RUNS_EXPORT_STALE_SECONDS")))
     with transaction.atomic():
-        queued = (
-            Run.objects.filter(pk=run.pk, status=RunStatus.SUCCEEDED)
-            .filter(~Q(export_status=ExportStatus.PENDING) | Q(export_requested_at__isnull=True)
-                    | Q(export_requested_at__lt=stale))
-            .update(export_status=ExportStatus.PENDING, export_requested_at=now, export_error="",
-                    export_requests=F("export_requests") + 1, export_sent_at=now)
-        )
-        if queued:
-            _queue_export(run.pk)
-    run.refresh_from_db()
-    return bool(queued)
+        locked = Run.objects.select_for_update(of=("self",)).filter(pk=run.pk, status=RunStatus.SUCCEEDED).first()
+        if locked is None:
+            return False
+        if Job.objects.filter(kind=RUNS_EXPORT, subject_id=run.pk, state__in=UNFINISHED_STATES).exists():
+            return False
+        export_job_create(run=locked)
+    return True
 
 
-def run_export_finish(*, run_id: int, error: str = "") -> None:
-    """Record the export task's outcome (ready, or failed with `error`) and announce it on the stream."""
-    with transaction.atomic():
-        Run.objects.filter(pk=run_id).update(
-            export_status=ExportStatus.FAILED if error else ExportStatus.READY, export_error=error
-        )
-        run = Run.objects.get(pk=run_id)
-        exports = run_exports(run)
-        event_emit(run_id=run_id, event={"type": "export", "status": run.export_status, "exports": exports})
+def run_export_announce(*, run_id: int) -> None:
+    """Announce the export job's outcome (ready or failed: its `exports`) on the run's stream;
+    the job type's hooks call it in the transaction that records the outcome."""
+    run = Run.objects.filter(pk=run_id).first()
+    if run is None:
+        return
+    exports = run_exports(run)
+    event_emit(run_id=run_id, event={"type": "export", "status": exports["status"], "exports": exports})
 
 
 def run_export_checkpoint(*, run: Run) -> str | None:

@@ -1,4 +1,5 @@
-"""The reaper: runs whose worker stopped heartbeating, and every task whose send is owed or lost.
+"""The reaper: runs whose worker stopped heartbeating, runs.train sends owed or lost, and the jobs'
+pass (webapp/jobs: explanations, exports, dataset processing).
 
 Safe to run from many workers at once: every transition is a conditional UPDATE.
 """
@@ -15,12 +16,14 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from webapp.jobs.sending import backed_off
+
 from .. import conf
-from ..models import Explanation, ExportStatus, Run, RunStatus, Worker
+from ..models import Run, RunStatus, Worker
 from ..signals import run_finished_send
 from ..stream.events import event_emit
 from .leases import _team_freed
-from .sends import _UNFINISHED_EXPLANATION, _backed_off, _queue_explain, _queue_export, _queue_train
+from .sends import _queue_train
 
 logger = logging.getLogger(__name__)
 
@@ -41,9 +44,8 @@ def run_reap(
     """Mark runs whose worker stopped heartbeating `interrupted`, then requeue or fail them.
 
     Also sends every task whose send is owed or whose message looks lost: runs.train for runs
-    queued too long (run_resend_queued), runs.export (run_export_resend), runs.explain
-    (explanation_resend), every job's (webapp/jobs: jobs_reap); and removes crash
-    leftovers (leftovers_sweep). Safe to run from many workers at once: every transition is a
+    queued too long (run_resend_queued), every job's (webapp/jobs: jobs_reap, the one path for
+    explanations, exports and dataset processing); and removes crash leftovers (leftovers_sweep). Safe to run from many workers at once: every transition is a
     conditional UPDATE. Returns the ids of the runs it interrupted.
 
     `runs` (run_reap_worker): interrupt these running runs whatever their lease says, and
@@ -96,8 +98,6 @@ def run_reap(
     if runs is not None:
         return reaped
     run_resend_queued(now=now)
-    run_export_resend(now=now)
-    explanation_resend(now=now)
     _jobs_reap(now=now)
     leftovers_sweep(now=now)
     return reaped
@@ -163,7 +163,7 @@ def run_resend_queued(*, now: Any = None) -> list[int]:
         waiting.filter(stale, queued_send_owed=False).values_list("pk", "queued_sent_at", "created_at")
     ):
         last = sent_at or created_at
-        if _backed_off(now=now, last=last, origin=created_at, interval=interval):
+        if backed_off(now=now, last=last, origin=created_at, interval=interval):
             continue  # backing off: not yet waited as long again as at the last send
         with transaction.atomic():
             if not waiting.filter(pk=run_id, queued_sent_at=sent_at).update(queued_sent_at=now):
@@ -178,65 +178,4 @@ def run_resend_queued(*, now: Any = None) -> list[int]:
             _queue_train(run_id, announce=False)
     if resent:
         logger.warning("re-sent runs.train for runs queued too long or owed: %s", resent)
-    return resent
-
-
-def explanation_resend(*, now: Any = None) -> list[int]:
-    """Send runs.explain again for unfinished explanations whose send is owed or looks lost; their ids.
-
-    Owed (sent_at null: the broker was down) ones are sent at every pass until it works. One
-    sent longer than RUNS_EXPLAIN_RESEND_SECONDS ago and still unfinished (a message lost with a
-    Redis restart, a worker killed mid-way) is sent again with the back-off of run_resend_queued.
-    A duplicate is harmless: the task returns at once for a finished explanation.
-    """
-    now = now or timezone.now()
-    interval = float(conf.get("RUNS_EXPLAIN_RESEND_SECONDS"))
-    unfinished = Explanation.objects.filter(status__in=_UNFINISHED_EXPLANATION, run__status=RunStatus.SUCCEEDED)
-    resent: list[int] = []
-    rows = unfinished.filter(Q(sent_at__isnull=True) | Q(sent_at__lt=now - timedelta(seconds=interval)))
-    for explanation_id, sent_at, created_at in list(rows.values_list("pk", "sent_at", "created_at")):
-        if sent_at is not None and _backed_off(now=now, last=sent_at, origin=created_at, interval=interval):
-            continue
-        with transaction.atomic():
-            if not unfinished.filter(pk=explanation_id, sent_at=sent_at).update(sent_at=now):
-                continue  # another reaper sent it, or it finished meanwhile
-            resent.append(explanation_id)
-            _queue_explain(explanation_id)
-    if resent:
-        logger.warning("re-sent runs.explain (owed or lost): %s", resent)
-    return resent
-
-
-def run_export_resend(*, now: Any = None) -> list[int]:
-    """Send runs.export again for pending exports whose send is owed or whose task looks lost; run ids.
-
-    Owed ones (export_sent_at null: the broker was down) are sent at every pass until it works.
-    A pending export sent longer than RUNS_EXPORT_STALE_SECONDS ago is taken for lost (its
-    worker was killed, or Redis lost the message) and sent again, with the back-off of
-    run_resend_queued. A duplicate is harmless: the task returns at once unless the export is
-    pending, and its files are written by atomic renames.
-    """
-    now = now or timezone.now()
-    interval = float(conf.get("RUNS_EXPORT_STALE_SECONDS"))
-    pending = Run.objects.filter(status=RunStatus.SUCCEEDED, export_status=ExportStatus.PENDING)
-    rows = pending.filter(Q(export_sent_at__isnull=True) | Q(export_sent_at__lt=now - timedelta(seconds=interval)))
-    resent: list[int] = []
-    for run_id, sent_at, requested_at in list(rows.values_list("pk", "export_sent_at", "export_requested_at")):
-        lost = sent_at is not None
-        if lost and _backed_off(now=now, last=sent_at, origin=requested_at or sent_at, interval=interval):
-            continue
-        with transaction.atomic():
-            if not pending.filter(pk=run_id, export_sent_at=sent_at).update(export_sent_at=now):
-                continue  # another reaper sent it, or it finished meanwhile
-            resent.append(run_id)
-            if lost:
-                waited = int((now - sent_at).total_seconds())
-                event_emit(run_id=run_id, event={
-                    "type": "log", "level": "warning",
-                    "message": f"the export is still pending {waited} s after it was last asked for; "
-                               "asked again (its worker may have been lost)",
-                })
-            _queue_export(run_id)
-    if resent:
-        logger.warning("re-sent runs.export (owed or lost): %s", resent)
     return resent
