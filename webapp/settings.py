@@ -378,7 +378,7 @@ def caches(kind: str, redis_url: str, instance: str) -> dict[str, Any]:
     if kind == "memory":
         return {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}, "local": local}
     return {"default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "webapp.cache.TolerantRedisCache",
         "LOCATION": redis_url,
         "KEY_PREFIX": f"{instance}:cache",
         "TIMEOUT": 3600,
