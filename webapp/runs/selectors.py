@@ -336,6 +336,13 @@ def export_job_annotations() -> dict[str, Subquery]:
     }
 
 
+def run_export_job(*, run_id: int) -> tuple[str | None, str | None]:
+    """(state, error message) of the run's latest "runs.export" job; (None, None) without one."""
+    row = (Job.objects.filter(kind=RUNS_EXPORT, subject_id=run_id).order_by("-created_at", "-id")
+           .values_list("state", "error").first())
+    return (row[0], (row[1] or {}).get("message")) if row else (None, None)
+
+
 def run_export_state(run: Run | ExportState) -> tuple[str, str]:
     """(export status, error) of a run from its latest "runs.export" job: none without one (or a
     cancelled one), pending while it is queued or running, ready when done, failed with the
@@ -343,9 +350,7 @@ def run_export_state(run: Run | ExportState) -> tuple[str, str]:
     if isinstance(run, ExportState) or hasattr(run, "export_job_state"):
         state, error = run.export_job_state, run.export_job_error  # type: ignore[union-attr]
     else:
-        row = (Job.objects.filter(kind=RUNS_EXPORT, subject_id=run.pk).order_by("-created_at", "-id")
-               .values_list("state", "error").first())
-        state, error = (row[0], (row[1] or {}).get("message")) if row else (None, None)
+        state, error = run_export_job(run_id=run.pk)
     if state in (JobState.QUEUED, JobState.RUNNING):
         return ExportStatus.PENDING, ""
     if state == JobState.DONE:

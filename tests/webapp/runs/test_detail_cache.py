@@ -16,13 +16,23 @@ from webapp.accounts.services import membership_remove, token_revoke
 from webapp.datasets.services import dataset_rename
 from webapp.graphs.services import graph_rename
 from webapp.jobs.models import Job
+from webapp.jobs.services import job_claim, job_finish
 from webapp.runs import conf
 from webapp.runs.api import detail
 from webapp.runs.models import Run, RunStatus
+from webapp.runs.scheduling.sends import export_job_create
 from webapp.runs.services import run_create
 from webapp.runs.stream.events import events_record
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def fail_export(run: Run) -> None:
+    """The run's export job taken by a worker that then fails it (the jobs services' path)."""
+    job = Job.objects.filter(kind="runs.export", subject_id=run.pk, state="queued").get()
+    claimed = job_claim(job_id=job.pk)
+    assert claimed is not None
+    assert job_finish(job_id=job.pk, attempt=claimed.attempts, error={"message": "no room", "code": "failed"})
 
 
 def kept(run: Run, user: Any) -> bool:
@@ -62,9 +72,10 @@ def test_a_finished_runs_cached_detail_follows_every_change_it_is_made_of(api_a,
          lambda d: d["graph_name"] == "renamed graph"),
         ("the dataset renamed", lambda: dataset_rename(dataset=dataset_a, name="renamed data"),
          lambda d: d["dataset_name"] == "renamed data"),
-        ("the export job's state (no row of the run changes)", lambda: Job.objects.create(
-            kind="runs.export", team_id=run.team_id, subject_id=run.pk, state="failed", error={"message": "no room"}),
-         lambda d: d["exports"]["status"] == "failed"),
+        ("the export job queued", lambda: export_job_create(run=run),
+         lambda d: d["exports"]["status"] == "pending"),
+        ("the export job failed", lambda: fail_export(run),
+         lambda d: d["exports"]["status"] == "failed" and d["exports"]["onnx"] == "unavailable"),
         ("a zip made on download (no row changes)", lambda: (conf.run_dir(run.pk)).mkdir(parents=True, exist_ok=True)
          or (conf.run_dir(run.pk) / "export.zip").write_bytes(b"PK"),
          lambda d: d["exports"]["zip"] is True),
@@ -158,7 +169,7 @@ def test_a_document_built_inside_a_transaction_is_not_served_for_a_later_write_o
     with transaction.atomic():
         Run.objects.filter(pk=run.pk).update(name="first")
         head = detail.run_head(run_id=run.pk, user_id=user_a.pk)
-        document = detail.run_detail_document(head=head, exports=detail.run_head_exports(head),
+        document = detail.run_detail_document(head=head, kept=None, exports=detail.run_head_exports(head, None),
                                               render=lambda: RunSerializer(Run.objects.get(pk=run.pk)).data)
         assert document["name"] == "first"
         assert kept(run, user_a)

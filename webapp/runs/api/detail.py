@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 from django.core.cache import cache, caches
 
 from ..models import TERMINAL_STATUSES, Run
-from ..selectors import ExportState, export_job_annotations, run_exports
+from ..selectors import ExportState, run_export_job, run_exports
 
 
 class RunHead(NamedTuple):
@@ -35,9 +35,6 @@ class RunHead(NamedTuple):
     version: int
     status: str
     created_at: datetime
-    # The run's latest "runs.export" job: its state and error message (None: no job).
-    export_job_state: str | None
-    export_job_error: str | None
 
     @property
     def finished(self) -> bool:
@@ -47,18 +44,35 @@ class RunHead(NamedTuple):
 def run_head(*, run_id: int, user_id: int) -> RunHead | None:
     """The run's head if `user_id` is a member of its team, else None (the caller's 404)."""
     row = (Run.objects.filter(pk=run_id, team__memberships__user_id=user_id)
-           .annotate(**export_job_annotations()).values_list(*RunHead._fields).first())
+           .values_list(*RunHead._fields).first())
     return RunHead(*row) if row is not None else None
-
-
-def run_head_exports(head: RunHead) -> dict[str, Any]:
-    """What the run offers for download now (the files on disk and the export job's state)."""
-    return run_exports(ExportState(head.pk, head.status, head.export_job_state, head.export_job_error))
 
 
 def _key(head: RunHead) -> str:
     # created_at too: a database made again from nothing reuses ids, the cache may outlive it.
     return f"run-detail:{head.pk}:{head.created_at.timestamp():.6f}:{head.version}"
+
+
+def run_detail_kept(head: RunHead) -> dict[str, Any] | None:
+    """What is kept of a finished run at its version: {"document": the serializer's document
+    without `exports`, "export": [its export job's state, error]}, or None."""
+    if not head.finished:
+        return None
+    key = _key(head)
+    local = caches["local"]  # this process's copy: the key names the version, so never stale
+    kept = local.get(key)
+    if kept is None:
+        kept = cache.get(key)
+        if kept is not None:
+            local.set(key, kept)
+    return kept
+
+
+def run_head_exports(head: RunHead, kept: dict[str, Any] | None) -> dict[str, Any]:
+    """What the run offers for download now: the files on disk, and its export job's state (kept
+    with the document, else read)."""
+    state, error = kept["export"] if kept is not None else run_export_job(run_id=head.pk)
+    return run_exports(ExportState(head.pk, head.status, state, error))
 
 
 def run_detail_etag(head: RunHead, exports: dict[str, Any]) -> str | None:
@@ -69,19 +83,21 @@ def run_detail_etag(head: RunHead, exports: dict[str, Any]) -> str | None:
     return f'"{_key(head).removeprefix("run-detail:").replace(":", "-")}-{files}"'
 
 
-def run_detail_document(*, head: RunHead, exports: dict[str, Any],
+def run_detail_document(*, head: RunHead, kept: dict[str, Any] | None, exports: dict[str, Any],
                         render: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """The run's detail document: `render()`'s (the serializer's), kept per version when finished."""
+    """The run's detail document: `render()`'s (the serializer's), kept per version when finished.
+
+    The export job's state is kept beside it: its changes move the run's version too
+    (inference/jobs.py), so both are current for the version in the key.
+    """
     if not head.finished:
         return render()
-    key = _key(head)
-    local = caches["local"]  # this process's copy: the key names the version, so never stale
-    document = local.get(key)
-    if document is None:
-        document = cache.get(key)
-        if document is None:
-            document = dict(render())
-            document.pop("exports", None)
-            cache.set(key, document)
-        local.set(key, document)
-    return {**document, "exports": exports}
+    if kept is None:
+        state, error = run_export_job(run_id=head.pk)  # before the render: never older than it
+        document = dict(render())
+        document.pop("exports", None)
+        kept = {"document": document, "export": [state, error]}
+        key = _key(head)
+        cache.set(key, kept)
+        caches["local"].set(key, kept)
+    return {**kept["document"], "exports": exports}

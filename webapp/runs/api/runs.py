@@ -57,7 +57,14 @@ from ..selectors import (
 )
 from ..services import run_cancel, run_create, run_update
 from ..stream.events import run_progress
-from .detail import RunHead, run_detail_document, run_detail_etag, run_head, run_head_exports
+from .detail import (
+    RunHead,
+    run_detail_document,
+    run_detail_etag,
+    run_detail_kept,
+    run_head,
+    run_head_exports,
+)
 from .explanations import ExplanationCreateSerializer, ExplanationSerializer
 from .params import _AnyFormat, _query_int, metric_query
 from .schema import (
@@ -299,7 +306,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         if head is None:
             return super().retrieve(request, pk=pk)  # ?team= scoping, a malformed or unknown id: the usual path
         return Response(run_detail_document(
-            head=head, exports=request._run_exports,
+            head=head, kept=request._run_kept, exports=request._run_exports,
             render=lambda: super(RunViewSet, self).retrieve(request, pk=pk).data,
         ))
 
@@ -472,7 +479,8 @@ def _detail_head(request: Request, pk: str | None) -> RunHead | None:
         run_id = detail_run_id(pk)
         head = None if request.query_params or run_id is None else run_head(run_id=run_id, user_id=request.user.pk)
         request._run_head = head
-        request._run_exports = run_head_exports(head) if head is not None else None
+        request._run_kept = run_detail_kept(head) if head is not None else None
+        request._run_exports = run_head_exports(head, request._run_kept) if head is not None else None
     return request._run_head
 
 

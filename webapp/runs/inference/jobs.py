@@ -56,15 +56,19 @@ class ExportJob(JobType):
             })
 
     def on_done(self, job: Job) -> None:
-        from .exports import run_export_announce
-
-        if job.subject_id is not None:
-            run_export_announce(run_id=job.subject_id)
+        self._ended(job)
 
     def on_failed(self, job: Job) -> None:
+        self._ended(job)
+
+    def _ended(self, job: Job) -> None:
+        """The run's version moves (its detail shows the export's state), then the outcome is
+        announced on its stream."""
+        from ..models import Run
         from .exports import run_export_announce
 
         if job.subject_id is not None:
+            Run.objects.filter(pk=job.subject_id).touch()
             run_export_announce(run_id=job.subject_id)
 
 

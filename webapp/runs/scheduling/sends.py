@@ -49,4 +49,6 @@ def _queue_train(run_id: int, *, announce: bool = True) -> None:
 def export_job_create(*, run: Run) -> Job:
     """Create the "runs.export" job (ONNX and the zip) of a succeeded run: its export is pending
     until the job ends (selectors.run_export_state)."""
-    return job_create(kind=RUNS_EXPORT, team=run.team, owner=run.created_by, subject_id=run.pk)
+    job = job_create(kind=RUNS_EXPORT, team=run.team, owner=run.created_by, subject_id=run.pk)
+    Run.objects.filter(pk=run.pk).touch()  # the detail shows the export's state (api/detail.py)
+    return job
