@@ -196,12 +196,21 @@ TEMPLATES = [
 # --- database -----------------------------------------------------------------------------
 
 DATABASE_URL = os.environ.get("DATABASE_URL", "").strip()
-if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=60)}
+
+
+def postgres_database(url: str, *, conn_max_age: int) -> dict[str, Any]:
+    """A DATABASES entry for a PostgreSQL URL, with psycopg's own prepared statements when
+    NETLOOM_PG_PREPARE is on (the test and bench stacks build theirs with it too)."""
+    database = dj_database_url.parse(url, conn_max_age=conn_max_age)
     if env_bool("NETLOOM_PG_PREPARE", False):
         # psycopg prepares a statement once a connection has run it this often; needs the
         # parameters bound on the server (Django binds them on the client by default).
-        DATABASES["default"].setdefault("OPTIONS", {}).update(server_side_binding=True, prepare_threshold=2)
+        database.setdefault("OPTIONS", {}).update(server_side_binding=True, prepare_threshold=2)
+    return database
+
+
+if DATABASE_URL:
+    DATABASES = {"default": postgres_database(DATABASE_URL, conn_max_age=60)}
 else:
     VAR_DIR.mkdir(exist_ok=True)
     DATABASES = {

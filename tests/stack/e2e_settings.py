@@ -12,12 +12,10 @@ Environment (set by tests/stack/stack.py):
 
 import os
 
-import dj_database_url
-
 from webapp.settings import *  # noqa: F403
 
 DATABASES = {
-    "default": dj_database_url.parse(os.environ["NETLOOM_E2E_DB_URL"], conn_max_age=0)
+    "default": postgres_database(os.environ["NETLOOM_E2E_DB_URL"], conn_max_age=0)  # noqa: F405
 } if os.environ.get("NETLOOM_E2E_DB_URL") else {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
