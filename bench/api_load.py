@@ -1,14 +1,14 @@
 """`GET /api/runs/<id>/` under load, alone and with a run training beside it .
 
-Starts the real stack (tests/stack/stack.py with bench/stack_settings.py: a SQLite file, the
+Starts the real stack (tests/stack/stack.py with bench/stack/settings.py: a SQLite file, the
 machine's Redis under a prefix of its own, the web tier through webapp/serve.py with
 `--web-workers` processes, a training worker and a short-job worker) and measures, one after the
 other in one invocation:
 
 0. the baselines, the same load on bench-only answers: `raw`, a bare WSGI callable answering a
-   constant body before Django is asked (bench/stack_wsgi.py, served by the front only:
+   constant body before Django is asked (bench/stack/wsgi.py, served by the front only:
    nginx, granian's glue and wrk on the same cores, the floor of any Python answer here),
-   and two bench-only views (bench/stack_urls.py): `bare`, a
+   and two bench-only views (bench/stack/urls.py): `bare`, a
    plain Django view answering the same body (the web tier, the middleware and Django's handler:
    the ceiling of this machine for any Django view), and `token`, a DRF view with the service's
    token authentication and permission answering the same body;
@@ -134,9 +134,9 @@ def main() -> None:
     from tests.stack.test_run_e2e import wait_status
 
     tmp = Path(tempfile.mkdtemp(prefix="netloom-api-load-"))
-    env = {"DJANGO_SETTINGS_MODULE": "bench.stack_settings", "NETLOOM_WEB_LOG_LEVEL": "warning",
+    env = {"DJANGO_SETTINGS_MODULE": "bench.stack.settings", "NETLOOM_WEB_LOG_LEVEL": "warning",
            "NETLOOM_WEB_WORKERS": str(args.web_workers),  # the stack's test default is one process
-           "NETLOOM_WSGI_APP": "bench.stack_wsgi:application"}  # the raw baseline, then the service
+           "NETLOOM_WSGI_APP": "bench.stack.wsgi:application"}  # the raw baseline, then the service
     with ServiceStack(tmp, RedisServer.shared(db=6), env=env, split_workers=True) as stack:
         target = stack.create_run(epochs=1)
         wait_status(stack, target["id"], {"succeeded", "failed"})

@@ -5,7 +5,7 @@ running again on another worker, over several trials (docs/benchmarks.md, "Recov
 
 A real stack (tests/stack/stack.py: its own database, Redis prefix, the ASGI server) with two training
 workers (solo pool, `-Q train,short`) and the production timings of webapp/runs/conf.py (lease,
-heartbeat, reaper: bench/recovery_settings.py). Each trial starts a long run, waits until
+heartbeat, reaper: bench/stack/recovery_settings.py). Each trial starts a long run, waits until
 it is running, SIGKILLs the worker that trains it, and times until GET /api/runs/<id>/ says `running`
 on the other worker; then it cancels the run and starts a worker again under the killed one's
 name. `--write` puts the figures into docs/benchmarks.md.
@@ -90,7 +90,7 @@ def trials(count: int) -> list[float]:
     figures: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         redis = RedisServer.shared(db=5)
-        env = {"DJANGO_SETTINGS_MODULE": "bench.recovery_settings"}
+        env = {"DJANGO_SETTINGS_MODULE": "bench.stack.recovery_settings"}
         with ServiceStack(Path(tmp), redis, step_delay=0.05, env=env) as stack:
             stack.stop_worker()  # the stack's own worker: replaced by two named ones
             workers = Workers(stack)

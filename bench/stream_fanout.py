@@ -260,7 +260,7 @@ def main() -> None:
     from tests.stack.stack import RedisServer, ServiceStack
 
     tmp = Path(tempfile.mkdtemp(prefix="netloom-fanout-"))
-    env = {"DJANGO_SETTINGS_MODULE": "bench.stack_settings", "NETLOOM_WEB_LOG_LEVEL": "warning"}
+    env = {"DJANGO_SETTINGS_MODULE": "bench.stack.settings", "NETLOOM_WEB_LOG_LEVEL": "warning"}
     rows: list[dict[str, Any]] = []
     with ServiceStack(tmp, RedisServer.shared(db=6), env=env) as stack:
         stack.stop_worker()  # the runs stay queued: this process plays the workers

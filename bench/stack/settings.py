@@ -8,7 +8,7 @@ from tests.stack.e2e_settings import *  # noqa: F403
 
 NETLOOM_CHECK_EVENTS = False
 LOGGING = {**LOGGING, "root": {"handlers": ["console"], "level": "ERROR"}}  # noqa: F405
-ROOT_URLCONF = "bench.stack_urls"  # the service's URLs plus the baselines of bench/api_load.py
+ROOT_URLCONF = "bench.stack.urls"  # the service's URLs plus the baselines of bench/api_load.py
 # Persistent connections as in production (webapp/settings.py: conn_max_age=60, no health
 # checks); the test stacks' conn_max_age=0 opened a new connection per request, which is not what
 # a deployment measures. No health checks either: a `SELECT 1` before each request's first

@@ -15,10 +15,10 @@ from typing import Any
 
 from webapp.wsgi import application as service
 
-# After webapp.wsgi, which sets Django up: stack_urls imports DRF, which needs the apps loaded.
+# After webapp.wsgi, which sets Django up: bench.stack.urls imports DRF, which needs the apps loaded.
 RAW_PATH = "/bench/raw/"
 
-from bench.stack_urls import BODY  # noqa: E402
+from bench.stack.urls import BODY  # noqa: E402
 
 RAW = json.dumps(BODY).encode()
 HEADERS = [("Content-Type", "application/json"), ("Content-Length", str(len(RAW)))]
