@@ -169,7 +169,9 @@ def test_a_document_built_inside_a_transaction_is_not_served_for_a_later_write_o
     with transaction.atomic():
         Run.objects.filter(pk=run.pk).update(name="first")
         head = detail.run_head(run_id=run.pk, user_id=user_a.pk)
-        document = detail.run_detail_document(head=head, kept=None, exports=detail.run_head_exports(head, None),
+        export = detail.run_head_export(head, None)
+        document = detail.run_detail_document(head=head, kept=None, export=export,
+                                              exports=detail.run_head_exports(head, export),
                                               render=lambda: RunSerializer(Run.objects.get(pk=run.pk)).data)
         assert document["name"] == "first"
         assert kept(run, user_a)

@@ -68,11 +68,17 @@ def run_detail_kept(head: RunHead) -> dict[str, Any] | None:
     return kept
 
 
-def run_head_exports(head: RunHead, kept: dict[str, Any] | None) -> dict[str, Any]:
-    """What the run offers for download now: the files on disk, and its export job's state (kept
-    with the document, else read)."""
-    state, error = kept["export"] if kept is not None else run_export_job(run_id=head.pk)
-    return run_exports(ExportState(head.pk, head.status, state, error))
+def run_head_export(head: RunHead, kept: dict[str, Any] | None) -> tuple[str | None, str | None]:
+    """The run's export job's (state, error): kept with the document, else read (once a request)."""
+    if kept is not None:
+        state, error = kept["export"]
+        return state, error
+    return run_export_job(run_id=head.pk)
+
+
+def run_head_exports(head: RunHead, export: tuple[str | None, str | None]) -> dict[str, Any]:
+    """What the run offers for download now: the files on disk and its export job's state."""
+    return run_exports(ExportState(head.pk, head.status, *export))
 
 
 def run_detail_etag(head: RunHead, exports: dict[str, Any]) -> str | None:
@@ -83,7 +89,8 @@ def run_detail_etag(head: RunHead, exports: dict[str, Any]) -> str | None:
     return f'"{_key(head).removeprefix("run-detail:").replace(":", "-")}-{files}"'
 
 
-def run_detail_document(*, head: RunHead, kept: dict[str, Any] | None, exports: dict[str, Any],
+def run_detail_document(*, head: RunHead, kept: dict[str, Any] | None,
+                        export: tuple[str | None, str | None], exports: dict[str, Any],
                         render: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     """The run's detail document: `render()`'s (the serializer's), kept per version when finished.
 
@@ -93,10 +100,9 @@ def run_detail_document(*, head: RunHead, kept: dict[str, Any] | None, exports: 
     if not head.finished:
         return render()
     if kept is None:
-        state, error = run_export_job(run_id=head.pk)  # before the render: never older than it
-        document = dict(render())
+        document = dict(render())  # `export` was read before it: never newer than the document
         document.pop("exports", None)
-        kept = {"document": document, "export": [state, error]}
+        kept = {"document": document, "export": list(export)}
         key = _key(head)
         cache.set(key, kept)
         caches["local"].set(key, kept)

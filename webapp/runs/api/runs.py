@@ -63,6 +63,7 @@ from .detail import (
     run_detail_etag,
     run_detail_kept,
     run_head,
+    run_head_export,
     run_head_exports,
 )
 from .explanations import ExplanationCreateSerializer, ExplanationSerializer
@@ -306,7 +307,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         if head is None:
             return super().retrieve(request, pk=pk)  # ?team= scoping, a malformed or unknown id: the usual path
         return Response(run_detail_document(
-            head=head, kept=request._run_kept, exports=request._run_exports,
+            head=head, kept=request._run_kept, export=request._run_export, exports=request._run_exports,
             render=lambda: super(RunViewSet, self).retrieve(request, pk=pk).data,
         ))
 
@@ -479,8 +480,11 @@ def _detail_head(request: Request, pk: str | None) -> RunHead | None:
         run_id = detail_run_id(pk)
         head = None if request.query_params or run_id is None else run_head(run_id=run_id, user_id=request.user.pk)
         request._run_head = head
-        request._run_kept = run_detail_kept(head) if head is not None else None
-        request._run_exports = run_head_exports(head, request._run_kept) if head is not None else None
+        request._run_kept = request._run_export = request._run_exports = None
+        if head is not None and head.finished:  # an unfinished run is rendered whole, exports included
+            request._run_kept = run_detail_kept(head)
+            request._run_export = run_head_export(head, request._run_kept)
+            request._run_exports = run_head_exports(head, request._run_export)
     return request._run_head
 
 
