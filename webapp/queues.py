@@ -46,9 +46,11 @@ RUNS_TRAIN = "runs.train"
 RUNS_REAP = "runs.reap"
 # Every job (webapp/jobs) of any kind: one task, args [job_id], on the queue its kind names.
 JOBS_RUN = "jobs.run"
-# Job kinds (run by jobs.run, not tasks of their own): an explanation, a run's ONNX and zip.
+# Job kinds (run by jobs.run, not tasks of their own): an explanation, a run's ONNX and zip, an
+# evaluation asked for asynchronously.
 RUNS_EXPLAIN = "runs.explain"
 RUNS_EXPORT = "runs.export"
+RUNS_EVALUATE = "runs.evaluate"
 # What an older server sent for an upload; the worker still takes it (workers/datasets.py).
 DATASETS_PROCESS = "datasets.process"
 

@@ -1,4 +1,5 @@
-"""Inference work on the workers: the handlers of "runs.explain" and "runs.export" jobs
+"""Inference work on the workers: the handlers of "runs.explain", "runs.export" and
+"runs.evaluate" jobs
 (webapp/runs/inference/jobs.py declares the kinds). Thin: load, check, call, record.
 
 A handler that raises JobFailed fails its job; the kind's on_failed hook records the explanation
@@ -11,8 +12,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from webapp.errors import DomainError
 from webapp.jobs.models import Job
-from webapp.queues import RUNS_EXPLAIN, RUNS_EXPORT
+from webapp.queues import RUNS_EVALUATE, RUNS_EXPLAIN, RUNS_EXPORT
+from webapp.runs.inference.evaluation import run_evaluation_create
 from webapp.runs.inference.explanations import (
     explanation_finish,
     explanation_input_prepare,
@@ -84,3 +87,15 @@ def explain_job(job: Job, progress: Progress) -> dict[str, Any]:
         raise JobFailed(str(exc), code="explain_failed") from exc
     explanation_finish(explanation_id=explanation.pk, result=result.to_json(include_png=False), png=result.png)
     return {"explanation": explanation.pk, "status": "succeeded"}
+
+
+@job_handler(RUNS_EVALUATE)
+def evaluate_job(job: Job, progress: Progress) -> dict[str, Any]:
+    """Evaluate the run's final model (or the checkpoint its params name) and store it."""
+    run = Run.objects.select_related("graph_revision", "dataset").filter(pk=job.subject_id).first()
+    if run is None:
+        raise JobFailed(f"Run {job.subject_id} no longer exists.", code="not_found")
+    try:
+        return run_evaluation_create(run=run, checkpoint=(job.params or {}).get("checkpoint") or None)
+    except DomainError as exc:  # the run changed since it was asked for (a checkpoint pruned)
+        raise JobFailed(exc.message, code=exc.code) from exc

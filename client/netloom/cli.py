@@ -514,6 +514,29 @@ def cmd_explain(args: argparse.Namespace, out: Output) -> int:
     return EXIT_OK
 
 
+def cmd_evaluate(args: argparse.Namespace, out: Output) -> int:
+    from tqdm import tqdm
+
+    with _client(args) as client, tqdm(
+        total=1, desc=f"evaluating run {args.run}", file=sys.stderr, disable=out.json,
+        bar_format="{desc}: {postfix} {elapsed}",
+    ) as bar:  # fmt: skip
+        def moved(job: Any) -> None:
+            bar.set_postfix_str(job["state"])
+
+        report = client.evaluate(args.run, checkpoint=args.checkpoint, progress=moved)
+    which = f"checkpoint {args.checkpoint}" if args.checkpoint else "the final weights"
+    lines = [f"evaluation of run {args.run} ({which}) on {report.get('rows')} {report.get('split')} rows"]
+    figures = {**{f"macro {k}": v for k, v in (report.get("macro") or {}).items()}, **report}
+    for name in ("accuracy", "macro f1", "mae", "rmse", "r2"):
+        if isinstance(figures.get(name), (int, float)):
+            lines.append(f"  {name}: {float(figures[name]):.4f}")
+    if report.get("misclassified_total") is not None:
+        lines.append(f"  misclassified: {report['misclassified_total']}")
+    out.result(report, lines)
+    return EXIT_OK
+
+
 # --- the parser -------------------------------------------------------------------------------
 
 
@@ -841,6 +864,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     export.add_argument("--out", default=".", metavar="DIR")
     export.add_argument("--checkpoint", metavar="NAME", help="a kept checkpoint's weights (best, epoch-0003, ...)")
+    evaluate = add(
+        commands, "evaluate", cmd_evaluate,
+        "evaluate a run's final weights (or a kept checkpoint) on its test split, on the server's workers",
+    )  # fmt: skip
+    evaluate.add_argument("run", type=int)
+    evaluate.add_argument("--checkpoint", metavar="NAME", help="a kept checkpoint (best, epoch-0003, ...)")
     explain = add(
         commands, "explain", cmd_explain, "why the model answered as it did on a test row"
     )

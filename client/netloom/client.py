@@ -21,10 +21,12 @@ from netloom.api_types import (
     CheckpointJson,
     CompareAnswer,
     Dataset,
+    EvaluationAnswer,
     Explanation,
     Graph,
     GraphDetail,
     InitPlanAnswer,
+    Job,
     LogEvent,
     Me,
     NewToken,
@@ -37,7 +39,7 @@ from netloom.api_types import (
     UserTeam,
     ValidationReport,
 )
-from netloom.errors import ApiError, ConnectionFailed, DatasetFailed, NetloomError
+from netloom.errors import ApiError, ConnectionFailed, DatasetFailed, JobFailed, NetloomError
 
 FINAL_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
 EXPORT_FORMATS = ("safetensors", "python", "onnx", "config", "zip")
@@ -627,6 +629,45 @@ class Client:
                 Explanation, self._json("GET", f"/api/explanations/{explanation['id']}/")
             )
         return explanation
+
+
+    def evaluate(
+        self,
+        run_id: int,
+        *,
+        checkpoint: str | None = None,
+        wait: float = 600.0,
+        progress: Callable[[Job], None] | None = None,
+    ) -> EvaluationAnswer:
+        """Evaluate the run's final model (or a kept `checkpoint`) on its test split, as a job on
+        the server's workers; the stored evaluation once the job is done."""
+        body = {"checkpoint": checkpoint} if checkpoint else {}
+        job = cast(Job, self._json("POST", f"/api/runs/{run_id}/evaluation/", json=body,
+                                   headers={"Prefer": "respond-async"}))
+        job = self.job_wait(job["id"], timeout=wait, progress=progress)
+        return cast(EvaluationAnswer, job["result"])
+
+    def job_wait(
+        self,
+        job_id: int,
+        *,
+        timeout: float = 600.0,
+        poll: float = 0.5,
+        progress: Callable[[Job], None] | None = None,
+    ) -> Job:
+        """Wait until a job (GET /api/jobs/<id>/) is done: the job, or JobFailed with its error."""
+        deadline = time.monotonic() + timeout
+        while True:
+            job = cast(Job, self._json("GET", f"/api/jobs/{job_id}/"))
+            if progress:
+                progress(job)
+            if job["state"] == "done":
+                return job
+            if job["state"] in ("failed", "cancelled"):
+                raise JobFailed(cast(dict[str, Any], job))
+            if time.monotonic() > deadline:
+                raise NetloomError(f"job {job_id} ({job['kind']}) is still {job['state']} after {timeout:.0f} s")
+            time.sleep(poll)
 
 
 def _api_error(response: httpx.Response) -> ApiError:

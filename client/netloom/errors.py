@@ -95,6 +95,16 @@ class DatasetFailed(NetloomError):
         super().__init__(describe_location(self.error))
 
 
+class JobFailed(NetloomError):
+    """A job on the server (GET /api/jobs/<id>/) failed or was cancelled; `error` is its error JSON."""
+
+    def __init__(self, job: dict[str, Any]) -> None:
+        self.job = job
+        self.error = job.get("error") or {}
+        message = self.error.get("message") or f"the job was {job.get('state')}"
+        super().__init__(f"{job.get('kind')} job {job.get('id')} {job.get('state')}: {message}")
+
+
 def describe_location(error: dict[str, Any]) -> str:
     """'row 7, column "age": not a number' from the engine's DataError JSON."""
     where = []

@@ -149,6 +149,15 @@ def test_login_upload_push_train_follow_and_export_then_load_the_weights_in_torc
     assert why.returncode == 0, why.stderr
     assert "prediction:" in why.stdout and "petal_length" in why.stdout
 
+    # Evaluate it on the server's workers (a "runs.evaluate" job): the figures, and the JSON stored.
+    judged = netloom("evaluate", str(run_id), "--json", env=user_env)
+    assert judged.returncode == 0, judged.stderr + stack.logs()
+    report = json.loads(judged.stdout)
+    assert report["run"] == run_id and report["checkpoint"] is None and report["rows"] > 0
+    said = netloom("evaluate", str(run_id), env=user_env)
+    assert said.returncode == 0, said.stderr
+    assert f"evaluation of run {run_id} (the final weights)" in said.stdout and "accuracy:" in said.stdout
+
 
 def test_a_bad_spec_push_prints_the_node_keyed_errors_and_saves_nothing(
     stack: ServiceStack, user_env: dict[str, str], tmp_path: Path

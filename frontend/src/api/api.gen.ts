@@ -648,10 +648,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description GET: the stored evaluation (final model, or ?checkpoint=); POST {checkpoint?}: compute it now. */
+        /**
+         * @description GET: the stored evaluation (final model, or ?checkpoint=); POST {checkpoint?}: compute it
+         *     now (200), or with `Prefer: respond-async` queue it as a job (202, the job; its result is
+         *     the evaluation).
+         */
         get: operations["runs_evaluation_retrieve"];
         put?: never;
-        /** @description GET: the stored evaluation (final model, or ?checkpoint=); POST {checkpoint?}: compute it now. */
+        /**
+         * @description GET: the stored evaluation (final model, or ?checkpoint=); POST {checkpoint?}: compute it
+         *     now (200), or with `Prefer: respond-async` queue it as a job (202, the job; its result is
+         *     the evaluation).
+         */
         post: operations["runs_evaluation_create"];
         delete?: never;
         options?: never;
@@ -6622,7 +6630,10 @@ export interface operations {
     runs_evaluation_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description "respond-async": queue the work as a job and answer 202 with it (poll its Location) instead of doing it in the request (200). */
+                Prefer?: string;
+            };
             path: {
                 /** @description A unique integer value identifying this run. */
                 id: number;
@@ -6641,6 +6652,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["EvaluationAnswer"];
+                };
+            };
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
                 };
             };
             /** @description The request is not valid (the body says which field and why). */

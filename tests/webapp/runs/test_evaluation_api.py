@@ -112,3 +112,32 @@ def test_a_misspelt_key_is_refused_not_read_as_the_final_model(api_a, csv_run) -
     answer = api_a.post(f"/api/runs/{run.pk}/evaluation/", {"checkpiont": "best"}, format="json")
     assert answer.status_code == 400, answer.json()
     assert answer.json()["error"]["fields"] == {"checkpiont": ["Not a field of this request; it takes: checkpoint."]}
+
+
+def test_an_evaluation_asked_for_asynchronously_is_a_job_whose_result_is_the_stored_evaluation(
+    api_a, csv_run, openapi  # noqa: F811
+) -> None:
+    """`Prefer: respond-async`: 202 with the job (and where to poll it); a worker runs it; the
+    job's result and the stored evaluation are the same. Refusals are the synchronous path's."""
+    from webapp.jobs.models import Job
+    from workers.jobs import job_execute
+
+    run, _ = csv_run
+    name = next(c.path for c in Checkpoint.objects.filter(run=run)).rsplit("/", 1)[-1]
+    missing = api_a.post(f"/api/runs/{run.pk}/evaluation/", {"checkpoint": "epoch-9999"}, format="json",
+                         HTTP_PREFER="respond-async")
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "checkpoint_missing"
+    assert not Job.objects.filter(kind="runs.evaluate").exists(), "a refused request queues nothing"
+
+    asked = api_a.post(f"/api/runs/{run.pk}/evaluation/", {"checkpoint": name}, format="json",
+                       HTTP_PREFER="respond-async")
+    job = check(openapi, asked, "/api/runs/{id}/evaluation/", "post")
+    assert asked.status_code == 202 and asked["Preference-Applied"] == "respond-async"
+    assert job["kind"] == "runs.evaluate" and job["state"] == "queued" and job["subject_id"] == run.pk
+    assert asked["Location"].endswith(f"/api/jobs/{job['id']}/")
+
+    assert job_execute(job["id"]) == "done"  # what the worker's jobs.run does
+    done = api_a.get(f"/api/jobs/{job['id']}/").json()
+    assert done["state"] == "done", done
+    stored = api_a.get(f"/api/runs/{run.pk}/evaluation/?checkpoint={name}").json()
+    assert done["result"] == stored and stored["checkpoint"] == name and stored["rows"] > 0

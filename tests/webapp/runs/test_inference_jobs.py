@@ -1,4 +1,4 @@
-"""Explanations and exports are jobs (webapp/jobs) like dataset processing: with the broker
+"""Explanations, exports and evaluations asked for asynchronously are jobs (webapp/jobs) like dataset processing: with the broker
 stopped (a private redis-server) every kind's work is owed and the one re-send path (the reaper's
 pass: run_reap -> jobs_reap) sends each once the broker is back, and again when its message is
 lost; a lost explanation job fails the explanation (its kind's on_failed), never leaving it queued."""
@@ -19,7 +19,7 @@ from webapp.jobs.models import Job
 from webapp.runs.models import Explanation, ExplanationStatus, Run, RunStatus
 from webapp.runs.stream.events import events_since, flatten
 
-KINDS = {"runs.explain", "runs.export", "datasets.process"}
+KINDS = {"runs.explain", "runs.export", "runs.evaluate", "datasets.process"}
 
 
 @pytest.mark.django_db(transaction=True)
@@ -28,6 +28,7 @@ def test_with_the_broker_stopped_each_kind_is_sent_by_the_reaper_once_it_is_back
 ) -> None:
     from webapp.runs.inference.exports import run_export_request
     from webapp.runs.scheduling.reaper import run_reap
+    from webapp.runs.selectors import run_export_dir
 
     settings.NETLOOM_DATASET_PROCESSING = "celery"
     Run.objects.filter(pk=run_a.pk).update(status=RunStatus.SUCCEEDED)
@@ -35,6 +36,10 @@ def test_with_the_broker_stopped_each_kind_is_sent_by_the_reaper_once_it_is_back
     explained = api_a.post(f"/api/runs/{run_a.pk}/explanations/", {"index": 0, "method": "saliency"}, format="json")
     assert explained.status_code in (201, 202), explained.content
     assert run_export_request(run=Run.objects.get(pk=run_a.pk))
+    run_export_dir(run_a).mkdir(parents=True, exist_ok=True)
+    (run_export_dir(run_a) / "model.safetensors").write_bytes(b"")  # "trained", for the check
+    evaluating = api_a.post(f"/api/runs/{run_a.pk}/evaluation/", {}, format="json", HTTP_PREFER="respond-async")
+    assert evaluating.status_code == 202, evaluating.content
     uploaded = api_a.post("/api/datasets/upload/", {
         "team": team_a.id, "kind": "csv", "options": json.dumps({"target": "species"}),
         "file": SimpleUploadedFile("flowers.csv", iris_like_csv(30)),
@@ -45,7 +50,7 @@ def test_with_the_broker_stopped_each_kind_is_sent_by_the_reaper_once_it_is_back
     assert api_a.get(f"/api/runs/{run_a.pk}/").json()["exports"]["status"] == "pending"
 
     run_reap()  # still down: tried, left owed
-    assert Job.objects.filter(send_owed=True).count() == 3
+    assert Job.objects.filter(send_owed=True).count() == len(KINDS)
     broker.up()
     run_reap()
     sent = sorted(broker.take("short"))
@@ -55,7 +60,7 @@ def test_with_the_broker_stopped_each_kind_is_sent_by_the_reaper_once_it_is_back
     assert broker.take("short") == [], "sent once; later passes only re-send work queued too long"
 
     # The messages were taken and lost (a Redis restart): past every kind's resend interval (60 s,
-    # 120 s, 60 s) the same path sends each again.
+    # 120 s, 60 s, 60 s) the same path sends each again.
     run_reap(now=timezone.now() + timedelta(seconds=125))
     assert sorted(broker.take("short")) == sent
     assert Explanation.objects.get().status == ExplanationStatus.QUEUED

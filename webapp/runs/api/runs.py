@@ -20,11 +20,13 @@ from rest_framework.decorators import action
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.reverse import reverse
 
 from webapp.accounts.models import Role
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
 from webapp.api.parsers import LimitedJSONParser
+from webapp.api.prefer import prefers_async
 from webapp.api.serializers import (
     ID_MAX,
     IdField,
@@ -32,9 +34,10 @@ from webapp.api.serializers import (
     TrainingSettingHints,
     require_known_fields,
 )
+from webapp.jobs.api import JobSerializer
 from webapp.metrics.selectors import run_metric_series, runs_summaries
 
-from ..inference.evaluation import run_evaluation, run_evaluation_create
+from ..inference.evaluation import run_evaluation, run_evaluation_create, run_evaluation_request
 from ..inference.explanations import explanation_create, run_explanations
 from ..inference.exports import (
     EXPORT_FORMATS,
@@ -71,6 +74,7 @@ from .params import _AnyFormat, _query_int, metric_query
 from .schema import (
     BEST_CHECKPOINT_SCHEMA,
     EVALUATION_PARAMETERS,
+    EVALUATION_POST_PARAMETERS,
     EVALUATION_REQUEST,
     EXPORT_FORMAT_PARAMETER,
     METRICS_PARAMETERS,
@@ -442,10 +446,13 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         return Response(answer)
 
     @extend_schema(methods=["GET"], parameters=EVALUATION_PARAMETERS, responses=EvaluationAnswer)
-    @extend_schema(methods=["POST"], request=EVALUATION_REQUEST, responses=EvaluationAnswer)
+    @extend_schema(methods=["POST"], request=EVALUATION_REQUEST, parameters=EVALUATION_POST_PARAMETERS,
+                   responses={200: EvaluationAnswer, 202: JobSerializer})
     @action(detail=True, methods=["get", "post"])
     def evaluation(self, request: Request, pk: str | None = None) -> Response:
-        """GET: the stored evaluation (final model, or ?checkpoint=); POST {checkpoint?}: compute it now."""
+        """GET: the stored evaluation (final model, or ?checkpoint=); POST {checkpoint?}: compute it
+        now (200), or with `Prefer: respond-async` queue it as a job (202, the job; its result is
+        the evaluation)."""
         run = self.get_object()
         if request.method == "GET":
             return Response(run_evaluation(run=run, checkpoint=request.query_params.get("checkpoint") or None))
@@ -454,7 +461,12 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         if checkpoint is not None and not isinstance(checkpoint, str):
             raise ApiError(400, "invalid", "checkpoint must be a checkpoint's name.",
                            fields={"checkpoint": ["A checkpoint's name."]})
-        return Response(run_evaluation_create(run=run, checkpoint=checkpoint or None))
+        if not prefers_async(request):
+            return Response(run_evaluation_create(run=run, checkpoint=checkpoint or None))
+        job = run_evaluation_request(run=run, checkpoint=checkpoint or None, user=request.user)
+        return Response(JobSerializer(job).data, status=202, headers={
+            "Location": reverse("job-detail", args=[job.pk]), "Preference-Applied": "respond-async",
+        })
 
     @extend_schema(responses=SampleRowsAnswer)
     @action(detail=True, methods=["get"], url_path=r"samples/(?P<split>[A-Za-z0-9_-]+)")

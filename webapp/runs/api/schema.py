@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, RootModel
 from rest_framework import serializers
 
 from engine.train import TrainConfig
+from webapp.api.prefer import PREFER_PARAMETER
 from webapp.api.schema import OPEN_WIRE_CONFIG, WIRE_CONFIG, components_add, pydantic_components
 
 from ..stream.event_types import stream_openapi_components
@@ -492,6 +493,7 @@ EVALUATION_REQUEST = inline_serializer(
 EVALUATION_PARAMETERS = [
     OpenApiParameter("checkpoint", str, description="A checkpoint's name (its stored evaluation).")
 ]
+EVALUATION_POST_PARAMETERS = [PREFER_PARAMETER]
 
 
 FILE_DOWNLOAD = OpenApiResponse(OpenApiTypes.BINARY, description="The file, as an attachment.")

@@ -1,7 +1,9 @@
-"""The runs app's job kinds (webapp/jobs): an explanation's computation and a run's export.
+"""The runs app's job kinds (webapp/jobs): an explanation's computation, a run's export and an
+evaluation asked for asynchronously.
 
 Each is one job about one object (`subject_id`): "runs.explain" about an explanation,
-"runs.export" (ONNX and the zip) about a succeeded run. What runs them is on the workers side
+"runs.export" (ONNX and the zip) about a succeeded run, "runs.evaluate" about a run (its
+`params` name the checkpoint; its result is the evaluation). What runs them is on the workers side
 (workers/inference.py). The jobs framework sends, re-sends, expires and fails them; the hooks
 here mirror the outcome onto the explanation or announce the export.
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 
 from webapp.jobs.models import Job
 from webapp.jobs.registry import JobType, job_types
-from webapp.queues import RUNS_EXPLAIN, RUNS_EXPORT, SHORT_QUEUE
+from webapp.queues import RUNS_EVALUATE, RUNS_EXPLAIN, RUNS_EXPORT, SHORT_QUEUE
 
 
 class ExplainJob(JobType):
@@ -72,5 +74,16 @@ class ExportJob(JobType):
             run_export_announce(run_id=job.subject_id)
 
 
+class EvaluateJob(JobType):
+    """Evaluate a run's final model or one checkpoint on its test split (subject_id: the run;
+    params: {"checkpoint": name or null}); the result is the evaluation JSON, also stored."""
+
+    kind = RUNS_EVALUATE
+    queue = SHORT_QUEUE
+    # One pass over the test split: seconds. Still queued this long after its send: sent again.
+    resend_seconds = 60.0
+
+
 job_types.register(ExplainJob())
+job_types.register(EvaluateJob())
 job_types.register(ExportJob())
