@@ -753,6 +753,13 @@ class PaginatedRunList(TypedDict):
     results: list[Run]
 
 
+class PaginatedRunViewList(TypedDict):
+    count: int
+    next: NotRequired[str | None]
+    previous: NotRequired[str | None]
+    results: list[RunView]
+
+
 class PaginatedSweepList(TypedDict):
     count: int
     next: NotRequired[str | None]
@@ -810,6 +817,14 @@ class PatchedRunUpdateRequest(TypedDict):
     notes: NotRequired[str]
     tags: NotRequired[Any]
     priority: NotRequired[Any]
+
+
+class PatchedRunViewWriteRequest(TypedDict):
+    team: NotRequired[int]
+    name: NotRequired[str]
+    filter: NotRequired[str]
+    ordering: NotRequired[str]
+    columns: NotRequired[list[str]]
 
 
 PerClassMetrics = TypedDict("PerClassMetrics", {"class": "str", "precision": "float | None", "recall": "float | None", "f1": "float | None", "support": "int"})
@@ -1058,6 +1073,27 @@ class RunSummaryBest(TypedDict):
     step: int
     epoch: float
     mode: MetricModeEnum
+
+
+class RunView(TypedDict):
+    """A saved view: open it as GET /api/runs/?team=<team>&filter=<filter>&ordering=<ordering>."""
+    id: int
+    team: int
+    name: str
+    filter: str
+    ordering: str
+    columns: list[str]
+    created_by: UserRef | None
+    created_at: str
+    updated_at: str
+
+
+class RunViewWriteRequest(TypedDict):
+    team: NotRequired[int]
+    name: str
+    filter: NotRequired[str]
+    ordering: NotRequired[str]
+    columns: NotRequired[list[str]]
 
 
 class SampleAnswer(TypedDict):
@@ -1538,6 +1574,7 @@ __all__ = [
     "PaginatedRevisionSummaryList",
     "PaginatedRunExplanationList",
     "PaginatedRunList",
+    "PaginatedRunViewList",
     "PaginatedSweepList",
     "PaginatedTeamList",
     "Param",
@@ -1547,6 +1584,7 @@ __all__ = [
     "PatchedGraphRenameRequest",
     "PatchedLayoutRequest",
     "PatchedRunUpdateRequest",
+    "PatchedRunViewWriteRequest",
     "PerClassMetrics",
     "PlanParameter",
     "PrecisionRecallCurve",
@@ -1579,6 +1617,8 @@ __all__ = [
     "RunStreamFrame",
     "RunSummary",
     "RunSummaryBest",
+    "RunView",
+    "RunViewWriteRequest",
     "SampleAnswer",
     "SampleRowsAnswer",
     "SavedBy",

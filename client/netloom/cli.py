@@ -327,7 +327,7 @@ def cmd_graphs_pull(args: argparse.Namespace, out: Output) -> int:
 
 def cmd_runs_list(args: argparse.Namespace, out: Output) -> int:
     with _client(args) as client:
-        runs = client.runs(team=args.team, status=args.status)
+        runs = client.runs(team=args.team, status=args.status, filter=args.filter, ordering=args.ordering)
     rows = [
         {
             **run,
@@ -781,6 +781,13 @@ def build_parser() -> argparse.ArgumentParser:
     runs_list = add(runs, "list", cmd_runs_list, "the runs of your teams")
     team_option(runs_list)
     runs_list.add_argument("--status", help="comma-separated statuses")
+    runs_list.add_argument(
+        "--filter", metavar="EXPR",
+        help='runs query language, e.g. \'metrics.val/accuracy > 0.9 and tags = "baseline"\'',
+    )  # fmt: skip
+    runs_list.add_argument(
+        "--ordering", metavar="KEY", help="e.g. --ordering=-metrics.val/accuracy (\"=\" before a leading -), config.optimizer.lr"
+    )
     start = add(runs, "start", cmd_runs_start, "start a run of a graph on a dataset")
     start.add_argument("--graph", type=int, required=True)
     start.add_argument("--revision", type=int, help="default: the graph's latest")

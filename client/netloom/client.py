@@ -327,9 +327,13 @@ class Client:
         q: str | None = None,
         sweep: int | None = None,
         ordering: str | None = None,
+        filter: str | None = None,  # noqa: A002 - the API's parameter
     ) -> list[Run]:
+        """Every run that matches (all pages). `filter` is the runs query language
+        ('metrics.val/accuracy > 0.9 and tags = "baseline"'); `ordering` takes metrics.<name>,
+        best.<name>, config.<path>, nodes.<node>.<param> as well as the fixed fields."""
         params = {"team": team, "status": status, "graph": graph, "dataset": dataset, "tag": tag,
-                  "q": q, "sweep": sweep, "ordering": ordering}
+                  "q": q, "sweep": sweep, "ordering": ordering, "filter": filter}
         return cast(list[Run], self._all_pages("/api/runs/", params))
 
     def run(self, run_id: int) -> Run:

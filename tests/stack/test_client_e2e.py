@@ -120,6 +120,12 @@ def test_login_upload_push_train_follow_and_export_then_load_the_weights_in_torc
     shown = json.loads(netloom("runs", "list", "--json", env=user_env).stdout)
     mine = next(r for r in shown if r["id"] == run_id)
     assert mine["config"]["optimizer"]["lr"] == 0.01 and mine["status"] == "succeeded"
+    found = netloom("runs", "list", "--json", "--filter", 'config.optimizer.lr = 0.01 and status = "succeeded"',
+                    "--ordering=-metrics.val/accuracy", env=user_env)
+    assert found.returncode == 0, found.stderr
+    assert run_id in [r["id"] for r in json.loads(found.stdout)]
+    typo = netloom("runs", "list", "--filter", "metrics.val/accuracy >", env=user_env)
+    assert typo.returncode != 0 and "column 23" in typo.stderr, typo.stderr
 
     # Export the weights and load them into the network built from the same spec.
     export = netloom(

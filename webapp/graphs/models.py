@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 
@@ -54,6 +56,9 @@ class GraphRevision(models.Model):
     # "sweep 3 trial 5"). Such revisions are numbered like the others but never the graph's
     # latest: the editor opens, and new saves follow, the latest revision a person saved.
     origin = models.CharField(max_length=100, blank=True, default="")
+    # {node id: its params} of the spec, filled when the revision is made (the spec never changes
+    # after): what the runs list's filter and ordering read as nodes.<id>.<param>.
+    node_params = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["graph_id", "-number"]
@@ -63,3 +68,20 @@ class GraphRevision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.graph} r{self.number}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Save; a new revision records its spec's node parameters (node_params)."""
+        if self._state.adding and not self.node_params:
+            self.node_params = spec_node_params(self.spec)
+        super().save(*args, **kwargs)
+
+
+def spec_node_params(spec: Any) -> dict[str, dict[str, Any]]:
+    """{node id: params} of a spec's nodes (a node without params: {}); {} for what is not a spec."""
+    nodes = spec.get("nodes") if isinstance(spec, dict) else None
+    found: dict[str, dict[str, Any]] = {}
+    for node in nodes if isinstance(nodes, list) else []:
+        if isinstance(node, dict) and isinstance(node.get("id"), str):
+            params = node.get("params")
+            found[node["id"]] = params if isinstance(params, dict) else {}
+    return found

@@ -269,3 +269,27 @@ class Explanation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.method} explanation {self.pk} of run {self.run_id}"
+
+
+class RunView(models.Model):
+    """A team's saved view of the runs list: a filter expression (webapp/runs/query.py), an
+    ordering and the columns shown, under a name the team picks."""
+
+    team = models.ForeignKey("accounts.Team", on_delete=models.CASCADE, related_name="run_views")
+    name = models.CharField(max_length=100)
+    filter = models.TextField(blank=True, default="")
+    ordering = models.CharField(max_length=200, blank=True, default="")
+    # Column keys of the runs table ("metrics.val/accuracy", "config.optimizer.lr", "nodes.fc1.out_features").
+    columns = models.JSONField(default=list, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="run_views"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [models.UniqueConstraint(fields=["team", "name"], name="runview_unique_name")]
+
+    def __str__(self) -> str:
+        return f"view {self.name!r} of team {self.team_id}"

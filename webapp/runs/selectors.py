@@ -64,15 +64,18 @@ RUN_ORDERINGS = {
 def runs_filter(
     runs: QuerySet[Run], *, statuses: list[str] | None = None, graph_id: int | None = None,
     dataset_id: int | None = None, tag: str | None = None, text: str | None = None,
-    sweep_id: int | None = None, ordering: str | None = None,
+    sweep_id: int | None = None, ordering: str | None = None, expression: str | None = None,
 ) -> QuerySet[Run]:
     """The list filters of GET /api/runs/ on already scoped runs.
 
-    `?status=a,b&graph=&dataset=&tag=&q=&sweep=&ordering=`: `q` searches name, notes, graph name
-    and dataset name; `sweep` is origin.sweep; an unknown ordering is a DomainError naming `ordering`.
+    `?status=a,b&graph=&dataset=&tag=&q=&sweep=&filter=&ordering=`: `q` searches name, notes,
+    graph name and dataset name; `sweep` is origin.sweep; `filter` is an expression of the query
+    language (webapp/runs/query.py); `ordering` a fixed field or metrics./best./config./nodes. An
+    unknown ordering or a wrong expression is a DomainError naming the parameter.
     """
-    from django.db import connection
     from django.db.models import DurationField, ExpressionWrapper
+
+    from .query import json_ordering, runs_where, tag_q
 
     if statuses:
         runs = runs.filter(status__in=statuses)
@@ -81,23 +84,22 @@ def runs_filter(
     if dataset_id is not None:
         runs = runs.filter(dataset_id=dataset_id)
     if tag:
-        tag = tag.strip()
-        if connection.features.supports_json_field_contains:
-            runs = runs.filter(tags__contains=[tag])
-        else:  # SQLite: no JSON containment; look the tag up in the array itself
-            table = connection.ops.quote_name(Run._meta.db_table)
-            runs = runs.extra(where=[f"EXISTS (SELECT 1 FROM json_each({table}.tags) WHERE json_each.value = %s)"],
-                              params=[tag])
+        runs = runs.filter(tag_q(tag.strip()))
     if text and text.strip():
         words = text.strip()
         runs = runs.filter(Q(name__icontains=words) | Q(notes__icontains=words)
                            | Q(graph_revision__graph__name__icontains=words) | Q(dataset__name__icontains=words))
     if sweep_id is not None:
         runs = runs.filter(origin__sweep=sweep_id)
+    if expression:
+        runs = runs_where(runs, expression)
+    if ordering and (ordered := json_ordering(runs, ordering)) is not None:
+        return ordered
     if ordering:
         field = ordering.lstrip("-")
         if field not in RUN_ORDERINGS or ordering.count("-") > 1:
-            choices = ", ".join(RUN_ORDERINGS)
+            choices = ", ".join([*RUN_ORDERINGS, "metrics.<name>", "best.<name>", "config.<path>",
+                                 "nodes.<node>.<param>"])
             raise DomainError("invalid", f"Unknown ordering {ordering!r}; one of {choices} (or with '-').",
                               fields={"ordering": [f"One of {choices}, each also with '-'."]})
         descending = ordering.startswith("-")

@@ -11,12 +11,14 @@ from .api import (
     RevisionWeightsView,
     RunCompareView,
     RunViewSet,
+    RunViewViewSet,
     WorkerListView,
 )
 
 router = SimpleRouter()
 router.register("runs", RunViewSet, basename="run")
 router.register("explanations", ExplanationViewSet, basename="explanation")
+router.register("run-views", RunViewViewSet, basename="run-view")
 
 # Before the router's: its detail routes would take "config-schema" and "methods" for ids.
 urlpatterns = [
@@ -60,4 +62,9 @@ API_ROUTES = [
     # Any signed-in user; another team's current run is null inside (tests/webapp/runs/test_workers_api.py).
     ("get", "/api/workers/"),
     ("post", "/api/graphs/{graph}/revisions/{revision}/weights/"),
+    ("get", "/api/run-views/"),
+    ("post", "/api/run-views/"),
+    ("get", "/api/run-views/{run_view}/"),
+    ("patch", "/api/run-views/{run_view}/"),
+    ("delete", "/api/run-views/{run_view}/"),
 ]

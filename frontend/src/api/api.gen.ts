@@ -554,6 +554,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/run-views/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Saved views of the user's teams: members read them; editors save, change and delete them. */
+        get: operations["run_views_list"];
+        put?: never;
+        /** @description Saved views of the user's teams: members read them; editors save, change and delete them. */
+        post: operations["run_views_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/run-views/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Saved views of the user's teams: members read them; editors save, change and delete them. */
+        get: operations["run_views_retrieve"];
+        put?: never;
+        post?: never;
+        /** @description Saved views of the user's teams: members read them; editors save, change and delete them. */
+        delete: operations["run_views_destroy"];
+        options?: never;
+        head?: never;
+        /** @description Saved views of the user's teams: members read them; editors save, change and delete them. */
+        patch: operations["run_views_partial_update"];
+        trace?: never;
+    };
     "/api/runs/": {
         parameters: {
             query?: never;
@@ -2097,6 +2134,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["Run"][];
         };
+        PaginatedRunViewList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["RunView"][];
+        };
         PaginatedSweepList: {
             /** @example 123 */
             count: number;
@@ -2228,6 +2280,15 @@ export interface components {
             tags?: unknown;
             /** @description -10..10: the order among the team's own queued runs (higher first). */
             priority?: unknown;
+        };
+        PatchedRunViewWriteRequest: {
+            /** @description The team (on creation). */
+            team?: number;
+            name?: string;
+            /** @description An expression of the runs query language (GET /api/runs/?filter=). */
+            filter?: string;
+            ordering?: string;
+            columns?: string[];
         };
         /** @description Precision, recall, F1 and support of one class on the test split. */
         PerClassMetrics: {
@@ -2635,6 +2696,30 @@ export interface components {
             epoch: number;
             /** @description min for loss-like keys, max otherwise. */
             mode: components["schemas"]["MetricModeEnum"];
+        };
+        /** @description A saved view: open it as GET /api/runs/?team=<team>&filter=<filter>&ordering=<ordering>. */
+        RunView: {
+            readonly id: number;
+            readonly team: number;
+            readonly name: string;
+            readonly filter: string;
+            readonly ordering: string;
+            /** @description Column keys of the runs table. */
+            columns: string[];
+            readonly created_by: components["schemas"]["UserRef"] | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+        };
+        RunViewWriteRequest: {
+            /** @description The team (on creation). */
+            team?: number;
+            name: string;
+            /** @description An expression of the runs query language (GET /api/runs/?filter=). */
+            filter?: string;
+            ordering?: string;
+            columns?: string[];
         };
         /** @description GET /api/runs/<id>/samples/<split>/<index>/ for table data (images answer a PNG). */
         SampleAnswer: {
@@ -6088,13 +6173,347 @@ export interface operations {
             };
         };
     };
+    run_views_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedRunViewList"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    run_views_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunViewWriteRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunView"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body's content type is not one this operation reads. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    run_views_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this run view. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunView"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    run_views_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this run view. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    run_views_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this run view. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedRunViewWriteRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunView"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body's content type is not one this operation reads. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     runs_list: {
         parameters: {
             query?: {
                 dataset?: number;
+                /** @description An expression over what runs achieved: comparisons (= != < <= > >= ~) of metrics.<name>, best.<name>, config.<path>, nodes.<node>.<param>, tags, status, name, created_at, finished_at, sweep, graph, dataset, id with numbers, "strings", true, false, null; and/or/not and parentheses. E.g. metrics.val/accuracy > 0.9 and tags = "baseline". 400 invalid_filter names the column of a mistake. */
+                filter?: string;
                 graph?: number;
-                /** @description Sort order (default -created_at). */
-                ordering?: "-created_at" | "-duration" | "-finished_at" | "-name" | "-status" | "created_at" | "duration" | "finished_at" | "name" | "status";
+                /** @description Sort order (default -created_at): created_at, finished_at, name, status, duration, metrics.<name>, best.<name>, config.<path> or nodes.<node>.<param>; '-' first for descending; runs without the value last. */
+                ordering?: string;
                 /** @description A page number within the paginated result set. */
                 page?: number;
                 /** @description Number of results to return per page. */

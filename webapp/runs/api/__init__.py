@@ -5,6 +5,7 @@ from .compare import RunCompareView
 from .explanations import ExplanationViewSet
 from .init_plan import InitPlanView
 from .runs import RunViewSet
+from .views import RunViewViewSet
 from .weights import RevisionWeightsView
 from .workers import WorkerListView
 
@@ -16,5 +17,6 @@ __all__ = [
     "RevisionWeightsView",
     "RunCompareView",
     "RunViewSet",
+    "RunViewViewSet",
     "WorkerListView",
 ]

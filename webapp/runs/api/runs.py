@@ -272,6 +272,11 @@ class CheckpointSerializer(serializers.ModelSerializer):
         return checkpoint.name == self.context.get("default")
 
 
+# What GET /api/runs/ reads from its query string (schema.RUN_LIST_PARAMETERS, paging, `format`).
+RUN_LIST_QUERY = frozenset({"status", "graph", "dataset", "team", "tag", "q", "sweep", "filter", "ordering",
+                            "page", "page_size", "format"})
+
+
 @extend_schema_view(list=extend_schema(parameters=RUN_LIST_PARAMETERS))
 class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Runs of the user's teams. Viewers read; editors create, rename, cancel and explain."""
@@ -286,7 +291,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
     write_role = Role.EDITOR
 
     def get_queryset(self) -> Any:
-        """Scoped runs, optionally filtered by `?status=`, `?graph=`, `?dataset=`."""
+        """Scoped runs, optionally filtered (`?status=`, `?graph=`, `?dataset=`, `?filter=`...)."""
         params = self.request.query_params
         ids: dict[str, int | None] = {}
         for name in ("graph", "dataset"):
@@ -300,7 +305,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         sweep = _query_int(self.request, "sweep", least=1)
         return runs_filter(super().get_queryset(), statuses=statuses, graph_id=ids["graph"], dataset_id=ids["dataset"],
                            tag=params.get("tag") or None, text=params.get("q") or None, sweep_id=sweep,
-                           ordering=params.get("ordering") or None)
+                           ordering=params.get("ordering") or None, expression=params.get("filter") or None)
 
     @method_decorator(condition(etag_func=lambda request, pk=None: _detail_etag(request, pk)))
     def retrieve(self, request: Request, pk: str | None = None) -> Response:
@@ -317,6 +322,11 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
 
     def list(self, request: Request) -> Response:
         """A page of runs; summaries and best checkpoints read once for the whole page."""
+        unknown = sorted(set(request.query_params) - RUN_LIST_QUERY)
+        if unknown:  # a misspelt filter must not answer with every run
+            known = ", ".join(sorted(RUN_LIST_QUERY))
+            raise ApiError(400, "invalid", f"Unknown parameter {', '.join(map(repr, unknown))}; the runs list takes "
+                           f"{known}.", fields={name: [f"Not a parameter of the runs list ({known})."] for name in unknown})
         # The export jobs' states come with the page's own query (no query per run).
         page = self.paginate_queryset(self.get_queryset().annotate(**export_job_annotations()))
         ids = [run.pk for run in page]

@@ -541,10 +541,18 @@ RUN_LIST_PARAMETERS = [
     OpenApiParameter("q", str, description="Text in the run's name or notes, its graph's or dataset's name."),
     OpenApiParameter("sweep", int, description="Trials of this sweep (origin.sweep)."),
     OpenApiParameter(
+        "filter", str,
+        description='An expression over what runs achieved: comparisons (= != < <= > >= ~) of '
+        "metrics.<name>, best.<name>, config.<path>, nodes.<node>.<param>, tags, status, name, "
+        "created_at, finished_at, sweep, graph, dataset, id with numbers, \"strings\", true, false, "
+        'null; and/or/not and parentheses. E.g. metrics.val/accuracy > 0.9 and tags = "baseline". '
+        "400 invalid_filter names the column of a mistake.",
+    ),
+    OpenApiParameter(
         "ordering", str,
-        enum=[f"{sign}{name}" for name in ("created_at", "finished_at", "name", "status", "duration")
-              for sign in ("", "-")],
-        description="Sort order (default -created_at).",
+        description="Sort order (default -created_at): created_at, finished_at, name, status, duration, "
+        "metrics.<name>, best.<name>, config.<path> or nodes.<node>.<param>; '-' first for descending; "
+        "runs without the value last.",
     ),
 ]
 
