@@ -1445,7 +1445,7 @@ MetricModeEnum: TypeAlias = Literal["min", "max"]
 ParamKindEnum: TypeAlias = Literal["int", "float", "bool", "choice", "int_list", "int_or_tuple"]
 
 
-PrunerEnum: TypeAlias = Literal["none", "median", "successive_halving"]
+PrunerEnum: TypeAlias = Literal["none", "median", "successive_halving", "hyperband"]
 
 
 RoleEnum: TypeAlias = Literal["viewer", "editor", "admin"]

@@ -29,6 +29,7 @@ class SweepPruner(models.TextChoices):
     NONE = "none", "None"
     MEDIAN = "median", "Median"
     SUCCESSIVE_HALVING = "successive_halving", "Successive halving"
+    HYPERBAND = "hyperband", "Hyperband"
 
 
 class TrialState(models.TextChoices):

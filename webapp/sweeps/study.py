@@ -61,6 +61,14 @@ def pruner_for(sweep: Sweep) -> Any | None:
                                            n_warmup_steps=PRUNE_WARMUP_EPOCHS + 1)
     if sweep.pruner == "successive_halving":
         return optuna.pruners.SuccessiveHalvingPruner(min_resource="auto", reduction_factor=3)
+    if sweep.pruner == "hyperband":
+        # Brackets of successive halving, each trial in one by a hash of the study's name and its
+        # number (so the study's name is the sweep's, the same at every ask and report).
+        epochs = (sweep.config or {}).get("epochs")
+        return optuna.pruners.HyperbandPruner(
+            min_resource=1, max_resource=epochs if isinstance(epochs, int) and epochs > 1 else "auto",
+            reduction_factor=3,
+        )
     return None
 
 
@@ -93,7 +101,7 @@ def _study(sweep: Sweep, dims: list[Dimension], trials: list[SweepTrial], number
            current: SweepTrial | None = None) -> Any:
     optuna = _optuna()
     study = optuna.create_study(sampler=_sampler(sweep, dims, number), pruner=pruner_for(sweep),
-                                direction=_direction(sweep))
+                                direction=_direction(sweep), study_name=f"sweep-{sweep.pk}")
     for trial in trials:
         study.add_trial(_frozen(trial, dims))
     if current is not None:
@@ -138,8 +146,9 @@ def _reason(sweep: Sweep, others: list[SweepTrial], trial: SweepTrial, values: d
     metric = (sweep.objective or {}).get("metric", "val/loss")
     maximize = _direction(sweep) == "maximize"
     epoch = max(values)
-    if sweep.pruner == "successive_halving":
-        return (f"pruned at epoch {epoch} by successive halving: {metric} {values[epoch]:.4g} is not among "
+    if sweep.pruner in ("successive_halving", "hyperband"):
+        how = "successive halving" if sweep.pruner == "successive_halving" else "Hyperband (successive halving in its bracket)"
+        return (f"pruned at epoch {epoch} by {how}: {metric} {values[epoch]:.4g} is not among "
                 f"the best third of the trials that reached epoch {epoch}")
     best = max(values.values()) if maximize else min(values.values())
     at_epoch = [v for t in others if t.state == TrialState.COMPLETE

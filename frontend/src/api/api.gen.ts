@@ -2370,9 +2370,10 @@ export interface components {
          * @description * `none` - none
          *     * `median` - median
          *     * `successive_halving` - successive_halving
+         *     * `hyperband` - hyperband
          * @enum {string}
          */
-        PrunerEnum: "none" | "median" | "successive_halving";
+        PrunerEnum: "none" | "median" | "successive_halving" | "hyperband";
         /** @description A node's ordered inputs (or the graph's outputs) before and after. */
         RefsChange: {
             from: string[];

@@ -284,6 +284,7 @@ export function NewSweepForm({ team, onCancel }: { team: number; onCancel: () =>
           <select id={`${ids}-pruner`} data-testid="sweep-pruner" value={pruner} onChange={(e) => setPruner(e.target.value as SweepPruner)}>
             <option value="median">median</option>
             <option value="successive_halving">successive halving</option>
+            <option value="hyperband">Hyperband (successive halving in brackets)</option>
             <option value="none">none</option>
           </select>
           {formErr("pruner")}

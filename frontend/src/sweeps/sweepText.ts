@@ -3,7 +3,7 @@ import { formatMetric } from "../runs/format";
 import type { Sweep } from "./types";
 
 const STRATEGIES: Record<string, string> = { grid: "grid", random: "random search", tpe: "TPE (Bayesian)" };
-const PRUNERS: Record<string, string> = { none: "no pruning", median: "median pruning", successive_halving: "successive halving" };
+const PRUNERS: Record<string, string> = { none: "no pruning", median: "median pruning", successive_halving: "successive halving", hyperband: "Hyperband" };
 
 /** "TPE (Bayesian), median pruning". */
 export function strategyText(s: Pick<Sweep, "strategy" | "pruner">): string {

@@ -87,7 +87,7 @@ def test_a_grid_needs_discrete_dimensions_and_caps_the_budget(api_a: Any, sweep_
 def test_other_bad_fields_are_named(api_a: Any, sweep_body: dict[str, Any], commits: Any) -> None:
     for change, field in [
         ({"budget": 0}, "budget"), ({"budget": 501}, "budget"), ({"parallelism": 33}, "parallelism"),
-        ({"strategy": "bayes"}, "strategy"), ({"pruner": "hyperband"}, "pruner"), ({"name": " "}, "name"),
+        ({"strategy": "bayes"}, "strategy"), ({"pruner": "asha"}, "pruner"), ({"name": " "}, "name"),
         ({"objective": {"metric": "train/loss", "mode": "min"}}, "objective.metric"),
         ({"objective": {"metric": "val/nonsense", "mode": "min"}}, "objective.metric"),
         ({"objective": {"metric": "val/loss", "mode": "lowest"}}, "objective.mode"),
@@ -277,3 +277,26 @@ def test_successive_halving_keeps_its_rungs_on_the_trials_and_stops_a_bad_one(
     assert monitor.pruned_reason.startswith("pruned at epoch 1 by successive halving: val/loss 1.2")
     assert api_a.get(f"/api/runs/{bad.run_id}/").json()["status"] == "pruned"
     assert not monitor.errors
+
+
+def test_a_hyperband_sweep_prunes_bad_trials_in_their_bracket_and_names_it(
+    api_a: Any, sweep_body: dict[str, Any], commits: Any, end_run: Any
+) -> None:
+    body = {**sweep_body, "pruner": "hyperband", "budget": 14, "parallelism": 1}
+    created = create(api_a, body, commits)
+    assert created.status_code == 201, created.content
+    sweep = created.json()
+    reasons = []
+    for number in range(1, 15):
+        trial = SweepTrial.objects.get(sweep_id=sweep["id"], number=number)
+        good = number <= 6  # good ones first in both brackets, then only bad ones
+        values = [0.5 - 0.01 * number - 0.05 * e for e in range(4)] if good else [2.0, 1.9, 1.8, 1.7]
+        monitor = end_run(trial.run_id, values)
+        if monitor.pruned_reason:
+            reasons.append((number, monitor.pruned_reason))
+        assert not monitor.errors
+    assert reasons and all(number > 6 for number, _ in reasons), reasons
+    assert all("by Hyperband (successive halving in its bracket)" in reason for _, reason in reasons), reasons
+    detail = api_a.get(f"/api/sweeps/{sweep['id']}/").json()
+    assert detail["status"] == "succeeded" and detail["pruner"] == "hyperband"
+    assert {t["state"] for t in detail["trials"]} == {"complete", "pruned"}
