@@ -172,6 +172,7 @@ class CompareAnswer(TypedDict):
     """GET /api/runs/compare/: the runs in the order of `ids`, the config fields that differ, graph changes."""
     runs: list[CompareRun]
     config_diff: list[ConfigDiffField]
+    param_diff: list[ConfigDiffField]
     graph_diff: list[GraphDiff] | None
 
 
@@ -199,6 +200,7 @@ class ConfigDiffField(TypedDict):
     """A config field (dotted path) whose value differs between the compared runs."""
     field: str
     values: dict[str, Any]
+    distinct: int
 
 
 class ConfigSchemaAnswer(TypedDict):

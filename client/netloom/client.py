@@ -399,7 +399,7 @@ class Client:
     def compare(
         self, run_ids: list[int], *, keys: list[str] | None = None, max_points: int | None = None
     ) -> CompareAnswer:
-        """GET /api/runs/compare/ (2 to 20 runs): series, config fields that differ, graph changes."""
+        """GET /api/runs/compare/ (2 to 100 runs): series, config and graph parameters that differ, graph changes."""
         params: dict[str, Any] = {"ids": ",".join(str(i) for i in run_ids)}
         if keys:
             params["keys"] = ",".join(keys)

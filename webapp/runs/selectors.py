@@ -434,19 +434,32 @@ def config_flatten(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def runs_config_diff(*, runs: list[Run]) -> list[dict[str, Any]]:
-    """[{field, values: {run id: value}}] of the config fields that differ between the runs (dotted paths).
+    """[{field, values: {run id: value}, distinct}] of the config fields that differ between the runs
+    (dotted paths). A field some runs lack is null for them."""
+    return _fields_that_differ({run.pk: config_flatten(run.config) for run in runs})
 
-    A field some runs lack is null for them.
-    """
-    flat = {run.pk: config_flatten(run.config) for run in runs}
-    fields: list[str] = []
+
+def runs_param_diff(*, runs: list[Run]) -> list[dict[str, Any]]:
+    """The same for graph parameters (`nodes.<node>.<param>`, from each revision's node_params):
+    a layer's width that changed between revisions is a column, not only "rev 1 / rev 2"."""
+    flat = {
+        run.pk: {f"nodes.{node}.{name}": value for node, params in (run.graph_revision.node_params or {}).items()
+                 for name, value in params.items()}
+        for run in runs
+    }
+    return _fields_that_differ(flat)
+
+
+def _fields_that_differ(flat: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
+    fields: dict[str, None] = {}
     for values in flat.values():
-        fields.extend(key for key in values if key not in fields)
+        fields.update(dict.fromkeys(values))
     diff = []
     for field in sorted(fields):
         values = {str(pk): flat[pk].get(field) for pk in flat}
-        if len({repr(v) for v in values.values()}) > 1:
-            diff.append({"field": field, "values": values})
+        distinct = len({repr(v) for v in values.values()})
+        if distinct > 1:
+            diff.append({"field": field, "values": values, "distinct": distinct})
     return diff
 
 

@@ -819,7 +819,7 @@ export interface paths {
         };
         /**
          * @description Series, who each run is, the config fields that differ and the graph changes, in the
-         *     order of `ids`; 404 if one is not yours, 400 naming `ids` unless there are 2 to 20.
+         *     order of `ids`; 404 if one is not yours, 400 naming `ids` unless there are 2 to 100.
          */
         get: operations["runs_compare_retrieve"];
         put?: never;
@@ -1223,6 +1223,8 @@ export interface components {
         CompareAnswer: {
             runs: components["schemas"]["CompareRun"][];
             config_diff: components["schemas"]["ConfigDiffField"][];
+            /** @description Graph parameters (nodes.<node>.<param>) that differ between the runs' revisions. */
+            param_diff: components["schemas"]["ConfigDiffField"][];
             /** @description Null when every run trained the same revision. */
             graph_diff: components["schemas"]["GraphDiff"][] | null;
         };
@@ -1254,12 +1256,14 @@ export interface components {
         };
         /** @description A config field (dotted path) whose value differs between the compared runs. */
         ConfigDiffField: {
-            /** @description Dotted path, e.g. "optimizer.lr". */
+            /** @description Dotted path, e.g. "optimizer.lr"; "nodes.fc1.out_features" for a graph parameter. */
             field: string;
             /** @description Run id -> its value (null where the run's config lacks it). */
             values: {
                 [key: string]: unknown;
             };
+            /** @description How many different values the runs have (null counts as one). */
+            distinct: number;
         };
         /** @description GET /api/runs/config-schema/: the engine's TrainConfig JSON Schema and its defaults. */
         ConfigSchemaAnswer: {
@@ -7633,7 +7637,7 @@ export interface operations {
             query: {
                 /** @description First step of the window (the series' first when absent). */
                 from_step?: number;
-                /** @description Comma-separated run ids (2 to 20). */
+                /** @description Comma-separated run ids (2 to 100). */
                 ids: string;
                 /** @description Comma-separated metric names (all when absent). */
                 keys?: string;

@@ -163,7 +163,12 @@ def test_compare_answers_runs_config_diff_and_graph_diff(api_a, api_b, user_a, g
     assert body["runs"][0]["summary"]["best"]["val/loss"]["value"] == 0.3
     assert body["runs"][2]["revision"] == 2 and body["runs"][2]["graph_name"] == "mlp"
     assert body["config_diff"] == [
-        {"field": "optimizer.lr", "values": {str(a.pk): 0.01, str(b.pk): 0.001, str(c.pk): 0.001}}
+        {"field": "optimizer.lr", "values": {str(a.pk): 0.01, str(b.pk): 0.001, str(c.pk): 0.001}, "distinct": 2}
+    ]
+    # The graph parameters that differ are fields too (drop exists only in revision 2: null elsewhere).
+    assert body["param_diff"] == [
+        {"field": "nodes.drop.p", "values": {str(a.pk): None, str(b.pk): None, str(c.pk): 0.2}, "distinct": 2},
+        {"field": "nodes.fc1.out_features", "values": {str(a.pk): 16, str(b.pk): 16, str(c.pk): 64}, "distinct": 2},
     ]
     (diff,) = body["graph_diff"]
     assert diff["runs"] == [c.pk] and diff["revision"] == 2
@@ -172,7 +177,7 @@ def test_compare_answers_runs_config_diff_and_graph_diff(api_a, api_b, user_a, g
     assert "edge act -> fc2 removed" in diff["changes"] and "edge drop -> fc2 added" in diff["changes"]
     same = api_a.get(f"/api/runs/compare/?ids={a.pk},{b.pk}").json()
     assert same["graph_diff"] is None
-    for query in (f"ids={a.pk}", "ids=" + ",".join(str(i) for i in range(1, 22)), "ids=x"):
+    for query in (f"ids={a.pk}", "ids=" + ",".join(str(i) for i in range(1, 102)), "ids=x"):
         bad = api_a.get(f"/api/runs/compare/?{query}")
         assert bad.status_code == 400 and list(bad.json()["error"]["fields"]) == ["ids"], query
     assert api_b.get(f"/api/runs/compare/?ids={a.pk},{b.pk}").status_code == 404
@@ -341,3 +346,17 @@ def test_create_with_init_copies_the_checkpoint_and_stores_the_plan(api_a, api_b
                                         "init": {"run": run_a.pk, "checkpoint": "epoch-0001", "mode": "resume"}},
                          format="json")
     assert too_few.status_code == 400 and list(too_few.json()["error"]["fields"]) == ["init.checkpoint"]
+
+
+def test_compare_takes_the_top_hundred_runs_of_a_sweep(api_a, user_a, revision_a, dataset_a):
+    runs = Run.objects.bulk_create([
+        Run(team=revision_a.graph.team, graph_revision=revision_a, dataset=dataset_a, created_by=user_a,
+            config={"epochs": 2, "optimizer": {"lr": 0.001 * (i % 7 + 1)}}, name=f"t{i}")
+        for i in range(100)
+    ])
+    ids = ",".join(str(run.pk) for run in runs)
+    body = api_a.get(f"/api/runs/compare/?ids={ids}&max_points=50").json()
+    assert [r["id"] for r in body["runs"]] == [run.pk for run in runs]
+    (lr,) = body["config_diff"]
+    assert lr["field"] == "optimizer.lr" and lr["distinct"] == 7 and len(lr["values"]) == 100
+    assert body["param_diff"] == [] and body["graph_diff"] is None

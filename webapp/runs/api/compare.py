@@ -11,14 +11,15 @@ from webapp.api.errors import ApiError
 from webapp.api.serializers import ID_MAX
 from webapp.metrics.selectors import runs_metric_series
 
-from ..selectors import runs_compare_rows, runs_config_diff, runs_graph_diff, runs_visible_to
+from ..selectors import runs_compare_rows, runs_config_diff, runs_graph_diff, runs_param_diff, runs_visible_to
 from .params import metric_query
 from .schema import COMPARE_PARAMETERS, CompareAnswer
 
-# A comparison is of 2 to 20 runs: more than a chart can tell apart is a mistake, not a request.
+# A comparison is of 2 to 100 runs ("the top 100 of a sweep"); each run's curves come downsampled
+# to `max_points`, so the answer stays a few points per pixel whatever the runs' lengths.
 COMPARE_MIN_RUNS = 2
 
-COMPARE_MAX_RUNS = 20
+COMPARE_MAX_RUNS = 100
 
 
 class RunCompareView(APIView):
@@ -27,7 +28,7 @@ class RunCompareView(APIView):
     @extend_schema(parameters=COMPARE_PARAMETERS, responses=CompareAnswer)
     def get(self, request: Request) -> Response:
         """Series, who each run is, the config fields that differ and the graph changes, in the
-        order of `ids`; 404 if one is not yours, 400 naming `ids` unless there are 2 to 20."""
+        order of `ids`; 404 if one is not yours, 400 naming `ids` unless there are 2 to 100."""
         try:
             ids = list(dict.fromkeys(int(i) for i in request.query_params.get("ids", "").split(",") if i.strip()))
         except ValueError:
@@ -52,5 +53,6 @@ class RunCompareView(APIView):
             # Each entry keeps the series answer of before ({run, last_seq, series}) beside who the run is.
             "runs": [{**row, **one} for row, one in zip(runs_compare_rows(runs=runs), series, strict=True)],
             "config_diff": runs_config_diff(runs=runs),
+            "param_diff": runs_param_diff(runs=runs),
             "graph_diff": runs_graph_diff(runs=runs),
         })

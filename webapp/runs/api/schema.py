@@ -240,8 +240,9 @@ class CompareRun(_Answer):
 class ConfigDiffField(_Answer):
     """A config field (dotted path) whose value differs between the compared runs."""
 
-    field: str = Field(description='Dotted path, e.g. "optimizer.lr".')
+    field: str = Field(description='Dotted path, e.g. "optimizer.lr"; "nodes.fc1.out_features" for a graph parameter.')
     values: dict[str, Any] = Field(description="Run id -> its value (null where the run's config lacks it).")
+    distinct: int = Field(description="How many different values the runs have (null counts as one).")
 
 
 class GraphDiff(_Answer):
@@ -258,6 +259,8 @@ class CompareAnswer(_Answer):
 
     runs: list[CompareRun]
     config_diff: list[ConfigDiffField]
+    param_diff: list[ConfigDiffField] = Field(
+        description="Graph parameters (nodes.<node>.<param>) that differ between the runs' revisions.")
     graph_diff: list[GraphDiff] | None = Field(description="Null when every run trained the same revision.")
 
 
@@ -529,7 +532,7 @@ METRICS_PARAMETERS = [
     ),
 ]
 COMPARE_PARAMETERS = [
-    OpenApiParameter("ids", str, required=True, description="Comma-separated run ids (2 to 20)."),
+    OpenApiParameter("ids", str, required=True, description="Comma-separated run ids (2 to 100)."),
     *METRICS_PARAMETERS,
 ]
 RUN_LIST_PARAMETERS = [
