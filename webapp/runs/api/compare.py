@@ -11,7 +11,13 @@ from webapp.api.errors import ApiError
 from webapp.api.serializers import ID_MAX
 from webapp.metrics.selectors import runs_metric_series
 
-from ..selectors import runs_compare_rows, runs_config_diff, runs_graph_diff, runs_param_diff, runs_visible_to
+from ..selectors import (
+    runs_compare_rows,
+    runs_config_diff,
+    runs_graph_diff,
+    runs_param_diff,
+    runs_visible_to,
+)
 from .params import metric_query
 from .schema import COMPARE_PARAMETERS, CompareAnswer
 
