@@ -143,6 +143,7 @@ INSTALLED_APPS = [
     "webapp.runs",
     "webapp.metrics",
     "webapp.sweeps",
+    "webapp.registry",
 ]
 
 MIDDLEWARE = [

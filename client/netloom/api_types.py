@@ -9,6 +9,20 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 
+class AliasMove(TypedDict):
+    alias: str
+    from_version: int | None
+    to_version: int | None
+    actor: str | None
+    note: str
+    at: str
+
+
+class AliasSetRequest(TypedDict):
+    version: int
+    note: NotRequired[str]
+
+
 class ApiToken(TypedDict):
     id: int
     name: str
@@ -631,6 +645,12 @@ class Misclassified(TypedDict):
     true_probability: float
 
 
+class ModelWriteRequest(TypedDict):
+    team: NotRequired[int]
+    name: str
+    description: NotRequired[str]
+
+
 class NewToken(TypedDict):
     token: str
     id: int
@@ -734,6 +754,13 @@ class PaginatedJobList(TypedDict):
     results: list[Job]
 
 
+class PaginatedRegisteredModelList(TypedDict):
+    count: int
+    next: NotRequired[str | None]
+    previous: NotRequired[str | None]
+    results: list[RegisteredModel]
+
+
 class PaginatedRevisionSummaryList(TypedDict):
     count: int
     next: NotRequired[str | None]
@@ -774,6 +801,13 @@ class PaginatedTeamList(TypedDict):
     next: NotRequired[str | None]
     previous: NotRequired[str | None]
     results: list[Team]
+
+
+class PaginatedVersionList(TypedDict):
+    count: int
+    next: NotRequired[str | None]
+    previous: NotRequired[str | None]
+    results: list[Version]
 
 
 class Param(TypedDict):
@@ -878,6 +912,32 @@ class Progress(TypedDict):
 
 
 RefsChange = TypedDict("RefsChange", {"from": "list[str]", "to": "list[str]"})
+
+
+class RegisteredModel(TypedDict):
+    id: int
+    team: int
+    name: str
+    description: str
+    latest_version: int | None
+    aliases: dict[str, int]
+    created_by: UserRef | None
+    created_at: str
+    updated_at: str
+
+
+class RegisteredModelDetail(TypedDict):
+    id: int
+    team: int
+    name: str
+    description: str
+    latest_version: int | None
+    aliases: dict[str, int]
+    created_by: UserRef | None
+    created_at: str
+    updated_at: str
+    versions: list[Version]
+    history: list[AliasMove]
 
 
 class Reliability(TypedDict):
@@ -1390,6 +1450,23 @@ class ValidationReport(TypedDict):
 ValueChange = TypedDict("ValueChange", {"name": "str", "from": "Any", "to": "Any"})
 
 
+class Version(TypedDict):
+    number: int
+    source: dict[str, Any]
+    metrics: dict[str, Any]
+    note: str
+    files: list[str]
+    aliases: list[str]
+    created_by: UserRef | None
+    created_at: str
+
+
+class VersionCreateRequest(TypedDict):
+    run: int
+    checkpoint: NotRequired[str]
+    note: NotRequired[str]
+
+
 class WeightsImportRequest(TypedDict):
     """What POST /api/graphs/<id>/revisions/<n>/weights/ takes (multipart)."""
     file: str
@@ -1478,6 +1555,8 @@ WorkerKindEnum: TypeAlias = Literal["cpu", "gpu"]
 
 
 __all__ = [
+    "AliasMove",
+    "AliasSetRequest",
     "ApiToken",
     "Arity",
     "BestCheckpoint",
@@ -1560,6 +1639,7 @@ __all__ = [
     "MetricSeries",
     "MetricsAnswer",
     "Misclassified",
+    "ModelWriteRequest",
     "NewToken",
     "NodeReport",
     "Objective",
@@ -1573,12 +1653,14 @@ __all__ = [
     "PaginatedDatasetList",
     "PaginatedGraphList",
     "PaginatedJobList",
+    "PaginatedRegisteredModelList",
     "PaginatedRevisionSummaryList",
     "PaginatedRunExplanationList",
     "PaginatedRunList",
     "PaginatedRunViewList",
     "PaginatedSweepList",
     "PaginatedTeamList",
+    "PaginatedVersionList",
     "Param",
     "ParamKindEnum",
     "PatchedBlockUpdateRequest",
@@ -1595,6 +1677,8 @@ __all__ = [
     "Progress",
     "PrunerEnum",
     "RefsChange",
+    "RegisteredModel",
+    "RegisteredModelDetail",
     "Reliability",
     "ReliabilityBin",
     "ReplayedFrame",
@@ -1652,6 +1736,8 @@ __all__ = [
     "ValidationProblem",
     "ValidationReport",
     "ValueChange",
+    "Version",
+    "VersionCreateRequest",
     "WeightsImportRequest",
     "Worker",
     "WorkerKindEnum",

@@ -877,6 +877,9 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     evaluate.add_argument("run", type=int)
     evaluate.add_argument("--checkpoint", metavar="NAME", help="a kept checkpoint (best, epoch-0003, ...)")
+    from netloom.cli_models import add_model_commands
+
+    add_model_commands(commands, add, team_option, _client)
     explain = add(
         commands, "explain", cmd_explain, "why the model answered as it did on a test row"
     )

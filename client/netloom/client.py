@@ -557,6 +557,34 @@ class Client:
             cast(LogEvent, e) for e in self.run_events(run_id, follow=False) if e["type"] == "log"
         ]
 
+    # --- the model registry ------------------------------------------------------------------
+
+    def models(self, *, team: int | None = None) -> list[dict[str, Any]]:
+        """The registered models of your teams (each with its latest version and aliases)."""
+        return self._all_pages("/api/models/", {"team": team})
+
+    def model(self, model_id: int) -> dict[str, Any]:
+        """One model with its versions, aliases and the history of every alias move."""
+        return cast(dict[str, Any], self._json("GET", f"/api/models/{model_id}/"))
+
+    def model_create(self, name: str, *, team: int | None = None, description: str = "") -> dict[str, Any]:
+        body = {"team": self.default_team(team), "name": name, "description": description}
+        return cast(dict[str, Any], self._json("POST", "/api/models/", json=body))
+
+    def model_register(self, model_id: int, run_id: int, *, checkpoint: str | None = None,
+                       note: str = "") -> dict[str, Any]:
+        """A new version of the model from a run's final export (or one of its kept checkpoints)."""
+        body = {"run": run_id, "checkpoint": checkpoint or "", "note": note}
+        return cast(dict[str, Any], self._json("POST", f"/api/models/{model_id}/versions/", json=body))
+
+    def model_alias(self, model_id: int, alias: str, version: int | None, *, note: str = "") -> dict[str, Any] | None:
+        """Point `alias` at `version` (None: drop it); the move is kept in the model's history."""
+        path = f"/api/models/{model_id}/aliases/{quote(alias, safe='')}/"
+        if version is None:
+            self._request("DELETE", path, params={"note": note})
+            return None
+        return cast(dict[str, Any], self._json("PUT", path, json={"version": version, "note": note}))
+
     # --- downloads and explanations ----------------------------------------------------------
 
     def export(

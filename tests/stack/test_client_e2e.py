@@ -164,6 +164,17 @@ def test_login_upload_push_train_follow_and_export_then_load_the_weights_in_torc
     assert said.returncode == 0, said.stderr
     assert f"evaluation of run {run_id} (the final weights)" in said.stdout and "accuracy:" in said.stdout
 
+    # Register it in the model registry and make it production (admin_a is the team's admin).
+    made = netloom("models", "create", "flowers", "--json", env=user_env)
+    assert made.returncode == 0, made.stderr
+    model_id = json.loads(made.stdout)["id"]
+    registered = netloom("models", "register", str(model_id), "--run", str(run_id), env=user_env)
+    assert registered.returncode == 0 and "version 1 of model" in registered.stdout, registered.stderr
+    promoted = netloom("models", "alias", str(model_id), "production", "1", "--note", "first", env=user_env)
+    assert promoted.returncode == 0 and "production -> version 1" in promoted.stdout, promoted.stderr
+    shown = netloom("models", "show", str(model_id), env=user_env)
+    assert "v1 [production]: run" in shown.stdout and "production - -> 1 by admin_a (first)" in shown.stdout
+
 
 def test_a_bad_spec_push_prints_the_node_keyed_errors_and_saves_nothing(
     stack: ServiceStack, user_env: dict[str, str], tmp_path: Path

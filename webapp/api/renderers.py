@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.renderers import JSONRenderer
 from rest_framework.utils.encoders import JSONEncoder
 
@@ -31,3 +32,11 @@ class FastJSONRenderer(JSONRenderer):
         if data is None:
             return b""
         return orjson.dumps(data, default=self._fallback.default, option=_OPTIONS)
+
+
+class FileFormatNegotiation(DefaultContentNegotiation):
+    """For downloads, whose `?format=` names the file format (safetensors, onnx, ...), not a DRF
+    renderer: always the first renderer (JSON, for error bodies)."""
+
+    def select_renderer(self, request: Any, renderers: list[Any], format_suffix: str | None = None) -> tuple[Any, str]:
+        return renderers[0], renderers[0].media_type

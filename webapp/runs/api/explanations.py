@@ -11,11 +11,11 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 
 from webapp.api.mixins import TeamScopedMixin
+from webapp.api.renderers import FileFormatNegotiation
 from webapp.api.serializers import StrictSerializer
 
 from ..inference.explanations import explanation_image
 from ..models import Explanation, ExplanationStatus
-from .params import _AnyFormat
 from .schema import PNG_IMAGE, ExplanationResultField, ExplanationSampleField
 
 
@@ -68,7 +68,7 @@ class ExplanationViewSet(TeamScopedMixin, mixins.RetrieveModelMixin, viewsets.Ge
     team_lookup = "run__team"
 
     @extend_schema(responses={(200, "image/png"): PNG_IMAGE})
-    @action(detail=True, methods=["get"], content_negotiation_class=_AnyFormat)
+    @action(detail=True, methods=["get"], content_negotiation_class=FileFormatNegotiation)
     def image(self, request: Request, pk: str | None = None) -> Any:
         """The rendering as PNG (heat map over an image, bars over tabular features)."""
         explanation = self.get_object()

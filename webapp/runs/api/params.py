@@ -4,19 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 
 from webapp.api.errors import ApiError
 from webapp.api.serializers import ID_MAX
-
-
-class _AnyFormat(DefaultContentNegotiation):
-    """Downloads use `?format=` for the file format, not for choosing a DRF renderer."""
-
-    def select_renderer(self, request: Request, renderers: list[Any], format_suffix: str | None = None) -> tuple[Any, str]:
-        """Always the first renderer (JSON, for error bodies)."""
-        return renderers[0], renderers[0].media_type
 
 
 def _query_int(request: Request, name: str, *, least: int | None = None) -> int | None:

@@ -27,6 +27,7 @@ from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
 from webapp.api.parsers import LimitedJSONParser
 from webapp.api.prefer import prefers_async
+from webapp.api.renderers import FileFormatNegotiation
 from webapp.api.serializers import (
     ID_MAX,
     IdField,
@@ -70,7 +71,7 @@ from .detail import (
     run_head_exports,
 )
 from .explanations import ExplanationCreateSerializer, ExplanationSerializer
-from .params import _AnyFormat, _query_int, metric_query
+from .params import _query_int, metric_query
 from .schema import (
     BEST_CHECKPOINT_SCHEMA,
     EVALUATION_PARAMETERS,
@@ -399,7 +400,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         responses=download_responses({f[2] for f in EXPORT_FORMATS.values()}),
     )
     @action(detail=True, methods=["get"], url_path=r"checkpoints/(?P<name>[A-Za-z0-9._-]+)/export",
-            content_negotiation_class=_AnyFormat)
+            content_negotiation_class=FileFormatNegotiation)
     def checkpoint_export(self, request: Request, pk: str | None = None, name: str = "") -> Any:
         """Download one kept checkpoint's weights as an export (`?format=` as for the run's export)."""
         download = run_checkpoint_export(
@@ -427,7 +428,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         # One 200 per content type the formats are served as (safetensors/onnx, python, config, zip).
         responses=download_responses({f[2] for f in EXPORT_FORMATS.values()}),
     )
-    @action(detail=True, methods=["get"], content_negotiation_class=_AnyFormat)
+    @action(detail=True, methods=["get"], content_negotiation_class=FileFormatNegotiation)
     def export(self, request: Request, pk: str | None = None) -> Any:
         """Download `?format=safetensors|python|onnx|config|zip` of a succeeded run."""
         download = run_export_download(
@@ -487,7 +488,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
     @extend_schema(operation_id="runs_sample_retrieve",
                    responses={(200, "application/json"): SampleAnswer, (200, "image/png"): PNG_IMAGE})
     @action(detail=True, methods=["get"], url_path=r"samples/(?P<split>[A-Za-z0-9_-]+)/(?P<index>[0-9]+)",
-            content_negotiation_class=_AnyFormat)
+            content_negotiation_class=FileFormatNegotiation)
     def sample(self, request: Request, pk: str | None = None, split: str = "test", index: str = "0") -> Any:
         """One sample as uploaded: its raw column values (JSON), or a PNG for images."""
         sample = run_sample(run=self.get_object(), split=split, index=int(index))

@@ -1,0 +1,91 @@
+"""`netloom models ...`: the team's registered models, their versions and aliases."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+
+def _model_text(model: dict[str, Any]) -> list[str]:
+    aliases = ", ".join(f"{name} -> v{number}" for name, number in sorted((model.get("aliases") or {}).items()))
+    lines = [f"model {model['id']} {model['name']!r}: latest version {model.get('latest_version') or '-'}"
+             + (f"; {aliases}" if aliases else "")]
+    for version in model.get("versions") or []:
+        source = version["source"]
+        where = f"run {source.get('run')}" + (f" checkpoint {source['checkpoint']}" if source.get("checkpoint") else "")
+        named = f" [{', '.join(version['aliases'])}]" if version.get("aliases") else ""
+        figures = ", ".join(f"{k}={v:.4g}" for k, v in sorted(version.get("metrics", {}).items())
+                            if isinstance(v, int | float) and k.startswith(("val/", "test/")))
+        lines.append(f"  v{version['number']}{named}: {where}" + (f"; {figures}" if figures else ""))
+    for move in (model.get("history") or [])[:10]:
+        lines.append(f"  {move['at']}: {move['alias']} {move['from_version'] or '-'} -> {move['to_version'] or '-'}"
+                     f" by {move['actor']}" + (f" ({move['note']})" if move.get("note") else ""))
+    return lines
+
+
+def add_model_commands(commands: Any, add: Callable[..., argparse.ArgumentParser],
+                       team_option: Callable[[argparse.ArgumentParser], None], client: Callable[[Any], Any]) -> None:
+    """The `models` command group (`client(args)` opens a logged-in Client)."""
+    from netloom.cli import EXIT_OK, _table
+
+    def cmd_list(args: argparse.Namespace, out: Any) -> int:
+        with client(args) as c:
+            models = c.models(team=args.team)
+        rows = [{**m, "aliases": ", ".join(f"{k}=v{v}" for k, v in sorted((m.get("aliases") or {}).items()))}
+                for m in models]
+        out.result(models, _table(rows, ["id", "team", "name", "latest_version", "aliases"]))
+        return EXIT_OK
+
+    def cmd_show(args: argparse.Namespace, out: Any) -> int:
+        with client(args) as c:
+            model = c.model(args.model)
+        out.result(model, _model_text(model))
+        return EXIT_OK
+
+    def cmd_create(args: argparse.Namespace, out: Any) -> int:
+        with client(args) as c:
+            model = c.model_create(args.name, team=args.team, description=args.description or "")
+        out.result(model, f"model {model['id']} {model['name']!r} created")
+        return EXIT_OK
+
+    def cmd_register(args: argparse.Namespace, out: Any) -> int:
+        with client(args) as c:
+            version = c.model_register(args.model, args.run, checkpoint=args.checkpoint, note=args.note or "")
+        out.result(version, f"version {version['number']} of model {args.model} from run {args.run}"
+                   + (f" checkpoint {args.checkpoint}" if args.checkpoint else ""))
+        return EXIT_OK
+
+    def cmd_alias(args: argparse.Namespace, out: Any) -> int:
+        from netloom.errors import NetloomError
+
+        if args.version is None and not args.drop:
+            raise NetloomError("give the version to point the alias at, or --drop")
+        with client(args) as c:
+            model = c.model_alias(args.model, args.alias, None if args.drop else args.version, note=args.note or "")
+        text = f"{args.alias} dropped" if args.drop else f"{args.alias} -> version {args.version}"
+        out.result(model or {"alias": args.alias, "dropped": True}, text)
+        return EXIT_OK
+
+    models = commands.add_parser(
+        "models", help="the model registry: models, versions from runs, aliases (production, staging)"
+    ).add_subparsers(dest="action", required=True, metavar="ACTION")
+    listed = add(models, "list", cmd_list, "your teams' registered models")
+    team_option(listed)
+    show = add(models, "show", cmd_show, "a model's versions, aliases and alias history")
+    show.add_argument("model", type=int)
+    create = add(models, "create", cmd_create, "register a new model name in a team")
+    create.add_argument("name")
+    create.add_argument("--description")
+    team_option(create)
+    register = add(models, "register", cmd_register, "make a run's weights the model's next version")
+    register.add_argument("model", type=int)
+    register.add_argument("--run", type=int, required=True)
+    register.add_argument("--checkpoint", metavar="NAME", help="a kept checkpoint (best, epoch-0003); default: final")
+    register.add_argument("--note")
+    alias = add(models, "alias", cmd_alias, "point an alias at a version (production needs a team admin)")
+    alias.add_argument("model", type=int)
+    alias.add_argument("alias", help="e.g. production, staging")
+    alias.add_argument("version", type=int, nargs="?")
+    alias.add_argument("--drop", action="store_true", help="remove the alias")
+    alias.add_argument("--note", help="why (kept in the history)")

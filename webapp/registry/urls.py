@@ -1,0 +1,34 @@
+"""Routes of the registry API (mounted under /api/ by webapp/urls.py)."""
+
+from django.urls import path
+
+from webapp.api.renderers import FileFormatNegotiation
+
+from .api import RegisteredModelViewSet as V
+
+urlpatterns = [
+    path("models/", V.as_view({"get": "list", "post": "create"}), name="model-list"),
+    path("models/<int:pk>/", V.as_view({"get": "retrieve"}), name="model-detail"),
+    path("models/<int:pk>/versions/", V.as_view({"get": "versions_list", "post": "versions_create"}),
+         name="model-versions"),
+    path("models/<int:pk>/versions/<int:number>/", V.as_view({"get": "version_retrieve"}),
+         name="model-version-detail"),
+    path("models/<int:pk>/versions/<int:number>/download/",
+         V.as_view({"get": "version_download"}, content_negotiation_class=FileFormatNegotiation),
+         name="model-version-download"),
+    path("models/<int:pk>/aliases/<str:alias>/", V.as_view({"put": "alias_put", "delete": "alias_delete"}),
+         name="model-alias"),
+]
+
+# Every route above, with placeholders, for tests/webapp/test_isolation.py.
+API_ROUTES = [
+    ("get", "/api/models/"),
+    ("post", "/api/models/"),
+    ("get", "/api/models/{model}/"),
+    ("get", "/api/models/{model}/versions/"),
+    ("post", "/api/models/{model}/versions/"),
+    ("get", "/api/models/{model}/versions/{model_version}/"),
+    ("get", "/api/models/{model}/versions/{model_version}/download/?format=safetensors"),
+    ("put", "/api/models/{model}/aliases/{alias}/"),
+    ("delete", "/api/models/{model}/aliases/{alias}/"),
+]
