@@ -645,6 +645,23 @@ class Misclassified(TypedDict):
     true_probability: float
 
 
+class ModelVersion(TypedDict):
+    number: int
+    source: dict[str, Any]
+    metrics: dict[str, Any]
+    note: str
+    files: list[str]
+    aliases: list[str]
+    created_by: UserRef | None
+    created_at: str
+
+
+class ModelVersionCreateRequest(TypedDict):
+    run: int
+    checkpoint: NotRequired[str]
+    note: NotRequired[str]
+
+
 class ModelWriteRequest(TypedDict):
     team: NotRequired[int]
     name: str
@@ -754,6 +771,13 @@ class PaginatedJobList(TypedDict):
     results: list[Job]
 
 
+class PaginatedModelVersionList(TypedDict):
+    count: int
+    next: NotRequired[str | None]
+    previous: NotRequired[str | None]
+    results: list[ModelVersion]
+
+
 class PaginatedRegisteredModelList(TypedDict):
     count: int
     next: NotRequired[str | None]
@@ -801,13 +825,6 @@ class PaginatedTeamList(TypedDict):
     next: NotRequired[str | None]
     previous: NotRequired[str | None]
     results: list[Team]
-
-
-class PaginatedVersionList(TypedDict):
-    count: int
-    next: NotRequired[str | None]
-    previous: NotRequired[str | None]
-    results: list[Version]
 
 
 class Param(TypedDict):
@@ -936,7 +953,7 @@ class RegisteredModelDetail(TypedDict):
     created_by: UserRef | None
     created_at: str
     updated_at: str
-    versions: list[Version]
+    versions: list[ModelVersion]
     history: list[AliasMove]
 
 
@@ -1450,23 +1467,6 @@ class ValidationReport(TypedDict):
 ValueChange = TypedDict("ValueChange", {"name": "str", "from": "Any", "to": "Any"})
 
 
-class Version(TypedDict):
-    number: int
-    source: dict[str, Any]
-    metrics: dict[str, Any]
-    note: str
-    files: list[str]
-    aliases: list[str]
-    created_by: UserRef | None
-    created_at: str
-
-
-class VersionCreateRequest(TypedDict):
-    run: int
-    checkpoint: NotRequired[str]
-    note: NotRequired[str]
-
-
 class WeightsImportRequest(TypedDict):
     """What POST /api/graphs/<id>/revisions/<n>/weights/ takes (multipart)."""
     file: str
@@ -1639,6 +1639,8 @@ __all__ = [
     "MetricSeries",
     "MetricsAnswer",
     "Misclassified",
+    "ModelVersion",
+    "ModelVersionCreateRequest",
     "ModelWriteRequest",
     "NewToken",
     "NodeReport",
@@ -1653,6 +1655,7 @@ __all__ = [
     "PaginatedDatasetList",
     "PaginatedGraphList",
     "PaginatedJobList",
+    "PaginatedModelVersionList",
     "PaginatedRegisteredModelList",
     "PaginatedRevisionSummaryList",
     "PaginatedRunExplanationList",
@@ -1660,7 +1663,6 @@ __all__ = [
     "PaginatedRunViewList",
     "PaginatedSweepList",
     "PaginatedTeamList",
-    "PaginatedVersionList",
     "Param",
     "ParamKindEnum",
     "PatchedBlockUpdateRequest",
@@ -1736,8 +1738,6 @@ __all__ = [
     "ValidationProblem",
     "ValidationReport",
     "ValueChange",
-    "Version",
-    "VersionCreateRequest",
     "WeightsImportRequest",
     "Worker",
     "WorkerKindEnum",

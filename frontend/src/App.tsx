@@ -14,6 +14,8 @@ const RunPage = lazy(() => import("./runs/RunPage"));
 const ComparePage = lazy(() => import("./runs/ComparePage"));
 const SweepsPage = lazy(() => import("./sweeps/SweepsPage"));
 const SweepPage = lazy(() => import("./sweeps/SweepPage"));
+const ModelsPage = lazy(() => import("./models/ModelsPage"));
+const ModelPage = lazy(() => import("./models/ModelPage"));
 
 function Pages() {
   const route = useRoute();
@@ -60,6 +62,18 @@ function Pages() {
       return (
         <Suspense fallback={<p className="muted center">Loading the sweep…</p>}>
           <SweepPage key={route.sweepId} sweepId={route.sweepId} />
+        </Suspense>
+      );
+    case "models":
+      return (
+        <Suspense fallback={<p className="muted center">Loading models…</p>}>
+          <ModelsPage />
+        </Suspense>
+      );
+    case "model":
+      return (
+        <Suspense fallback={<p className="muted center">Loading the model…</p>}>
+          <ModelPage key={route.modelId} modelId={route.modelId} />
         </Suspense>
       );
     case "graphs":

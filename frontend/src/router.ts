@@ -13,6 +13,8 @@ export type Route =
   | { page: "compare"; runIds: number[] }
   | { page: "sweeps" }
   | { page: "sweep"; sweepId: number }
+  | { page: "models" }
+  | { page: "model"; modelId: number }
   | { page: "missing" };
 
 export function parseRoute(pathname: string, search = ""): Route {
@@ -36,6 +38,9 @@ export function parseRoute(pathname: string, search = ""): Route {
     return { page: "compare", runIds: [...new Set(ids)] };
   }
   if (path === "/sweeps" || path === "/sweeps/") return { page: "sweeps" };
+  if (path === "/models" || path === "/models/") return { page: "models" };
+  const model = /^\/models\/(\d+)\/?$/.exec(path);
+  if (model) return { page: "model", modelId: Number(model[1]) };
   const sweep = /^\/sweeps\/(\d+)\/?$/.exec(path);
   if (sweep) return { page: "sweep", sweepId: Number(sweep[1]) };
   return { page: "missing" };

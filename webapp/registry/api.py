@@ -34,7 +34,7 @@ DOWNLOADS = {  # ?format= -> (file, content type)
 }
 
 
-class VersionSerializer(serializers.ModelSerializer):
+class ModelVersionSerializer(serializers.ModelSerializer):
     created_by = UserRefSerializer(read_only=True, allow_null=True)
     source = serializers.DictField(help_text="Where the weights came from: run, run_name, checkpoint (null: the "
                                    "run's final export), graph, graph_name, revision, dataset, dataset_name.")
@@ -94,11 +94,11 @@ class RegisteredModelDetailSerializer(RegisteredModelSerializer):
         fields = [*RegisteredModelSerializer.Meta.fields, "versions", "history"]
         read_only_fields = fields
 
-    @extend_schema_field_list(VersionSerializer)
+    @extend_schema_field_list(ModelVersionSerializer)
     def get_versions(self, model: RegisteredModel) -> list[dict[str, Any]]:
         aliases = model_aliases(model=model)
         versions = model.versions.select_related("created_by").order_by("-number")
-        return VersionSerializer(versions, many=True, context={"aliases": aliases}).data
+        return ModelVersionSerializer(versions, many=True, context={"aliases": aliases}).data
 
     @extend_schema_field_list(AliasMoveSerializer)
     def get_history(self, model: RegisteredModel) -> list[dict[str, Any]]:
@@ -111,7 +111,7 @@ class ModelWriteSerializer(StrictSerializer):
     description = serializers.CharField(required=False, allow_blank=True, max_length=5000)
 
 
-class VersionCreateSerializer(StrictSerializer):
+class ModelVersionCreateSerializer(StrictSerializer):
     run = serializers.IntegerField(min_value=1, max_value=2**53, help_text="A run of the model's team.")
     checkpoint = serializers.CharField(required=False, allow_blank=True, max_length=100,
                                        help_text="A kept checkpoint (best, epoch-0003); empty: the run's final export.")
@@ -157,13 +157,13 @@ class RegisteredModelViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.Retr
             raise ApiError(404, "not_found", f"Model {model.name!r} has no version {number}.")
         return version
 
-    @extend_schema(request=VersionCreateSerializer, responses={201: VersionSerializer})
+    @extend_schema(request=ModelVersionCreateSerializer, responses={201: ModelVersionSerializer})
     def versions_create(self, request: Request, pk: Any = None) -> Response:
         """Register a run's final export, or one of its kept checkpoints, as the next version."""
         from webapp.runs.models import Run
 
         model = self._model(pk)
-        body = VersionCreateSerializer(data=request.data)
+        body = ModelVersionCreateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
         run = Run.objects.select_related("graph_revision__graph", "dataset").filter(
@@ -173,17 +173,17 @@ class RegisteredModelViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.Retr
                            fields={"run": [f"No run {data['run']} in this model's team."]})
         version = version_create(model=model, run=run, checkpoint=data.get("checkpoint") or None,
                                  note=data.get("note", ""), created_by=request.user)
-        return Response(VersionSerializer(version).data, status=status.HTTP_201_CREATED)
+        return Response(ModelVersionSerializer(version).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(responses=VersionSerializer(many=True))
+    @extend_schema(responses=ModelVersionSerializer(many=True))
     def versions_list(self, request: Request, pk: Any = None) -> Response:
         model = self._model(pk)
         versions = model.versions.select_related("created_by").order_by("-number")
-        return Response(VersionSerializer(versions, many=True, context={"aliases": model_aliases(model=model)}).data)
+        return Response(ModelVersionSerializer(versions, many=True, context={"aliases": model_aliases(model=model)}).data)
 
-    @extend_schema(responses=VersionSerializer)
+    @extend_schema(responses=ModelVersionSerializer)
     def version_retrieve(self, request: Request, pk: Any = None, number: Any = None) -> Response:
-        return Response(VersionSerializer(self._version(self._model(pk), number)).data)
+        return Response(ModelVersionSerializer(self._version(self._model(pk), number)).data)
 
     @extend_schema(parameters=[OpenApiParameter("format", str, enum=list(DOWNLOADS))],
                    responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})

@@ -2041,6 +2041,33 @@ export interface components {
             probability: number;
             true_probability: number;
         };
+        ModelVersion: {
+            readonly number: number;
+            /** @description Where the weights came from: run, run_name, checkpoint (null: the run's final export), graph, graph_name, revision, dataset, dataset_name. */
+            source: {
+                [key: string]: unknown;
+            };
+            /** @description The metrics recorded with these weights. */
+            metrics: {
+                [key: string]: unknown;
+            };
+            readonly note: string;
+            readonly files: string[];
+            readonly aliases: string[];
+            readonly created_by: components["schemas"]["UserRef"] | null;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        ModelVersionCreateRequest: {
+            /**
+             * Format: int64
+             * @description A run of the model's team.
+             */
+            run: number;
+            /** @description A kept checkpoint (best, epoch-0003); empty: the run's final export. */
+            checkpoint?: string;
+            note?: string;
+        };
         ModelWriteRequest: {
             /** @description The team (on creation). */
             team?: number;
@@ -2243,6 +2270,21 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["Job"][];
         };
+        PaginatedModelVersionList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["ModelVersion"][];
+        };
         PaginatedRegisteredModelList: {
             /** @example 123 */
             count: number;
@@ -2340,21 +2382,6 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["Team"][];
-        };
-        PaginatedVersionList: {
-            /** @example 123 */
-            count: number;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?page=4
-             */
-            next?: string | null;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?page=2
-             */
-            previous?: string | null;
-            results: components["schemas"]["Version"][];
         };
         /**
          * Param
@@ -2585,7 +2612,7 @@ export interface components {
             readonly created_at: string;
             /** Format: date-time */
             readonly updated_at: string;
-            readonly versions: components["schemas"]["Version"][];
+            readonly versions: components["schemas"]["ModelVersion"][];
             readonly history: components["schemas"]["AliasMove"][];
         };
         Reliability: {
@@ -3563,33 +3590,6 @@ export interface components {
             name: string;
             from: unknown;
             to: unknown;
-        };
-        Version: {
-            readonly number: number;
-            /** @description Where the weights came from: run, run_name, checkpoint (null: the run's final export), graph, graph_name, revision, dataset, dataset_name. */
-            source: {
-                [key: string]: unknown;
-            };
-            /** @description The metrics recorded with these weights. */
-            metrics: {
-                [key: string]: unknown;
-            };
-            readonly note: string;
-            readonly files: string[];
-            readonly aliases: string[];
-            readonly created_by: components["schemas"]["UserRef"] | null;
-            /** Format: date-time */
-            readonly created_at: string;
-        };
-        VersionCreateRequest: {
-            /**
-             * Format: int64
-             * @description A run of the model's team.
-             */
-            run: number;
-            /** @description A kept checkpoint (best, epoch-0003); empty: the run's final export. */
-            checkpoint?: string;
-            note?: string;
         };
         /** @description What POST /api/graphs/<id>/revisions/<n>/weights/ takes (multipart). */
         WeightsImportRequest: {
@@ -6737,7 +6737,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaginatedVersionList"];
+                    "application/json": components["schemas"]["PaginatedModelVersionList"];
                 };
             };
             /** @description The request is not valid (the body says which field and why). */
@@ -6789,7 +6789,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["VersionCreateRequest"];
+                "application/json": components["schemas"]["ModelVersionCreateRequest"];
             };
         };
         responses: {
@@ -6798,7 +6798,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Version"];
+                    "application/json": components["schemas"]["ModelVersion"];
                 };
             };
             /** @description The request is not valid (the body says which field and why). */
@@ -6883,7 +6883,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Version"];
+                    "application/json": components["schemas"]["ModelVersion"];
                 };
             };
             /** @description The request is not valid (the body says which field and why). */

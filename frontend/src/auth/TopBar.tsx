@@ -7,6 +7,7 @@ const SECTIONS = [
   { path: "/datasets", label: "Datasets", pages: ["datasets"] },
   { path: "/runs", label: "Runs", pages: ["runs", "run"] },
   { path: "/sweeps", label: "Sweeps", pages: ["sweeps", "sweep"] },
+  { path: "/models", label: "Models", pages: ["models", "model"] },
 ] as const;
 import { useSession } from "./session";
 

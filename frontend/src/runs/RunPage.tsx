@@ -22,6 +22,7 @@ import { ACTIVE_STATUSES, type DatasetSummary, type Run, type RunExports } from 
 import { useRunStream } from "./useRunStream";
 import { RunMeta } from "./RunMeta";
 import { RunPlacement } from "./RunPlacement";
+import { RegisterVersion } from "../models/RegisterVersion";
 
 function ConfusionMatrix({ name, matrix, classes }: { name: string; matrix: number[][]; classes?: string[] | null }) {
   const label = (i: number) => classes?.[i] ?? String(i);
@@ -300,6 +301,9 @@ export default function RunPage({ runId }: { runId: number }) {
             ))}
             <h3>Downloads</h3>
             <Downloads run={run} onExports={setExports} />
+            {canEdit && run.status === "succeeded" && (
+              <RegisterVersion runId={run.id} team={run.team} checkpoints={checkpoints.filter((c) => c.available).map((c) => c.name)} />
+            )}
           </section>
 
           <CheckpointsPanel run={run} checkpoints={checkpoints} canEdit={canEdit} onStartFrom={(init) => setAgain({ init })} />
