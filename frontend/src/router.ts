@@ -13,6 +13,7 @@ export type Route =
   | { page: "compare"; runIds: number[] }
   | { page: "sweeps" }
   | { page: "sweep"; sweepId: number }
+  | { page: "workers" }
   | { page: "missing" };
 
 export function parseRoute(pathname: string, search = ""): Route {
@@ -36,6 +37,7 @@ export function parseRoute(pathname: string, search = ""): Route {
     return { page: "compare", runIds: [...new Set(ids)] };
   }
   if (path === "/sweeps" || path === "/sweeps/") return { page: "sweeps" };
+  if (path === "/workers" || path === "/workers/") return { page: "workers" };
   const sweep = /^\/sweeps\/(\d+)\/?$/.exec(path);
   if (sweep) return { page: "sweep", sweepId: Number(sweep[1]) };
   return { page: "missing" };

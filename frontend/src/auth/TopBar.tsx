@@ -7,6 +7,7 @@ const SECTIONS = [
   { path: "/datasets", label: "Datasets", pages: ["datasets"] },
   { path: "/runs", label: "Runs", pages: ["runs", "run"] },
   { path: "/sweeps", label: "Sweeps", pages: ["sweeps", "sweep"] },
+  { path: "/workers", label: "Workers", pages: ["workers"] },
 ] as const;
 import { useSession } from "./session";
 
