@@ -1,5 +1,6 @@
 """axe-core (the npm package, injected into each page) finds no serious or critical accessibility
-violation on the graphs, editor, datasets, runs, run, compare, sweep and workers pages."""
+violation on the graphs, editor, datasets, runs, run, compare, sweeps, sweep and workers pages, nor
+in the forms opened from them (new sweep, a CSV's columns, a node's parameters, the train dialog)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from .conftest import ARTIFACTS, REPO, Account, LiveServer
-from .journey import make_journey
+from .journey import SEPARABLE, make_journey
 from .test_canvas import Steps, sign_in, tid
 from .test_judge import Api
 
@@ -50,6 +51,7 @@ def test_no_serious_accessibility_violation_on_any_page(
         "runs": (f"{url}/runs", "runs-page"),
         "run": (f"{url}/runs/{journey.runs[0]}", "evaluation-panel"),
         "compare": (f"{url}/compare?ids={journey.runs[0]},{journey.runs[1]}", "compare-page"),
+        "sweeps": (f"{url}/sweeps", "sweeps-page"),
         "sweep": (f"{url}/sweeps/{journey.sweep}", "sweep-page"),
         "workers": (f"{url}/workers", "workers-page"),
     }
@@ -66,7 +68,17 @@ def test_no_serious_accessibility_violation_on_any_page(
         expect(page.locator(tid(ready))).to_be_visible(timeout=30_000)
         check(name)
 
-    # The forms behind a click: a node's parameters, and the train dialog.
+    # The forms behind a click: a new sweep, a CSV's columns, a node's parameters, the train dialog.
+    page.goto(pages["sweeps"][0])
+    page.click(tid("new-sweep"))
+    expect(page.locator(tid("new-sweep-form"))).to_be_visible()
+    check("new-sweep-form")
+    page.goto(pages["datasets"][0])
+    page.set_input_files(
+        tid("upload-file"), {"name": "more.csv", "mimeType": "text/csv", "buffer": SEPARABLE.encode()}
+    )
+    expect(page.locator(tid("upload-target"))).to_have_value("label")
+    check("upload-columns")
     page.goto(pages["editor"][0])
     page.click(f"{tid('node-fc1')} .node-head")
     expect(page.locator(tid("param-out_features"))).to_be_visible()
