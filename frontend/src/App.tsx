@@ -5,6 +5,7 @@ import { DatasetsPage } from "./datasets/DatasetsPage";
 import { GraphList } from "./graphs/GraphList";
 import { RunsPage } from "./runs/RunsPage";
 import { navigate, useRoute } from "./router";
+import { WorkersPage } from "./workers/WorkersPage";
 
 // The canvas (React Flow, dagre) loads only when a graph is opened.
 const EditorPage = lazy(() => import("./editor/EditorPage"));
@@ -76,6 +77,8 @@ function Pages() {
           <ModelPage key={route.modelId} modelId={route.modelId} />
         </Suspense>
       );
+    case "workers":
+      return <WorkersPage />;
     case "graphs":
     case "login":
       return <GraphList />;

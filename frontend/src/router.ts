@@ -15,6 +15,7 @@ export type Route =
   | { page: "sweep"; sweepId: number }
   | { page: "models" }
   | { page: "model"; modelId: number }
+  | { page: "workers" }
   | { page: "missing" };
 
 export function parseRoute(pathname: string, search = ""): Route {
@@ -41,6 +42,7 @@ export function parseRoute(pathname: string, search = ""): Route {
   if (path === "/models" || path === "/models/") return { page: "models" };
   const model = /^\/models\/(\d+)\/?$/.exec(path);
   if (model) return { page: "model", modelId: Number(model[1]) };
+  if (path === "/workers" || path === "/workers/") return { page: "workers" };
   const sweep = /^\/sweeps\/(\d+)\/?$/.exec(path);
   if (sweep) return { page: "sweep", sweepId: Number(sweep[1]) };
   return { page: "missing" };

@@ -8,6 +8,7 @@ const SECTIONS = [
   { path: "/runs", label: "Runs", pages: ["runs", "run"] },
   { path: "/sweeps", label: "Sweeps", pages: ["sweeps", "sweep"] },
   { path: "/models", label: "Models", pages: ["models", "model"] },
+  { path: "/workers", label: "Workers", pages: ["workers"] },
 ] as const;
 import { useSession } from "./session";
 

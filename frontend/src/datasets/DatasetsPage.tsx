@@ -154,7 +154,7 @@ export function DatasetsPage() {
         {team && canEdit && (
           <div className="dataset-forms">
             <BuiltinForm team={team.id} builtins={builtins} onAdded={() => void load()} />
-            <UploadForm team={team.id} onDone={() => void load()} />
+            <UploadForm team={team.id} datasets={datasets} onDone={() => void load()} />
           </div>
         )}
         {error && (

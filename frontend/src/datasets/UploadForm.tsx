@@ -6,12 +6,13 @@ import { JobProgress } from "../jobs/JobProgress";
 import { jobView } from "../jobs/jobState";
 import type { DataErrorJson, Dataset } from "../runs/types";
 import { type CsvPeek, decodeCsvHead, describeDataError, kindForFile, peekCsv } from "./csvPreview";
+import { type UploadMessage, uploadMessage } from "./uploadMessage";
 
 const PEEK_BYTES = 64 * 1024;
 
 type Kind = "csv" | "images" | "tensors";
 
-export function UploadForm({ team, onDone }: { team: number; onDone: () => void }) {
+export function UploadForm({ team, datasets, onDone }: { team: number; datasets: Dataset[] | null; onDone: () => void }) {
   const ids = useId();
   const fileInput = useRef<HTMLInputElement>(null);
   const [file, setFile] = useState<File | null>(null);
@@ -25,7 +26,8 @@ export function UploadForm({ team, onDone }: { team: number; onDone: () => void 
   const [size, setSize] = useState("32");
   const [channels, setChannels] = useState("3");
   const [progress, setProgress] = useState<UploadProgress | null>(null);
-  const [message, setMessage] = useState<{ tone: "ok" | "error"; text: string } | null>(null);
+  const [message, setMessage] = useState<UploadMessage | null>(null);
+  const shown = uploadMessage(message, datasets);
   const abort = useRef<AbortController | null>(null);
 
   async function pick(f: File | null) {
@@ -75,6 +77,7 @@ export function UploadForm({ team, onDone }: { team: number; onDone: () => void 
       setMessage({
         tone: "ok",
         text: status === 202 ? `${data.name} is uploaded and being checked.` : `${data.name} is ready.`,
+        datasetId: data.id,
       });
       setFile(null);
       setKind(null);
@@ -220,9 +223,9 @@ export function UploadForm({ team, onDone }: { team: number; onDone: () => void 
           </>
         )}
       </div>
-      {message && (
-        <p className={message.tone === "ok" ? "ok" : "error"} role={message.tone === "error" ? "alert" : "status"} data-testid="upload-message">
-          {message.text}
+      {shown && (
+        <p className={shown.tone === "ok" ? "ok" : "error"} role={shown.tone === "error" ? "alert" : "status"} data-testid="upload-message">
+          {shown.text}
         </p>
       )}
     </form>

@@ -110,7 +110,8 @@ export function EditorCanvas(p: EditorCanvasProps) {
         nodesConnectable={!readOnly}
         deleteKeyCode={null}
         selectionKeyCode="Shift"
-        multiSelectionKeyCode={["Meta", "Control"]}
+        // Shift-click adds a node to the selection as Ctrl/Cmd-click does (Shift-drag draws a box).
+        multiSelectionKeyCode={["Meta", "Control", "Shift"]}
         zoomOnDoubleClick={false}
         minZoom={0.1}
         proOptions={{ hideAttribution: true }}

@@ -12,7 +12,7 @@ import { CompareContext, DiffPanel } from "./DiffPanel";
 import { Editor } from "./Editor";
 import { BlockBanner, DraftBanner, RemoteBanner, UpgradeBanner } from "./page/Banners";
 import { useGraphLoad } from "./page/load";
-import { type RevisionContext, discardDraft, loadRevision, restoreRevision, saveRevision } from "./page/revisionActions";
+import { type RevisionContext, applyMerged, discardDraft, loadRevision, restoreRevision, saveRevision } from "./page/revisionActions";
 import { INITIAL_REVISIONS, isDirty, revisionReducer, saveStateText } from "./page/revisionState";
 import { StaleDialog } from "./page/StaleDialog";
 import { useBlockEdits, useBlockLibrary } from "./page/useBlockEdits";
@@ -56,6 +56,7 @@ export default function EditorPage({ graphId }: { graphId: number }) {
       save: () => void saveRevision(ctx.current),
       saveAnyway: () => void saveRevision(ctx.current, true),
       load: (n: number) => void loadRevision(ctx.current, n),
+      merge: (merged: GraphSpec, theirs: GraphSpec, n: number) => applyMerged(ctx.current, merged, theirs, n),
       restore: (n: number) => void restoreRevision(ctx.current, n),
       discardDraft: () => discardDraft(ctx.current),
       edited: (spec: GraphSpec) => dispatch({ type: "edited", spec }),
@@ -142,11 +143,14 @@ export default function EditorPage({ graphId }: { graphId: number }) {
       )}
       {stale && (
         <StaleDialog
+          graphId={graphId}
           stale={stale}
           savedRevision={saved.revision}
+          mine={rev.current}
           onLoad={() => act.load(stale.latest.number)}
           onDiff={act.openDiff}
           onForce={act.saveAnyway}
+          onMerge={act.merge}
           onCancel={() => dispatch({ type: "staleDismissed" })}
         />
       )}

@@ -23,6 +23,8 @@ export const StatusBar = memo(function StatusBar({ saveState, readOnly }: { save
     tone = "bad";
   }
   const weights = (report?.total_params ?? 0) * 4;
+  // Nothing counts until a node is wired to an Output: say that, not "0 params".
+  const noOutput = report !== null && report !== undefined && Object.keys(report.outputs ?? {}).length === 0;
   return (
     <footer className="status-bar" data-testid="status-bar" role="status" aria-live="polite">
       <span className={`status-validity ${tone}`} data-testid="status-validity">
@@ -33,11 +35,11 @@ export const StatusBar = memo(function StatusBar({ saveState, readOnly }: { save
           {graphErrors.map((e) => e.message).join("; ")}
         </span>
       )}
-      <span data-testid="status-params" title="trainable parameters">
-        {report ? `${formatCount(report.total_params)} params` : "– params"}
+      <span data-testid="status-params" title={noOutput ? "Parameters are counted once a node is wired to an Output" : "trainable parameters"}>
+        {noOutput ? "params: no output yet" : report ? `${formatCount(report.total_params)} params` : "– params"}
       </span>
       <span data-testid="status-memory" title="float32 weights plus activations of one sample">
-        {report ? `≈ ${formatBytes(weights + report.activation_bytes)} (weights ${formatBytes(weights)}, activations ${formatBytes(report.activation_bytes)}/sample)` : "–"}
+        {noOutput ? "" : report ? `≈ ${formatBytes(weights + report.activation_bytes)} (weights ${formatBytes(weights)}, activations ${formatBytes(report.activation_bytes)}/sample)` : "–"}
       </span>
       <span className="spacer" />
       <span data-testid="status-saved" className={saveState.startsWith("Unsaved") ? "warn" : "muted"}>

@@ -47,7 +47,7 @@ function TargetHandles({ id, count }: { id: string; count: number }) {
           position={Position.Top}
           style={{ left: `${((i + 1) / (count + 1)) * 100}%` }}
           data-testid={`handle-in-${id}-${i}`}
-          aria-label={count > 1 ? `input ${i + 1}` : "input"}
+          title={count > 1 ? `input ${i + 1}` : "input"}
         />
       ))}
     </>
@@ -67,7 +67,6 @@ function SourcePorts({ id, count, shapes }: { id: string; count: number; shapes:
           className="port-handle"
           style={{ left: `${((k + 1) / (count + 1)) * 100}%` }}
           data-testid={`handle-out-${id}-${k}`}
-          aria-label={`output ${k}${shapes?.[k] ? ` ${formatShape(shapes[k])}` : ""}`}
           title={`${id}:${k}${shapes?.[k] ? ` ${formatShape(shapes[k])}` : ""}`}
         >
           {/* Inline: the stylesheet is shared; the index sits just under the handle. */}
@@ -143,7 +142,7 @@ export const OpNodeView = memo(function OpNodeView({ id, data, selected }: NodeP
       {op?.multi_output ? (
         <SourcePorts id={id} count={portCount} shapes={ports} />
       ) : (
-        <Handle type="source" id="out" position={Position.Bottom} data-testid={`handle-out-${id}`} aria-label="output" />
+        <Handle type="source" id="out" position={Position.Bottom} data-testid={`handle-out-${id}`} title="output" />
       )}
     </div>
   );
@@ -163,7 +162,7 @@ export const InputNodeView = memo(function InputNodeView({ id, data, selected }:
         <span className="node-count">{data.dtype ?? "float32"}</span>
       </div>
       <ErrorList id={id} />
-      <Handle type="source" id="out" position={Position.Bottom} data-testid={`handle-out-${id}`} aria-label="output" />
+      <Handle type="source" id="out" position={Position.Bottom} data-testid={`handle-out-${id}`} title="output" />
     </div>
   );
 });
@@ -175,7 +174,7 @@ export const OutputNodeView = memo(function OutputNodeView({ id, selected }: Nod
   const key = id.replace(":", "-");
   return (
     <div className={`node io-node output-node${selected ? " selected" : ""}`} data-testid={`node-${key}`}>
-      <Handle type="target" id="in0" position={Position.Top} data-testid={`handle-in-${key}-0`} aria-label="input" />
+      <Handle type="target" id="in0" position={Position.Top} data-testid={`handle-in-${key}-0`} title="input" />
       <div className="node-head">
         <span className="node-op">Output</span>
         <span className="node-id">{source ?? "not wired"}</span>

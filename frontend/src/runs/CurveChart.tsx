@@ -18,6 +18,7 @@ export function CurveChart({
   yLabel,
   unitSquare = false,
   note,
+  explain,
 }: {
   name: string;
   title: string;
@@ -27,6 +28,8 @@ export function CurveChart({
   /** Both axes 0..1 (rates, probabilities). */
   unitSquare?: boolean;
   note?: string;
+  /** Why the chart shows no curve (said under it), when it has none. */
+  explain?: string | null;
 }) {
   const [x0, x1] = extent(series, "x", unitSquare ? [0, 1] : undefined);
   const [y0, y1] = extent(series, "y", unitSquare ? [0, 1] : undefined);
@@ -51,7 +54,7 @@ export function CurveChart({
           ) : s.kind === "dots" ? (
             <g key={k} className={`dots curve-${k}`}>
               {s.points.map((p, i) => (
-                <circle key={i} cx={sx(p.x)} cy={sy(p.y)} r={2} />
+                <circle key={i} cx={sx(p.x)} cy={sy(p.y)} r={s.points.length === 1 ? 4 : 2} />
               ))}
             </g>
           ) : (
@@ -83,6 +86,11 @@ export function CurveChart({
           {yLabel}
         </text>
       </svg>
+      {explain && (
+        <p className="muted small curve-explain" data-testid={`curve-${name}-explain`}>
+          {explain}
+        </p>
+      )}
     </figure>
   );
 }

@@ -6,7 +6,7 @@ import { useEffect, useId, useMemo, useState } from "react";
 import { ApiError } from "../api/client";
 import { runsApi, sampleUrl } from "./api";
 import { CurveChart } from "./CurveChart";
-import { histogramSeries, pairsSeries, precisionRecallSeries, reliabilitySeries, rocSeries, sortMisclassified, type ConfidenceOrder } from "./curves";
+import { histogramSeries, pairsSeries, precisionRecallSeries, reliabilityNote, reliabilitySeries, rocSeries, sortMisclassified, type ConfidenceOrder } from "./curves";
 import { formatMetric } from "./format";
 import type { EvaluationAnswer, MisclassifiedSample, SampleAnswer } from "./judgeTypes";
 import type { DatasetSummary, Run } from "./types";
@@ -225,7 +225,15 @@ export function EvaluationPanel({ run, summary, canEdit }: { run: Run; summary: 
           <h3>Where it is wrong</h3>
           <MisclassifiedBrowser run={run} evaluation={evaluation} images={isImageData(summary)} />
           <div className="curves">
-            <CurveChart name="reliability" title="Reliability" series={reliabilitySeries(evaluation.reliability)} xLabel="confidence" yLabel="accuracy" unitSquare />
+            <CurveChart
+              name="reliability"
+              title="Reliability"
+              series={reliabilitySeries(evaluation.reliability)}
+              xLabel="confidence"
+              yLabel="accuracy"
+              unitSquare
+              explain={reliabilityNote(evaluation.reliability)}
+            />
             {evaluation.roc && (
               <CurveChart name="roc" title="ROC" note={`AUC ${formatMetric(evaluation.roc.auc)}`} series={rocSeries(evaluation.roc)} xLabel="false-positive rate" yLabel="true-positive rate" unitSquare />
             )}

@@ -263,7 +263,8 @@ export default function RunPage({ runId }: { runId: number }) {
             {historyCut && <p className="muted small">Earlier lines of this long run are not shown; the charts show its whole history.</p>}
             <ol
               className="log"
-              role="log"
+              aria-live="polite"
+              aria-label="Run log"
               data-testid="run-log"
               ref={logBox}
               onScroll={(e) => {

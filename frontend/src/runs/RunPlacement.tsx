@@ -1,8 +1,10 @@
 // Under the run's status: which worker and device train it, or (queued) its place in the fair
-// order and why it waits, with the team's limits (read-only; site admins set them). A queued
-// run's place is read again every few seconds.
+// order and why it waits, with the team's limits (read-only; site admins set them) and its priority
+// (editable while it waits). A queued run's place is read again every few seconds.
 import { useEffect, useState } from "react";
 import { apiRequest } from "../api/client";
+import { useSession } from "../auth/session";
+import { PriorityEditor } from "./PriorityEditor";
 import { limitsText, placementText, type QueueInfo, type TeamLimits } from "./placement";
 import type { Run } from "./types";
 
@@ -14,6 +16,7 @@ export function RunPlacement({ run }: { run: Run }) {
   const [fresh, setFresh] = useState<Placed | null>(null);
   const [team, setTeam] = useState<TeamLimits | null>(null);
   const queued = run.status === "queued";
+  const { canEdit } = useSession();
 
   useEffect(() => {
     let stop = false;
@@ -36,15 +39,18 @@ export function RunPlacement({ run }: { run: Run }) {
     return () => window.clearInterval(timer);
   }, [run.id, queued]);
 
-  const shown: Placed = fresh && fresh.status === run.status ? { ...run, queue: fresh.queue } : (run as Placed);
+  const shown: Placed = fresh && fresh.status === run.status ? { ...run, queue: fresh.queue, priority: fresh.priority } : (run as Placed);
   const where = placementText(shown);
   const limits = limitsText(team);
-  if (!where && !limits) return null;
+  if (!where && !limits && !queued) return null;
   return (
-    <p className="muted small" data-testid="run-placement" data-waiting-for={shown.queue?.waiting_for ?? ""}>
-      {where}
-      {where && limits ? " · " : ""}
-      {limits && <span data-testid="team-limits">{limits}</span>}
-    </p>
+    <div className="run-placement">
+      <p className="muted small" data-testid="run-placement" data-waiting-for={shown.queue?.waiting_for ?? ""}>
+        {where}
+        {where && limits ? " · " : ""}
+        {limits && <span data-testid="team-limits">{limits}</span>}
+      </p>
+      {queued && canEdit && <PriorityEditor run={shown} onSaved={(r) => setFresh(r as Placed)} />}
+    </div>
   );
 }

@@ -87,6 +87,11 @@ interface FieldEntry {
   optional?: boolean;
 }
 
+/** What several data-parallel ranks cost and when they pay (measured: bench/, the training docs). */
+export const PROCESSES_HELP =
+  "Data-parallel ranks, one device each; batch size must split evenly over them. It pays for large models or batches on several GPUs; " +
+  "on CPUs or for a small model the ranks mostly wait on each other (2 CPU ranks were 11.6× slower than 1 on a small MLP): keep 1.";
+
 /** The fields the dialog shows, in order; kinds and bounds come from the schema. */
 const FIELD_LIST: FieldEntry[] = [
   { path: "epochs", label: "Epochs" },
@@ -124,6 +129,7 @@ const FIELD_LIST: FieldEntry[] = [
     help: "Empty (none), balanced, or one weight per class: 1, 2, 0.5.",
     optional: true,
   },
+  { path: "processes", label: "Processes", help: PROCESSES_HELP, optional: true },
   { path: "log_every", label: "Log every (steps)", help: "How often the training loss is recorded." },
   { path: "seed", label: "Seed" },
 ];

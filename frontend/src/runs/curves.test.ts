@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { extent, histogramSeries, pairsSeries, precisionRecallSeries, reliabilitySeries, rocSeries, sortMisclassified } from "./curves";
+import { extent, histogramSeries, pairsSeries, precisionRecallSeries, reliabilityNote, reliabilitySeries, rocSeries, sortMisclassified } from "./curves";
 import type { MisclassifiedSample } from "./judgeTypes";
 
 describe("evaluation curves", () => {
@@ -14,6 +14,32 @@ describe("evaluation curves", () => {
     });
     expect(diagonal.points).toEqual([{ x: 0, y: 0 }, { x: 1, y: 1 }]);
     expect(model.points).toEqual([{ x: 0.6, y: 0.5 }, { x: 0.9, y: 0.95 }]);
+  });
+
+  it("says why there is no curve when every sample falls in one bin (a 100%-accurate run)", () => {
+    const reliability = {
+      expected_calibration_error: 0.003,
+      bins: [
+        { lower: 0, upper: 0.9, count: 0, confidence: null, accuracy: null },
+        { lower: 0.9, upper: 1, count: 30, confidence: 0.997, accuracy: 1 },
+      ],
+    };
+    const [, model] = reliabilitySeries(reliability);
+    expect(model.kind).toBe("dots");
+    expect(model.points).toEqual([{ x: 0.997, y: 1 }]);
+    expect(reliabilityNote(reliability)).toBe(
+      "All 30 test samples fall in one confidence bin (90%–100%), right 100% of the time at 99.7% mean confidence: one point, so no curve to draw. Calibration shows only where a model is sometimes unsure.",
+    );
+    expect(reliabilityNote({ expected_calibration_error: null, bins: [] })).toContain("No test sample");
+    expect(
+      reliabilityNote({
+        expected_calibration_error: 0.1,
+        bins: [
+          { lower: 0.5, upper: 0.75, count: 4, confidence: 0.6, accuracy: 0.5 },
+          { lower: 0.75, upper: 1, count: 10, confidence: 0.9, accuracy: 0.95 },
+        ],
+      }),
+    ).toBeNull();
   });
 
   it("orders the ROC and precision-recall points along x", () => {

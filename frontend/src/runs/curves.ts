@@ -23,8 +23,26 @@ export function reliabilitySeries(reliability: Reliability | null | undefined): 
     .map((b) => ({ x: b.confidence as number, y: b.accuracy as number }));
   return [
     { label: "perfectly calibrated", points: [{ x: 0, y: 0 }, { x: 1, y: 1 }], kind: "line", className: "ref" },
-    { label: "model", points, kind: "line" },
+    // One bin (a model sure and right on every sample) is a point, not a line: draw it as a dot.
+    { label: "model", points, kind: points.length < 2 ? "dots" : "line" },
   ];
+}
+
+/**
+ * Why the reliability chart has no curve, when it has none: every test sample in one confidence bin
+ * (a run that is sure and right about everything), or no sample at all. Null when there is a curve.
+ */
+export function reliabilityNote(reliability: Reliability | null | undefined): string | null {
+  const bins = (reliability?.bins ?? []).filter((b) => b.count > 0 && b.confidence !== null && b.accuracy !== null);
+  if (bins.length >= 2) return null;
+  if (bins.length === 0) return "No test sample to place: the curve needs a test split.";
+  const [b] = bins;
+  const pct = (v: number) => `${Math.round(v * 1000) / 10}%`;
+  return (
+    `All ${b.count} test samples fall in one confidence bin (${pct(b.lower)}–${pct(b.upper)}), ` +
+    `right ${pct(b.accuracy as number)} of the time at ${pct(b.confidence as number)} mean confidence: ` +
+    `one point, so no curve to draw. Calibration shows only where a model is sometimes unsure.`
+  );
 }
 
 /** ROC: true-positive rate over false-positive rate (and the chance diagonal). */

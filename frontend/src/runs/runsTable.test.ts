@@ -4,6 +4,9 @@ import {
   NO_FILTERS,
   canCompare,
   differingFields,
+  distinctRevisions,
+  flattenGraph,
+  revisionKey,
   flattenConfig,
   formatConfigValue,
   metricColumns,
@@ -60,10 +63,16 @@ describe("differing configuration fields", () => {
     ]);
   });
 
-  it("counts a field one run lacks as different, and one run as nothing to compare", () => {
-    expect(differingFields([{ a: 1 }, { a: 1, scheduler: { warmup_steps: 10 } }])).toEqual(["scheduler.warmup_steps"]);
+  it("compares only the runs that have a field, and one run is nothing to compare", () => {
+    expect(differingFields([{ a: 1 }, { a: 1, scheduler: { warmup_steps: 10 } }])).toEqual([]);
     expect(differingFields([{ a: 1 }])).toEqual([]);
-    expect(differingFields([{ best: null }, { best: { metric: "val/loss" } }])).toEqual(["best", "best.metric"]);
+    expect(differingFields([{ best: null }, { best: { metric: "val/loss" } }])).toEqual(["best.metric"]);
+  });
+
+  it("does not count an imported run (no config) as different in every field", () => {
+    const trained = { epochs: 5, batch_size: 32, optimizer: { name: "adam", lr: 0.001 }, seed: 0 };
+    expect(differingFields([trained, {}, { ...trained }])).toEqual([]);
+    expect(differingFields([trained, {}, { ...trained, optimizer: { name: "adam", lr: 0.01 } }])).toEqual(["optimizer.lr"]);
   });
 });
 
@@ -85,6 +94,29 @@ describe("the table's columns and sorting", () => {
     expect(metricColumns([run(5, { final_metrics: { "val/loss": 1, "test/loss": 1, "val/mae": 2 } })]).final).toEqual(["val/mae", "test/loss"]);
     expect(cols.best.map((x) => x.label)).toEqual(["val/loss"]);
     expect(metricColumns([c]).final).toEqual(["val/loss"]); // an older answer: final_metrics
+  });
+
+  it("has a column per graph parameter that differs among the runs' revisions", () => {
+    const r1 = run(1, { graph: 4, revision: 1 });
+    const r2 = run(2, { graph: 4, revision: 2 });
+    const r3 = run(3, { graph: 4, revision: 2 });
+    const spec = (width: number) => ({
+      inputs: [{ id: "x", shape: [4] }],
+      nodes: [
+        { id: "fc1", op: "Linear", params: { out_features: width } },
+        { id: "act", op: "ReLU" },
+      ],
+    });
+    expect(flattenGraph(spec(16))).toEqual({ "inputs.x.shape": [4], "nodes.fc1.op": "Linear", "nodes.fc1.out_features": 16, "nodes.act.op": "ReLU" });
+    expect(distinctRevisions([r1, r2, r3])).toEqual([{ graph: 4, revision: 1 }, { graph: 4, revision: 2 }]);
+    const graphs = new Map([
+      [revisionKey(r1), flattenGraph(spec(16))],
+      [revisionKey(r2), flattenGraph(spec(64))],
+    ]);
+    const cols = tableColumns([r1, r2, r3], graphs);
+    expect(cols.graph.map((c) => c.label)).toEqual(["nodes.fc1.out_features"]);
+    expect(sortRuns([r1, r2, r3], cols.graph[0], "desc").map((r) => r.id)).toEqual([3, 2, 1]);
+    expect(tableColumns([r1, r2, r3]).graph).toEqual([]); // revisions not fetched yet
   });
 
   it("sorts by any column both ways, empty cells last", () => {

@@ -48,20 +48,66 @@ export function flattenConfig(config: unknown, prefix = ""): Record<string, unkn
   return out;
 }
 
-/** One value as a comparable key (JSON; a missing field differs from null). */
-function valueKey(value: unknown): string {
-  return value === undefined ? "\u0000missing" : JSON.stringify(value);
+/**
+ * The dotted paths whose value is not the same among the configurations that have it, sorted. A run
+ * without the field (imported weights have no config; an older run lacks a newer field) does not
+ * count as different: only two values that are really unlike make a column.
+ */
+export function differingFields(configs: readonly unknown[]): string[] {
+  return differingPaths(configs.map((c) => flattenConfig(c)));
 }
 
-/** The dotted paths whose value is not the same in every configuration, sorted. */
-export function differingFields(configs: readonly unknown[]): string[] {
-  if (configs.length < 2) return [];
-  const flat = configs.map((c) => flattenConfig(c));
+/** The keys whose defined values are not all the same across `flat` (each a flattened record), sorted. */
+export function differingPaths(flat: readonly Record<string, unknown>[]): string[] {
+  if (flat.length < 2) return [];
   const paths = new Set<string>();
   for (const f of flat) for (const p of Object.keys(f)) paths.add(p);
-  return [...paths]
-    .filter((path) => new Set(flat.map((f) => valueKey(f[path]))).size > 1)
-    .sort();
+  return [...paths].filter((path) => new Set(flat.map((f) => valueAt(f, path)).filter((v) => v !== undefined)).size > 1).sort();
+}
+
+/**
+ * A flat record's value at `path` as a comparable key: the value itself, or an ancestor's when that
+ * is a leaf (`best: null` says `best.metric` is unset too); undefined when the record lacks it.
+ */
+function valueAt(flat: Record<string, unknown>, path: string): string | undefined {
+  if (flat[path] !== undefined) return JSON.stringify(flat[path]);
+  const parts = path.split(".");
+  for (let i = parts.length - 1; i > 0; i--) {
+    const up = flat[parts.slice(0, i).join(".")];
+    if (up === null || (typeof up === "object" && up !== null && Object.keys(up).length === 0)) return "null";
+  }
+  return undefined;
+}
+
+/** The graph revision a run trained, as a key of the revisions fetched for the table. */
+export function revisionKey(run: Pick<RunRow, "graph" | "revision">): string {
+  return `${run.graph}:${run.revision}`;
+}
+
+/** The distinct graph revisions of the listed runs (each is fetched once). */
+export function distinctRevisions(runs: readonly Pick<RunRow, "graph" | "revision">[]): { graph: number; revision: number }[] {
+  const seen = new Map<string, { graph: number; revision: number }>();
+  for (const r of runs) if (!seen.has(revisionKey(r))) seen.set(revisionKey(r), { graph: r.graph, revision: r.revision });
+  return [...seen.values()];
+}
+
+interface SpecLike {
+  inputs?: { id: string; shape?: unknown }[];
+  nodes?: { id: string; op?: string; params?: Record<string, unknown> }[];
+}
+
+/**
+ * A graph spec's parameters as flat keys: `nodes.fc1.out_features`, `nodes.fc1.op`,
+ * `inputs.x.shape` (wiring and layout are left out: a column says a value, not a structure).
+ */
+export function flattenGraph(spec: SpecLike | null | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const inp of spec?.inputs ?? []) out[`inputs.${inp.id}.shape`] = inp.shape;
+  for (const n of spec?.nodes ?? []) {
+    out[`nodes.${n.id}.op`] = n.op;
+    for (const [k, v] of Object.entries(n.params ?? {})) out[`nodes.${n.id}.${k}`] = v;
+  }
+  return out;
 }
 
 /** A configuration value as a cell reads (lists and objects as JSON, a missing one as "–", no float noise). */
@@ -107,6 +153,8 @@ export interface Column {
   id: string;
   label: string;
   value: (run: RunRow) => string | number | null;
+  /** The value as stored, for the cell (graph columns; others read their own source). */
+  raw?: (run: RunRow) => unknown;
 }
 
 /** Seconds the run took (or has taken so far): the server's `duration_s`, else from its times. */
@@ -119,8 +167,17 @@ export function durationOf(run: Pick<RunRow, "duration_s" | "started_at" | "fini
 
 const when = (iso: string | null | undefined) => (iso ? Date.parse(iso) : null);
 
-/** The fixed columns, then one per differing config field, final metric and best metric. */
-export function tableColumns(runs: readonly RunRow[]): { fixed: Column[]; config: Column[]; final: Column[]; best: Column[] } {
+/** Flattened graph parameters per revision key (`revisionKey`), as the table has fetched them. */
+export type GraphParams = ReadonlyMap<string, Record<string, unknown>>;
+
+/**
+ * The fixed columns, then one per differing config field, graph parameter (when the revisions are
+ * known), final metric and best metric.
+ */
+export function tableColumns(
+  runs: readonly RunRow[],
+  graphs: GraphParams = new Map(),
+): { fixed: Column[]; config: Column[]; graph: Column[]; final: Column[]; best: Column[] } {
   const fixed: Column[] = [
     { id: "name", label: "Name", value: (r) => runName(r).toLowerCase() },
     { id: "status", label: "Status", value: (r) => r.status },
@@ -136,6 +193,13 @@ export function tableColumns(runs: readonly RunRow[]): { fixed: Column[]; config
     label: path,
     value: (r) => sortable((flat.get(r.id) ?? flattenConfig(r.config))[path]),
   }));
+  const known = runs.filter((r) => graphs.has(revisionKey(r)));
+  const graph = differingPaths(known.map((r) => graphs.get(revisionKey(r))!)).map<Column>((path) => ({
+    id: `graph:${path}`,
+    label: path,
+    value: (r) => sortable(graphs.get(revisionKey(r))?.[path]),
+    raw: (r) => graphs.get(revisionKey(r))?.[path],
+  }));
   const { final: finalKeys, best: bestKeys } = metricColumns(runs);
   const final = finalKeys.map<Column>((key) => ({
     id: `final:${key}`,
@@ -147,7 +211,7 @@ export function tableColumns(runs: readonly RunRow[]): { fixed: Column[]; config
     label: key,
     value: (r) => sortable(r.summary?.best?.[key]?.value),
   }));
-  return { fixed, config, final, best };
+  return { fixed, config, graph, final, best };
 }
 
 function sortable(value: unknown): string | number | null {

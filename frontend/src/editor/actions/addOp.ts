@@ -1,8 +1,8 @@
 // A new op node, selected alone: from the palette (in the middle of the canvas), dropped (centred
-// under the pointer), or from the insert box (its corner where the box was).
+// under the pointer, never hidden under the minimap), or from the insert box (its corner where the box was).
 import { idBase, nextId } from "../ids";
 import { type CanvasNode, NODE_HEIGHT, NODE_WIDTH } from "../model";
-import { canvasPoint } from "./shared";
+import { canvasPoint, clearOf, minimapRect, screenSize } from "./shared";
 import type { EditorAction, Point } from "./types";
 
 export interface AddOp {
@@ -20,7 +20,9 @@ export const addOp: EditorAction<AddOp> = {
     const { store } = ctx;
     const doc = store.getState().view;
     const id = nextId(idBase(op), new Set(doc.nodes.map((n) => n.id)));
-    const position = at ?? ctx.flow.screenToFlowPosition(screen ?? canvasPoint(ctx));
+    // A drop under the minimap would hide the new node: it lands just beside the minimap instead.
+    const dropped = screen && clearOf(screen, screenSize(ctx, NODE_WIDTH, NODE_HEIGHT), minimapRect(ctx));
+    const position = at ?? ctx.flow.screenToFlowPosition(dropped ?? canvasPoint(ctx));
     const node: CanvasNode = {
       id,
       type: "op",

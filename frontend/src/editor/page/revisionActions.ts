@@ -2,6 +2,7 @@
 // open another as the new base, put an old one's content on the canvas, drop the restored draft.
 import { type Dispatch } from "react";
 import { ApiError, api } from "../../api/client";
+import type { GraphSpec } from "../../api/types";
 import { EMPTY_SPEC, canonicalJson, docToSpec, modelPart, specToDoc } from "../convert";
 import { clearDraft } from "../draft";
 import { parseStaleBase, saveRevisionOnBase } from "../staleSave";
@@ -53,6 +54,17 @@ export async function loadRevision({ graphId, store, dispatch }: RevisionContext
   } catch (e) {
     dispatch({ type: "failed", message: (e as Error).message });
   }
+}
+
+/**
+ * Puts the three-way merge of mine on top of theirs on the canvas, with their revision `n` as the new
+ * base: the canvas is unsaved (mine on theirs) until the person saves, and Undo brings mine back.
+ */
+export function applyMerged({ graphId, store, dispatch }: RevisionContext, merged: GraphSpec, theirs: GraphSpec, n: number): void {
+  if (!store) return;
+  dispatch({ type: "revisionLoaded", saved: { spec: docToSpec(specToDoc(theirs)), revision: n } });
+  store.edit(() => specToDoc(merged));
+  clearDraft(graphId);
 }
 
 /** Puts revision `n`'s content on the canvas (an undoable change; the base stays). */

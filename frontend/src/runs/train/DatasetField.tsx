@@ -3,6 +3,7 @@
 import { formatShape } from "../../format";
 import { navigate } from "../../router";
 import type { Dataset, Run } from "../types";
+import type { FitProblem } from "./fit";
 
 export interface DatasetFieldProps {
   id: string;
@@ -16,10 +17,12 @@ export interface DatasetFieldProps {
   /** A run without a dataset (imported weights): the user must choose one. */
   mustPick: boolean;
   errors: string[] | undefined;
+  /** How the graph does not fit the picked dataset, each with its fix (empty: it fits). */
+  fit: FitProblem[];
   onPick: (datasetId: string) => void;
 }
 
-export function DatasetField({ id, datasets, datasetId, picked, from, sameData, mustPick, errors, onPick }: DatasetFieldProps) {
+export function DatasetField({ id, datasets, datasetId, picked, from, sameData, mustPick, errors, fit, onPick }: DatasetFieldProps) {
   return (
     <div className="field">
       <label htmlFor={id}>Dataset</label>
@@ -66,6 +69,19 @@ export function DatasetField({ id, datasets, datasetId, picked, from, sameData, 
           {picked.summary.num_classes ? ` · ${picked.summary.num_classes} classes` : ""} · {picked.summary.rows?.total ?? "?"} rows
           {sameData ? ` · the split of run #${from?.id}` : ""}
         </p>
+      )}
+      {picked && fit.length > 0 && (
+        <div className="fit-problems" data-testid="train-fit-problems" role="alert">
+          <strong>The graph does not fit this dataset yet:</strong>
+          <ul>
+            {fit.map((p) => (
+              <li key={p.message} data-testid={`train-fit-${p.part}`}>
+                {p.message}
+              </li>
+            ))}
+          </ul>
+          <span className="small">Change it in the editor and save, then train that revision.</span>
+        </div>
       )}
       {mustPick && !picked && (
         <p className="help" data-testid="train-pick-dataset">

@@ -9,6 +9,7 @@ import type { InitChoice, InitPlan } from "../initPlan";
 import type { Run } from "../types";
 import { ConfigFields } from "./ConfigFields";
 import { DatasetField } from "./DatasetField";
+import { graphFitProblems } from "./fit";
 import { FreezeChooser } from "./FreezeChooser";
 import { InitChooser } from "./InitChooser";
 import { PriorityField } from "./PriorityField";
@@ -42,6 +43,9 @@ export function TrainDialog({ graphId, revision: firstRevision, onClose, from = 
   useEffect(() => {
     dialog.current?.showModal();
   }, []);
+
+  const picked = pickedDataset(state);
+  const fitProblems = picked && state.graph ? graphFitProblems(state.graph, picked.summary ?? {}) : [];
 
   async function start() {
     const step = startStep(state, graphId, from);
@@ -87,11 +91,12 @@ export function TrainDialog({ graphId, revision: firstRevision, onClose, from = 
           id={`${ids}-dataset`}
           datasets={state.datasets}
           datasetId={state.datasetId}
-          picked={pickedDataset(state)}
+          picked={picked}
           from={from}
           sameData={onRunsData(state, from)}
           mustPick={mustPickDataset}
           errors={errors.fields.dataset}
+          fit={fitProblems}
           onPick={(datasetId) => dispatch({ type: "datasetPicked", datasetId })}
         />
         <InitChooser

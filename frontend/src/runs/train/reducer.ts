@@ -3,6 +3,7 @@
 import { type ConfigForm, type FormValues, type MappedErrors, withValue } from "../configForm";
 import type { InitChoice, InitPlan } from "../initPlan";
 import type { Dataset, Run } from "../types";
+import type { GraphShapes } from "./fit";
 import { datasetOfRun } from "./rules";
 
 export const NO_ERRORS: MappedErrors = { fields: {}, graph: [], general: [] };
@@ -23,6 +24,8 @@ export interface TrainState {
   values: FormValues;
   /** The nodes that can be frozen (those with weights). */
   nodes: string[];
+  /** The revision's input shapes and output shapes, checked against the picked dataset; null until known. */
+  graph: GraphShapes | null;
   freeze: string[];
   init: InitChoice | null;
   /** What loads from the chosen checkpoint; null until it is known. */
@@ -38,7 +41,7 @@ export type TrainAction =
   | { type: "formLoaded"; form: ConfigForm; values: FormValues }
   | { type: "formFailed"; message: string }
   | { type: "teamKnown"; team: number }
-  | { type: "nodesLoaded"; nodes: string[] }
+  | { type: "nodesLoaded"; nodes: string[]; graph?: GraphShapes | null }
   /** `first`: the dataset to offer, unless one is chosen already (none: the user must choose). */
   | { type: "datasetsLoaded"; datasets: Dataset[]; first: Dataset | undefined }
   | { type: "loadFailed"; message: string }
@@ -65,6 +68,7 @@ export function initialTrainState(revision: number, from: Run | null, init: Init
     form: null,
     values: {},
     nodes: [],
+    graph: null,
     freeze: Array.isArray(from?.config.freeze) ? (from!.config.freeze as string[]) : [],
     init,
     plan: null,
@@ -84,7 +88,7 @@ export function trainReducer(state: TrainState, action: TrainAction): TrainState
     case "revisionsLoaded":
       return { ...state, revisions: action.revisions };
     case "revisionPicked":
-      return { ...state, revision: action.revision };
+      return { ...state, revision: action.revision, graph: null };
     case "formLoaded":
       return { ...state, form: action.form, values: action.values };
     case "formFailed":
@@ -92,7 +96,7 @@ export function trainReducer(state: TrainState, action: TrainAction): TrainState
     case "teamKnown":
       return { ...state, team: action.team };
     case "nodesLoaded":
-      return { ...state, nodes: action.nodes };
+      return { ...state, nodes: action.nodes, graph: action.graph ?? null };
     case "datasetsLoaded":
       return { ...state, datasets: action.datasets, datasetId: state.datasetId || (action.first ? String(action.first.id) : "") };
     case "loadFailed":

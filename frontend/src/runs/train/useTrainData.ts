@@ -6,6 +6,7 @@ import { loadConfigForm } from "../configForm";
 import { runsApi } from "../api";
 import type { InitChoice } from "../initPlan";
 import type { Run } from "../types";
+import type { GraphShapes } from "./fit";
 import type { TrainAction } from "./reducer";
 import { defaultDataset, valuesForRun } from "./rules";
 
@@ -50,7 +51,13 @@ export function useTrainData(
         const ids = (r.spec.nodes ?? []).map((n) => n.id);
         // Only nodes with weights can be frozen: the check's parameter counts say which.
         api.validate(r.spec).then(
-          (report) => live && dispatch({ type: "nodesLoaded", nodes: ids.filter((id) => (report.nodes[id]?.params ?? 0) > 0) }),
+          (report) =>
+            live &&
+            dispatch({
+              type: "nodesLoaded",
+              nodes: ids.filter((id) => (report.nodes[id]?.params ?? 0) > 0),
+              graph: { inputs: r.spec.inputs.map((i) => ({ id: i.id, shape: [...i.shape] })), outputs: (report.outputs ?? {}) as GraphShapes["outputs"] },
+            }),
           () => live && dispatch({ type: "nodesLoaded", nodes: ids }),
         );
         return r.spec.inputs.map((i) => [...i.shape]);
