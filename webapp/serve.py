@@ -5,8 +5,10 @@ One address, three servers, each doing what it is best at (docs/subsystems/web-t
 - **the front, nginx**, listens on H:P. `/ws/...` goes to the stream server, every other
   request to the HTTP server, both over private Unix sockets in a folder of its own (0700). It
   passes request bodies through as they arrive (no buffering: the HTTP server's guard refuses an
-  oversized body after its headers) and tells the HTTP server the client's address
-  (`X-Netloom-Client-Addr`, overwriting any a client sent: the sign-in lockout counts real clients).
+  oversized body after its headers; a chunked one, which has no length to judge, it reads whole
+  first), answers what it refuses itself with the API's JSON error body, and tells the HTTP server
+  the client's address (`X-Netloom-Client-Addr`, overwriting any a client sent: the sign-in
+  lockout counts real clients).
 - **HTTP: granian serving Django's WSGI handler** (webapp/wsgi.py), NETLOOM_WEB_WORKERS granian
   processes, each on a Unix socket of its own, with NETLOOM_WEB_THREADS threads (default 1:
   Django's work holds the GIL, so one thread a process serves the most; granian's Rust runtime
