@@ -14,9 +14,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
-import os
 import select
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,7 @@ from typing import Any
 import pytest
 from websockets.asyncio.client import connect
 
+from tests.stack.faults import fill_volume, mount_tmpfs, unfill_volume, unmount
 from tests.stack.stack import RedisServer, ServiceStack
 from tests.stack.test_run_e2e import read_until, wait_status, ws_headers
 
@@ -35,42 +34,28 @@ MARGIN = 2 * MiB
 BOUNDARY = "netloom-disk"
 
 
-def _mount_tmpfs(folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={VOLUME_MIB}m", "tmpfs", str(folder)],
-                             capture_output=True, text=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"mounting a small tmpfs is not permitted here: {mounted.stderr.strip()}")
-
-
 @pytest.fixture(scope="module")
 def full(tmp_path_factory: pytest.TempPathFactory) -> Any:
     if not RedisServer.available():
         pytest.skip("needs Redis")
     tmp = tmp_path_factory.mktemp("disk-full")
     media = tmp / "media"
-    _mount_tmpfs(media)
+    not_mounted = mount_tmpfs(media, mib=VOLUME_MIB)
+    if not_mounted:
+        pytest.skip(f"mounting a small tmpfs is not permitted here: {not_mounted}")
     try:
         with ServiceStack(tmp, RedisServer.shared(db=5), env={"NETLOOM_DISK_MARGIN_BYTES": str(MARGIN)}) as stack:
             yield stack
     finally:
-        subprocess.run(["umount", "-l", str(media)], check=False)
-
-
-def _filler(stack: ServiceStack) -> Path:
-    return stack.tmp / "media" / "filler"
+        unmount(media)
 
 
 def fill(stack: ServiceStack, *, leave: int) -> None:
-    """Take all but `leave` bytes of the volume."""
-    media = stack.tmp / "media"
-    free = os.statvfs(media).f_bavail * os.statvfs(media).f_frsize
-    with open(_filler(stack), "ab") as handle:
-        os.posix_fallocate(handle.fileno(), handle.tell(), max(4096, free - leave))
+    fill_volume(stack.tmp / "media", leave=leave)
 
 
 def unfill(stack: ServiceStack) -> None:
-    _filler(stack).unlink(missing_ok=True)
+    unfill_volume(stack.tmp / "media")
 
 
 def _partials(stack: ServiceStack) -> list[Path]:
@@ -203,4 +188,6 @@ def test_a_run_started_on_a_full_volume_waits_with_that_reason_and_succeeds_once
     unfill(full)
     detail = wait_status(full, run["id"], {"succeeded", "failed", "cancelled"})
     assert detail["status"] == "succeeded", full.logs()
-    assert detail["attempts"] == 2
+    # The full volume's attempt and its resume; a third only when the test stacks' 3 s lease ran out
+    # on a loaded machine (as in tests/stack/faults.py::kill_mid_checkpoint_write).
+    assert detail["attempts"] in (2, 3)
