@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from webapp.disk import out_of_space
+from webapp.disk import out_of_space, space_is_low, volume_of
 from webapp.runs import conf
 from webapp.runs.inference.evaluation import evaluation_record
 from webapp.runs.inference.exports import run_export_write
@@ -71,8 +71,6 @@ def train_claimed(run: Run, *, token: str, recorder: RunRecorder) -> str:
 
 def _out_of_space(run: Run, *, token: str, error: OSError) -> str:
     """The run's volume is full: queue it again and send it once space returns, or fail it with that reason."""
-    from webapp.disk import space_is_low, volume_of
-
     volume = volume_of(error.filename if isinstance(error.filename, str) else conf.run_dir(run.pk))
     reason = f"No space left on the volume {volume} ({error.strerror or error})"
     attempts, max_attempts = Run.objects.filter(pk=run.pk).values_list("attempts", "max_attempts").get()

@@ -140,4 +140,3 @@ class LimitedUploadHandler(FileUploadHandler):
         for upload in self.completed:
             upload.close()
         self.completed = []
-
