@@ -3,11 +3,18 @@
 Every writer of checkpoints, exports and the worker's export folder goes through these two
 helpers. Leftovers of a crash are hidden siblings named `.<name>.tmp-<hex>` (and
 `.<name>.old-<hex>` for a folder being replaced); `sweep_leftovers` removes them.
+
+A write that fails because its volume is full removes what it wrote and raises `OSError(ENOSPC)`
+naming the destination, whichever library wrote (safetensors reports the kernel's error as a
+`SafetensorError` whose text ends "(os error 28)"): `storage_full` tells a full volume apart from
+every other failure, so a caller can retry later instead of failing for good.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import shutil
 import time
 import uuid
@@ -15,7 +22,39 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["atomic_dir", "atomic_file", "write_bytes_atomic", "sweep_leftovers"]
+__all__ = ["atomic_dir", "atomic_file", "storage_full", "sweep_leftovers", "write_bytes_atomic"]
+
+FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+# How Rust libraries (safetensors) word the kernel's error, "... (os error 28)", and how Python's
+# does in a message carried across processes (a rank's error), "[Errno 28] ...".
+_OS_ERROR_TEXT = re.compile(r"\(os error (\d+)\)|\[Errno (\d+)\]")
+
+
+def storage_full(exc: BaseException | None) -> OSError | None:
+    """The error that says a volume is full (ENOSPC, EDQUOT) in `exc` or its causes; None otherwise.
+
+    A library that reports the kernel's error in its own exception type (safetensors) counts too:
+    an `OSError` with that errno is returned for it.
+    """
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in FULL_ERRNOS:
+            return exc
+        found = _OS_ERROR_TEXT.search(str(exc)) if not isinstance(exc, OSError) else None
+        number = int(found.group(1) or found.group(2)) if found else None
+        if number in FULL_ERRNOS:
+            return OSError(number, os.strerror(number))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _full_error(exc: BaseException, final: Path) -> OSError | None:
+    """An OSError(ENOSPC) naming `final` for a write to it that failed on a full volume."""
+    full = storage_full(exc)
+    if full is None or isinstance(exc, OSError) and exc.filename:
+        return None  # not a full volume, or an OSError that names its file already
+    return OSError(full.errno, f"{os.strerror(full.errno or errno.ENOSPC)} while writing {final}", str(final))
 
 
 def _sibling(final: Path, kind: str) -> Path:
@@ -39,8 +78,11 @@ def atomic_dir(final: Path | str) -> Iterator[Path]:
             shutil.rmtree(old, ignore_errors=True)
         else:
             os.replace(tmp, final)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        full = _full_error(exc, final)
+        if full is not None:
+            raise full from exc
         raise
 
 
@@ -53,8 +95,11 @@ def atomic_file(final: Path | str) -> Iterator[Path]:
     try:
         yield tmp
         os.replace(tmp, final)
-    except BaseException:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
+        full = _full_error(exc, final)
+        if full is not None:
+            raise full from exc
         raise
 
 

@@ -313,8 +313,18 @@ def test_the_dockerfile_installs_pyproject_pins_builds_the_frontend_and_drops_ro
 def test_healthz_answers_200_when_the_database_and_redis_answer(client):
     response = client.get("/healthz")
     assert response.status_code == 200, response.content
-    assert response.json() == {"status": "ok", "database": "ok", "redis": "ok"}
+    assert response.json() == {"status": "ok", "database": "ok", "redis": "ok", "disk": "ok"}
     assert response["Cache-Control"] == "no-store"
+
+
+@pytest.mark.django_db
+def test_healthz_says_the_disk_is_low_while_media_root_has_less_than_the_margin_free(client, settings):
+    from webapp.disk import free_bytes
+
+    settings.NETLOOM_DISK_MARGIN_BYTES = free_bytes() + 10**12  # more than the volume can have free
+    response = client.get("/healthz")
+    assert response.status_code == 200  # it still serves; writes that do not fit answer 507
+    assert response.json() == {"status": "degraded", "database": "ok", "redis": "ok", "disk": "low"}
 
 
 @pytest.mark.django_db
@@ -326,7 +336,7 @@ def test_healthz_answers_503_naming_redis_when_it_is_down(client, settings):
     response = client.get("/healthz")
     assert response.status_code == 503
     # Why goes to the log, not to an anonymous caller.
-    assert response.json() == {"status": "unavailable", "database": "ok", "redis": "unavailable"}
+    assert response.json() == {"status": "unavailable", "database": "ok", "redis": "unavailable", "disk": "ok"}
     assert client.post("/healthz").status_code == 405
 
 

@@ -11,6 +11,14 @@ Each checkout is its own instance: NETLOOM_INSTANCE (the Redis key prefix of its
 channel-layer groups, webapp/settings.py) defaults to "netloom-<hash of the checkout's path>", so
 two `make run`s on one host share a Redis without taking each other's tasks or joining each
 other's run groups. Ctrl-C or SIGTERM stops every child process it started.
+
+It supervises them (`Supervisor`): a child that dies -- a worker, the web tier, the private Redis
+-- is started again with a log line, after a back-off that doubles while it keeps dying soon after
+its start (1 s, 2 s, 4 s, ... at most 30 s); after QUICK_CRASH_LIMIT such quick deaths in a row it
+gives up and stops everything, saying which child and why. The loop is written here rather than
+taken from a process manager: honcho (foreman's model) stops all when one child ends and never
+restarts, and supervisord is a daemon with its own configuration file and control socket; what
+`make run` needs is thirty lines of restart and back-off around the Popen calls it already has.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,6 +101,82 @@ def web_command(port: int) -> list[str]:
     return server_command(host="127.0.0.1", port=port)
 
 
+# The restart policy of the children `make run` keeps alive (docs/reliability.md "Supervised make run").
+RESTART_FIRST_DELAY = 1.0
+RESTART_MAX_DELAY = 30.0
+# A child that dies sooner than this after its start is counted as a crash at start.
+QUICK_CRASH_SECONDS = 30.0
+QUICK_CRASH_LIMIT = 5
+
+
+class GaveUp(Exception):
+    """A child kept dying soon after its start."""
+
+
+class Supervised:
+    """One child process kept alive: its name, its command, and when it started and died."""
+
+    def __init__(self, name: str, argv: list[str], **popen: Any) -> None:
+        self.name, self.argv, self.popen_options = name, argv, popen
+        self.process: subprocess.Popen[bytes] | None = None
+        self.started_at = 0.0
+        self.quick_crashes = 0
+        self.restart_at: float | None = None
+
+    def start(self) -> None:
+        """Start the command (again)."""
+        self.process = subprocess.Popen(self.argv, **self.popen_options)
+        self.started_at = time.monotonic()
+        self.restart_at = None
+
+    def check(self, now: float) -> None:
+        """Schedule a restart of a child that died, with a log line; raise GaveUp after too many quick deaths."""
+        if self.process is None or self.restart_at is not None or self.process.poll() is None:
+            return
+        lived = now - self.started_at
+        self.quick_crashes = self.quick_crashes + 1 if lived < QUICK_CRASH_SECONDS else 0
+        status = self.process.returncode
+        if self.quick_crashes >= QUICK_CRASH_LIMIT:
+            raise GaveUp(f"the {self.name} process died {self.quick_crashes} times within {QUICK_CRASH_SECONDS:.0f} s "
+                         f"of its start (last status {status}); giving up")
+        delay = min(RESTART_MAX_DELAY, RESTART_FIRST_DELAY * 2 ** max(0, self.quick_crashes - 1))
+        print(f"make run: the {self.name} process (pid {self.process.pid}) exited with status {status} after "
+              f"{lived:.0f} s; restarting it in {delay:.0f} s", flush=True)
+        self.restart_at = now + delay
+
+    def restart_if_due(self, now: float) -> None:
+        """Start a child whose back-off has passed, with a log line."""
+        if self.restart_at is not None and now >= self.restart_at:
+            self.start()
+            assert self.process is not None
+            print(f"make run: restarted the {self.name} process (pid {self.process.pid})", flush=True)
+
+
+def supervise(children: list[Supervised], *, poll_seconds: float = 0.5) -> None:
+    """Keep every child alive until interrupted (KeyboardInterrupt) or one keeps crashing (GaveUp)."""
+    while True:
+        now = time.monotonic()
+        for child in children:
+            child.check(now)
+            child.restart_if_due(now)
+        time.sleep(poll_seconds)
+
+
+def stop_all(children: list[Supervised], *, grace_seconds: float = 10.0) -> None:
+    """SIGTERM every running child (the last started first), then SIGKILL what is left after the grace."""
+    running = [child.process for child in reversed(children) if child.process is not None]
+    for process in running:
+        if process.poll() is None:
+            process.terminate()
+    deadline = time.monotonic() + grace_seconds
+    for process in running:
+        try:
+            process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+
+
 def manage(*args: str) -> None:
     """Run a management command in a child process (fails loudly)."""
     subprocess.run([sys.executable, str(ROOT / "manage.py"), *args], cwd=ROOT, check=True)
@@ -109,18 +194,7 @@ def main() -> int:
     # The workers train on the cores the web tier serves from: leave it one.
     os.environ["NETLOOM_WORKER_THREADS"] = cohosted_worker_threads()
     port = int(os.environ.get("PORT", "8000"))
-    children: list[subprocess.Popen[bytes]] = []
-
-    def stop(*_: object) -> None:
-        for child in reversed(children):
-            if child.poll() is None:
-                child.terminate()
-        deadline = time.monotonic() + 10
-        for child in reversed(children):
-            try:
-                child.wait(timeout=max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                child.kill()
+    children: list[Supervised] = []
 
     def on_signal(signum: int, _frame: object) -> None:
         raise KeyboardInterrupt
@@ -130,81 +204,78 @@ def main() -> int:
         manage("migrate", "--noinput")
         manage("collectstatic", "--noinput", "--verbosity", "0")
         manage("demo")
-
-        redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
-        private_url = f"redis://127.0.0.1:{PRIVATE_REDIS_PORT}/0"
-        if not redis_reachable(redis_url) and redis_reachable(private_url):
-            # Another checkout's `make run` started one: share it (the key prefixes keep us apart).
-            redis_url = os.environ["REDIS_URL"] = private_url
-            print(f"using the private Redis at {redis_url}", flush=True)
-        if not redis_reachable(redis_url):
-            redis_server = redis_server_path()
-            if redis_server:
-                redis_url = f"redis://127.0.0.1:{PRIVATE_REDIS_PORT}/0"
-                os.environ["REDIS_URL"] = redis_url
-                children.append(
-                    subprocess.Popen(
-                        [
-                            redis_server,
-                            "--port",
-                            str(PRIVATE_REDIS_PORT),
-                            "--save",
-                            "",
-                            "--appendonly",
-                            "no",
-                            "--daemonize",
-                            "no",
-                        ],
-                        stdout=subprocess.DEVNULL,
-                    )
-                )
-                for _ in range(50):
-                    if redis_reachable(redis_url):
-                        break
-                    time.sleep(0.1)
-                print(f"started a private Redis at {redis_url}", flush=True)
-            else:
-                print(
-                    "no Redis at REDIS_URL and no redis-server: install one (apt-get install redis-server) "
-                    "or set REDIS_URL; live updates and training need it",
-                    flush=True,
-                )
-
-        for command in worker_commands(instance):
-            children.append(subprocess.Popen(command, cwd=ROOT))
-        web = subprocess.Popen(web_command(port), cwd=ROOT)
+        redis = _private_redis()
+        if redis is not None:
+            children.append(redis)
+        for queue, command in zip(("train", "short"), worker_commands(instance), strict=True):
+            children.append(Supervised(f"{queue} worker", command, cwd=ROOT))
+        web = Supervised("web", web_command(port), cwd=ROOT)
         children.append(web)
-        # The URL once it answers: the web tier imports Django in several processes first.
-        deadline = time.monotonic() + 120
-        while web.poll() is None and time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.2)
+        for child in children:
+            if child.process is None:
+                child.start()
+        _wait_for_web(web, port)
         print(
             f"\nNetloom is running at http://127.0.0.1:{port}/  (app: /app/, API docs: /api/docs/)",
             flush=True,
         )
         print(f"Redis key prefix {instance!r} (NETLOOM_INSTANCE); workers: train, short "
               f"({os.environ['NETLOOM_WORKER_THREADS']} torch thread(s) each, NETLOOM_WORKER_THREADS)", flush=True)
-        print("log in as demo / demo; Ctrl-C stops everything\n", flush=True)
-        while True:
-            for child in children:
-                if child.poll() is not None:
-                    print(
-                        f"{' '.join(map(str, child.args[:4]))} exited ({child.returncode}); stopping",
-                        flush=True,
-                    )
-                    return child.returncode or 1
-            time.sleep(0.5)
+        print("log in as demo / demo; a process that dies is restarted; Ctrl-C stops everything\n", flush=True)
+        supervise(children)
     except KeyboardInterrupt:
         return 0
+    except GaveUp as exc:
+        print(f"make run: {exc}; stopping everything", file=sys.stderr, flush=True)
+        return 1
     except subprocess.CalledProcessError as exc:
         print(f"setup failed: {exc}", file=sys.stderr)
         return exc.returncode or 1
     finally:
-        stop()
+        stop_all(children)
+    return 0
+
+
+def _wait_for_web(web: Supervised, port: int) -> None:
+    """Until the web tier accepts connections (it imports Django in several processes first)."""
+    deadline = time.monotonic() + 120
+    while web.process is not None and web.process.poll() is None and time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.2)
+
+
+def _private_redis() -> Supervised | None:
+    """The private Redis to start when none answers at REDIS_URL (started and waited for); else None."""
+    redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    private_url = f"redis://127.0.0.1:{PRIVATE_REDIS_PORT}/0"
+    if not redis_reachable(redis_url) and redis_reachable(private_url):
+        # Another checkout's `make run` started one: share it (the key prefixes keep us apart).
+        os.environ["REDIS_URL"] = private_url
+        print(f"using the private Redis at {private_url}", flush=True)
+        return None
+    if redis_reachable(redis_url):
+        return None
+    redis_server = redis_server_path()
+    if not redis_server:
+        print(
+            "no Redis at REDIS_URL and no redis-server: install one (apt-get install redis-server) "
+            "or set REDIS_URL; live updates and training need it",
+            flush=True,
+        )
+        return None
+    os.environ["REDIS_URL"] = private_url
+    redis = Supervised("redis", [redis_server, "--port", str(PRIVATE_REDIS_PORT), "--save", "", "--appendonly", "no",
+                                 "--daemonize", "no"], stdout=subprocess.DEVNULL)
+    redis.start()
+    for _ in range(50):
+        if redis_reachable(private_url):
+            break
+        time.sleep(0.1)
+    print(f"started a private Redis at {private_url}", flush=True)
+    return redis
 
 
 if __name__ == "__main__":

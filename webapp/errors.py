@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Conflict", "DomainError", "Forbidden", "NotFound"]
+__all__ = ["Conflict", "DomainError", "Forbidden", "InsufficientStorage", "NotFound"]
 
 
 class DomainError(Exception):
@@ -64,3 +64,7 @@ class NotFound(DomainError):
 
 class Forbidden(DomainError):
     """The user's role does not allow this."""
+
+
+class InsufficientStorage(DomainError):
+    """A volume the service writes to is full: nothing was stored (webapp/disk.py)."""

@@ -5,6 +5,10 @@ broker and channel layer) answers a ping. `GET /healthz` is open to anyone (load
 docker-compose ask it) and says only "ok" or "unavailable" for each part: 200 when both answer,
 else 503. Why a part failed goes to the log (and to the command line's output), not to the page.
 
+It also says whether MEDIA_ROOT's volume has room: `"disk": "ok"`, or `"disk": "low"` with
+`"status": "degraded"` while less than NETLOOM_DISK_MARGIN_BYTES is free (webapp/disk.py). Still
+200: the service serves reads, and refuses what would not fit with 507 `insufficient_storage`.
+
     python -m webapp.health                 the same checks from the command line (exit 0 or 1)
     python -m webapp.health --url URL       ask a running server's /healthz over HTTP instead
 
@@ -60,6 +64,21 @@ def check_redis() -> str:
     return "ok"
 
 
+def check_disk() -> str:
+    """"ok", or "low" while MEDIA_ROOT's volume has less than the margin free (the figures go to the log)."""
+    from webapp.disk import disk_margin, free_bytes, space_is_low, volume_of
+
+    try:
+        if space_is_low():
+            logger.warning("health check: the volume %s has %d bytes free, below the margin %d",
+                           volume_of(), free_bytes(), disk_margin())
+            return "low"
+    except OSError as exc:
+        logger.warning("health check: MEDIA_ROOT's free space unknown: %s", exc)
+        return "unknown"
+    return "ok"
+
+
 def health() -> dict[str, str]:
     """Each part's answer: {"database": "ok", "redis": "ok"} when all is well."""
     return {"database": check_database(), "redis": check_redis()}
@@ -73,8 +92,10 @@ def healthz(request: HttpRequest) -> JsonResponse:
         if answer != "ok":
             logger.warning("health check: %s: %s", part, answer)
     healthy = all(answer == "ok" for answer in parts.values())
-    body = {"status": "ok" if healthy else "unavailable"}
+    disk = check_disk()
+    body = {"status": "unavailable" if not healthy else "ok" if disk == "ok" else "degraded"}
     body.update({part: "ok" if answer == "ok" else "unavailable" for part, answer in parts.items()})
+    body["disk"] = disk
     response = JsonResponse(body, status=200 if healthy else 503)
     response["Cache-Control"] = "no-store"
     return response
@@ -136,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
 
     django.setup()
     parts = health()
-    for part, answer in parts.items():
+    for part, answer in {**parts, "disk": check_disk()}.items():
         print(f"{part}: {answer}")
     return 0 if all(answer == "ok" for answer in parts.values()) else 1
 

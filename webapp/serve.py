@@ -5,8 +5,10 @@ One address, three servers, each doing what it is best at (docs/subsystems/web-t
 - **the front, nginx**, listens on H:P. `/ws/...` goes to the stream server, every other
   request to the HTTP server, both over private Unix sockets in a folder of its own (0700). It
   passes request bodies through as they arrive (no buffering: the HTTP server's guard refuses an
-  oversized body after its headers) and tells the HTTP server the client's address
-  (`X-Netloom-Client-Addr`, overwriting any a client sent: the sign-in lockout counts real clients).
+  oversized body after its headers; a chunked one, which has no length to judge, it reads whole
+  first), answers what it refuses itself with the API's JSON error body, and tells the HTTP server
+  the client's address (`X-Netloom-Client-Addr`, overwriting any a client sent: the sign-in
+  lockout counts real clients).
 - **HTTP: granian serving Django's WSGI handler** (webapp/wsgi.py), NETLOOM_WEB_WORKERS granian
   processes, each on a Unix socket of its own, with NETLOOM_WEB_THREADS threads (default 1:
   Django's work holds the GIL, so one thread a process serves the most; granian's Rust runtime
@@ -102,13 +104,70 @@ def _quoted(body: bytes) -> str:
     return f"'{text}'"
 
 
-def _length_required_body() -> str:
-    """The API's 411 answer (webapp/api/body_limit.py), for the front to give itself."""
-    from webapp.api.body_limit import refusal
+# The answers the front gives itself, in the API's error body (webapp/api/errors.py): nginx's own
+# are HTML pages. status: (code, message); 494 is nginx's "request header too large", sent as 400.
+FRONT_ERRORS: dict[int, tuple[int, str, str]] = {
+    400: (400, "bad_request", "The request could not be read."),
+    494: (400, "bad_request", "The request headers are too large."),
+    405: (405, "method_not_allowed", "This method is not allowed here."),
+    408: (408, "request_timeout", "The request did not arrive in time."),
+    411: (411, "length_required", "The request body has no length."),
+    414: (414, "uri_too_long", "The request address is too long."),
+    500: (500, "server_error", "Something went wrong on the server."),
+    502: (502, "bad_gateway", "The application server did not answer; try again in a moment."),
+    503: (503, "unavailable", "The service is unavailable; try again in a moment."),
+    504: (504, "gateway_timeout", "The application server did not answer in time; try again."),
+}
 
-    refused = refusal(content_type=b"", content_length=None, transfer_encoding=b"chunked")
-    assert refused is not None and refused[0] == 411
-    return _quoted(refused[1])
+
+def front_error_body(code: str, message: str) -> str:
+    """The house error body, as the front's configuration quotes it."""
+    import json
+
+    return _quoted(json.dumps({"error": {"code": code, "message": message, "fields": {}}}).encode())
+
+
+def _chunked_locations(common: str) -> str:
+    """Where a chunked body goes: read whole by the front, then handed on with a Content-Length.
+
+    The guard behind judges a body by its declared length (webapp/api/body_limit.py) and Django
+    reads one without a length as empty; nginx counts a chunked body against client_max_body_size
+    as it arrives. So the front reads it (into its own folder, removed with the request), refusing
+    it with 413 once it passes its content type's limit, and hands it on whole, where the guard and
+    Django see an ordinary request. A named location keeps the body unread until it is proxied.
+    """
+    from webapp.api.body_limit import limit_for
+
+    blocks = []
+    for kind, content_type in (("multipart", b"multipart/form-data"), ("other", b"application/json")):
+        blocks.append(f"""        location @chunked_{kind} {{
+            client_max_body_size {limit_for(content_type)};
+            proxy_request_buffering on;
+            default_type application/json;
+            proxy_pass http://http_app;{common}
+            proxy_set_header Connection "";
+            proxy_set_header X-Netloom-Client-Addr $remote_addr;
+            proxy_read_timeout 600s;
+            proxy_send_timeout 600s;
+        }}""")
+    return "\n".join(blocks)
+
+
+def _front_error_pages() -> str:
+    """The server's `error_page`s: every error the front makes itself answers the API's JSON body.
+
+    Server-wide, so that what nginx refuses before any location (TRACE: 405; a malformed request:
+    400) is covered too; a location with an `error_page` of its own would drop these. 418 and 419
+    are no answers: they send a chunked request to `_chunked_locations`. `recursive_error_pages`
+    lets a chunked body over its limit, refused there, still reach @too_large.
+    """
+    lines = ["        recursive_error_pages on;", "        error_page 418 = @chunked_multipart;",
+             "        error_page 419 = @chunked_other;", "        error_page 413 = @too_large;"]
+    for status, (answer, code, message) in FRONT_ERRORS.items():
+        lines.append(f"        error_page {status} = @error_{status};")
+        lines.append(f"        location @error_{status} {{ default_type application/json; "
+                     f"return {answer} {front_error_body(code, message)}; }}")
+    return "\n".join(lines)
 
 
 def _too_large() -> tuple[int, str, str]:
@@ -160,6 +219,8 @@ http {{
     client_max_body_size {largest};
     proxy_request_buffering off;
     map $content_type $too_large_body {{ ~*^multipart/ {too_large_multipart}; default {too_large_other}; }}
+    map $http_transfer_encoding $chunked_kind {{ ~*chunked 1; default ""; }}
+    map "$chunked_kind:$content_type" $chunked_body {{ ~*^1:multipart/ multipart; ~^1: other; default ""; }}
     server_tokens off;
     upstream http_app {{ least_conn; {http_servers} keepalive 64; }}
     upstream streams {{ server unix:{stream_socket}; }}
@@ -174,13 +235,16 @@ http {{
             proxy_read_timeout 1d;
             proxy_send_timeout 1d;
         }}
+{_front_error_pages()}
         location / {{
-            # A chunked body is refused before any of it is read, as the guard behind would: the
-            # front would otherwise hand a small one on with a length and a large one chunked.
-            if ($http_transfer_encoding ~* chunked) {{
-                return 411 {_length_required_body()};
+            # A chunked body has no length for the guard behind to judge: the front reads it first
+            # (_chunked_locations), so it reaches the guard with one.
+            if ($chunked_body = multipart) {{
+                return 418;
             }}
-            error_page 413 = @too_large;
+            if ($chunked_body = other) {{
+                return 419;
+            }}
             default_type application/json;
             proxy_pass http://http_app;{common}
             proxy_set_header Connection "";
@@ -188,6 +252,7 @@ http {{
             proxy_read_timeout 600s;
             proxy_send_timeout 600s;
         }}
+{_chunked_locations(common)}
         location @too_large {{
             default_type application/json;
             return 413 $too_large_body;

@@ -23,7 +23,29 @@ def import_request_code() -> None:
     import webapp.runs.api  # noqa: F401 (a stream's first frame is the run's detail, built with it)
 
 
+def uploads_leftovers_sweep() -> None:
+    """Remove upload files a killed web process left (untouched for NETLOOM_UPLOAD_STALE_SECONDS).
+
+    A web process that starts is often one that replaced a killed one; what that one was
+    receiving stays otherwise until the reaper's next sweep.
+    """
+    import logging
+
+    from django.conf import settings
+
+    from webapp.datasets.services import upload_leftovers_sweep
+
+    try:
+        removed = upload_leftovers_sweep(older_than_s=float(settings.NETLOOM_UPLOAD_STALE_SECONDS))
+    except OSError as exc:  # a server that cannot sweep still serves
+        logging.getLogger(__name__).warning("sweeping upload leftovers failed: %s", exc)
+        return
+    if removed:
+        logging.getLogger(__name__).warning("removed upload leftovers: %s", [str(path) for path in removed])
+
+
 def settle_for_serving() -> None:
-    """The request code imported, then the collector tuned over everything alive (process_gc)."""
+    """Upload leftovers swept, the request code imported, then the collector tuned (process_gc)."""
+    uploads_leftovers_sweep()
     import_request_code()
     garbage_collector_settle()

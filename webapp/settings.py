@@ -25,6 +25,12 @@ Environment (all optional on a developer machine):
     MEDIA_ROOT                where datasets and run artefacts are stored; default var/media
     NETLOOM_MAX_UPLOAD_BYTES  largest accepted dataset upload; default 200 MiB
     NETLOOM_MAX_WEIGHTS_BYTES largest weights file imported as a first checkpoint; default the upload limit
+    NETLOOM_DISK_MARGIN_BYTES space a large write leaves free on MEDIA_ROOT's volume (an upload that would
+                              leave less is refused with 507); below it /healthz says "disk": "low";
+                              default 100 MiB (webapp/disk.py)
+    NETLOOM_UPLOAD_STALE_SECONDS an upload's file not written to for this long is a leftover (a killed
+                              server, a lost client) and is removed at server start and by the reaper;
+                              default 600
     NETLOOM_MAX_PARAMS        largest model a graph may describe; default 100 million parameters
     NETLOOM_MAX_NODES         most nodes in one graph; default 500
     NETLOOM_DATASET_PROCESSING "auto" (default: on the short-queue worker when one answers, else
@@ -256,6 +262,10 @@ NETLOOM_MAX_UPLOAD_BYTES = env_int("NETLOOM_MAX_UPLOAD_BYTES", 200 * 1024 * 1024
 # Largest weights file (.safetensors) imported as a revision's first checkpoint; every upload is
 # also held to NETLOOM_MAX_UPLOAD_BYTES.
 NETLOOM_MAX_WEIGHTS_BYTES = env_int("NETLOOM_MAX_WEIGHTS_BYTES", NETLOOM_MAX_UPLOAD_BYTES)
+# Free space a large write leaves on MEDIA_ROOT's volume (webapp/disk.py).
+NETLOOM_DISK_MARGIN_BYTES = env_int("NETLOOM_DISK_MARGIN_BYTES", 100 * 1024 * 1024)
+# An upload's file untouched this long is a leftover (webapp/datasets/services.py::upload_leftovers_sweep).
+NETLOOM_UPLOAD_STALE_SECONDS = env_int("NETLOOM_UPLOAD_STALE_SECONDS", 600)
 # Uploaded files always go to disk (our own handler streams them into MEDIA_ROOT). Under ASGI
 # Django also copies every request body into a spooled file of this size before a view runs:
 # past 1 MiB it is on disk (0 would mean "never roll over", holding any body in memory).

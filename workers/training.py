@@ -3,18 +3,26 @@
 workers/runs.py's `runs.train` task claims a run and its lease and hands it here with its
 recorder. Each step records through the runs app's services; exceptions become messages a user
 can act on. A run whose lease was lost meanwhile records nothing: the delivery that owns it does.
+
+A full volume is the machine's failure, not the run's: the run is queued again (it resumes from its
+last checkpoint; the write that failed left nothing, engine/atomic.py) and trained again once its
+volume has the margin free (NETLOOM_DISK_MARGIN_BYTES; waited for at most RUNS_SPACE_WAIT_SECONDS),
+until its attempts are spent; then it fails with that reason (`_out_of_space`).
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 from typing import Any
 
+from webapp.disk import out_of_space, space_is_low, volume_of
 from webapp.runs import conf
 from webapp.runs.inference.evaluation import evaluation_record
 from webapp.runs.inference.exports import run_export_write
 from webapp.runs.models import Run, RunStatus
+from webapp.runs.scheduling.leases import run_requeue, run_token_send
 from webapp.runs.selectors import run_data_recipe, run_start_from
 from webapp.runs.services import metrics_json, run_finish, run_log, run_recipe_record
 from webapp.sweeps.services import TrialMonitor, trial_monitor
@@ -38,8 +46,11 @@ def train_claimed(run: Run, *, token: str, recorder: RunRecorder) -> str:
     try:
         splits, result, monitor = _train(run, token=token, recorder=recorder)
     except Exception as exc:
-        logger.exception("run %s failed", run.pk)
         recorder.close()
+        full = out_of_space(exc)
+        if full is not None and not recorder.lease_lost:
+            return _out_of_space(run, token=token, error=full)
+        logger.exception("run %s failed", run.pk)
         if not recorder.lease_lost:
             run_finish(run_id=run.pk, lease_token=token, status=RunStatus.FAILED, detail="training failed",
                        error=user_message(exc))
@@ -56,6 +67,29 @@ def train_claimed(run: Run, *, token: str, recorder: RunRecorder) -> str:
     run_finish(run_id=run.pk, lease_token=token, status=RunStatus.SUCCEEDED, detail=detail,
                final_metrics=metrics_json(result.metrics), extra={"step": result.steps})
     return "succeeded"
+
+
+def _out_of_space(run: Run, *, token: str, error: OSError) -> str:
+    """The run's volume is full: queue it again and send it once space returns, or fail it with that reason."""
+    volume = volume_of(error.filename if isinstance(error.filename, str) else conf.run_dir(run.pk))
+    reason = f"No space left on the volume {volume} ({error.strerror or error})"
+    attempts, max_attempts = Run.objects.filter(pk=run.pk).values_list("attempts", "max_attempts").get()
+    logger.warning("run %s: %s (attempt %s of %s)", run.pk, reason, attempts, max_attempts)
+    if attempts >= max_attempts:
+        message = (f"{reason}; gave up after {attempts} attempts. Free space on {volume}, then start "
+                   "the run again from its last checkpoint.")
+        run_finish(run_id=run.pk, lease_token=token, status=RunStatus.FAILED, detail="training failed",
+                   error=message)
+        return "failed"
+    if not run_requeue(run_id=run.pk, lease_token=token, detail=(
+            f"{reason}; queued again to resume from its last checkpoint once space returns "
+            f"(attempt {attempts + 1} of {max_attempts})")):
+        return "lease lost"
+    deadline = time.monotonic() + float(conf.get("RUNS_SPACE_WAIT_SECONDS"))
+    while space_is_low(volume) and time.monotonic() < deadline:
+        time.sleep(1.0)
+    run_token_send(run_id=run.pk)
+    return "requeued: volume full"
 
 
 def _train(run: Run, *, token: str, recorder: RunRecorder) -> tuple[Any, Any, TrialMonitor | None]:

@@ -48,6 +48,8 @@ RUNS_REAP_SECONDS = 1.0
 # A queued run nobody took is sent again after a few seconds (a broker that lost the message).
 RUNS_REQUEUE_QUEUED_SECONDS = 3.0
 RUNS_STEP_DELAY_SECONDS = float(os.environ.get("NETLOOM_E2E_STEP_DELAY", "0"))
+# A run whose volume was full waits at most this long for space before it trains again.
+RUNS_SPACE_WAIT_SECONDS = 60.0
 # Every event the worker and daphne store, publish or send is checked against its model; a misfit
 # raises and logs EVENT_SCHEMA_VIOLATION (webapp/runs/stream/event_types.py) in web.log / worker-N.log.
 NETLOOM_CHECK_EVENTS = True

@@ -8,7 +8,10 @@ Used by test_faults.py (the short default) and test_fault_campaign.py (FAULT_TRI
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,8 @@ from tests.webapp.conftest import iris_like_csv
 
 TIMEOUT = 90.0
 TERMINAL = {"succeeded", "failed", "cancelled"}
+# The fault stack's writes leave this much free (NETLOOM_DISK_MARGIN_BYTES): small volumes in tests.
+DISK_MARGIN = 2 << 20
 
 
 def fault_stack(tmp: Path) -> ServiceStack:
@@ -27,8 +32,43 @@ def fault_stack(tmp: Path) -> ServiceStack:
     faults.mkdir(parents=True, exist_ok=True)
     return ServiceStack(
         tmp / "stack", redis, step_delay=E2E_STEP_DELAY, dataset_processing="celery",
-        env={"DJANGO_SETTINGS_MODULE": "tests.stack.fault_settings", "NETLOOM_FAULT_DIR": str(faults)},
+        env={"DJANGO_SETTINGS_MODULE": "tests.stack.fault_settings", "NETLOOM_FAULT_DIR": str(faults),
+             "NETLOOM_DISK_MARGIN_BYTES": str(DISK_MARGIN)},
     )
+
+
+def mount_tmpfs(folder: Path, *, mib: int) -> str:
+    """Mount a tmpfs of `mib` MiB at `folder` (a small volume for MEDIA_ROOT); "" or why it could not."""
+    folder.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={mib}m", "tmpfs", str(folder)],
+                             capture_output=True, text=True)
+    return "" if mounted.returncode == 0 else mounted.stderr.strip() or f"mount exited {mounted.returncode}"
+
+
+def unmount(folder: Path) -> None:
+    subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def fill_volume(folder: Path, *, leave: int) -> None:
+    """Take all but about `leave` bytes of the volume holding `folder` (a file `filler` in it), in
+    steps that shrink when a write of the worker's took the space meanwhile."""
+    step = 1 << 20
+    with open(folder / "filler", "ab") as handle:
+        while step >= 4096:
+            stat = os.statvfs(folder)
+            wanted = min(step, stat.f_bavail * stat.f_frsize - leave)
+            if wanted < 4096:
+                return
+            try:
+                os.posix_fallocate(handle.fileno(), os.fstat(handle.fileno()).st_size, wanted)
+            except OSError as exc:
+                if exc.errno != errno.ENOSPC:
+                    raise
+                step //= 2
+
+
+def unfill_volume(folder: Path) -> None:
+    (folder / "filler").unlink(missing_ok=True)
 
 
 def fault_dir(stack: ServiceStack) -> Path:
@@ -181,3 +221,25 @@ def kill_mid_epoch(stack: ServiceStack, *, at_step: int, epochs: int = 3) -> tup
     ok = detail["status"] == "succeeded" and complete and detail["attempts"] in (1, 2)
     return ok, (f"killed at step >= {at_step}; run {outcome(detail)} in {detail['attempts']} attempts, "
                 f"series complete: {complete}")
+
+
+def disk_full(stack: ServiceStack) -> tuple[bool, str]:
+    """With MEDIA_ROOT's volume full: an upload must be 507 `insufficient_storage` leaving no partial
+    file, a run must be queued again with the reason and succeed once space returns."""
+    media = stack.tmp / "media"
+    fill_volume(media, leave=0)
+    try:
+        upload = upload_csv(stack)
+        partials = list((media / "uploads").glob("*.part"))
+        run = stack.create_run(epochs=1)
+        waiting = poll(stack, f"/api/runs/{run['id']}/", lambda r: r["attempts"] >= 1 and r["status"] == "queued"
+                       or r["status"] in TERMINAL)
+        reason = "No space left on the volume" in stack.logs()  # the worker's line, before training buries it
+    finally:
+        unfill_volume(media)
+    detail = run_finished(stack, run["id"])
+    code = upload.json().get("error", {}).get("code") if upload.status_code >= 400 else None
+    ok = (upload.status_code == 507 and code == "insufficient_storage" and not partials and waiting["status"] == "queued"
+          and reason and detail["status"] == "succeeded")
+    return ok, (f"upload {upload.status_code} {code}, {len(partials)} partial file(s); run queued with the reason: "
+                f"{reason}, then {outcome(detail)} in {detail['attempts']} attempts once space returned")

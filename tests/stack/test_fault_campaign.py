@@ -3,7 +3,8 @@
 Each of N trials runs every fault once on one stack, at points drawn from the seed: SIGKILL of the
 worker mid-epoch (at a random step) and mid-checkpoint-write, SIGKILL during runs.export, Redis
 stopped (for a random while) and started with a run, an upload and an explanation created
-meanwhile. Prints a table (fault / tries / held / notes) and fails if any trial did not hold.
+meanwhile, and MEDIA_ROOT's volume full (a 64 MiB tmpfs, where mounting is permitted: an upload and
+a run while it is full, space freed after). Prints a table (fault / tries / held / notes) and fails if any trial did not hold.
 Skipped unless FAULT_TRIALS is set; the short default is test_faults.py.
 """
 
@@ -34,6 +35,20 @@ def test_fault_campaign(tmp_path: Path) -> None:
     rng = random.Random(SEED)
     results: dict[str, list[tuple[bool, str]]] = defaultdict(list)
     started = time.monotonic()
+    media = tmp_path / "stack" / "media"
+    not_mounted = faults.mount_tmpfs(media, mib=64)
+    try:
+        logs = _campaign(tmp_path, rng, results, small_media=not not_mounted)
+    finally:
+        if not not_mounted:
+            faults.unmount(media)
+    note = f"MEDIA_ROOT volume full: not run, a small tmpfs cannot be mounted ({not_mounted})" if not_mounted else ""
+    _report(results, started, logs=logs, note=note)
+
+
+def _campaign(tmp_path: Path, rng: random.Random, results: dict[str, list[tuple[bool, str]]], *,
+              small_media: bool) -> str:
+    """Every trial's moves on one stack; the stack's logs."""
     with faults.fault_stack(tmp_path) as stack:
         trained = stack.create_run(epochs=1)
         assert faults.run_finished(stack, trained["id"])["status"] == "succeeded", stack.logs()
@@ -45,6 +60,8 @@ def test_fault_campaign(tmp_path: Path) -> None:
                 ("Redis stopped and started", lambda: faults.redis_outage(
                     stack, trained["id"], outage_s=round(rng.uniform(0.5, 3.0), 2))),
             ]
+            if small_media:
+                moves.append(("MEDIA_ROOT volume full", lambda: faults.disk_full(stack)))
             rng.shuffle(moves)
             for name, move in moves:
                 try:
@@ -55,13 +72,17 @@ def test_fault_campaign(tmp_path: Path) -> None:
                         stack.redis.start()
                     if stack.worker is None or stack.worker.poll() is not None:
                         stack.start_worker()
-        logs = stack.logs()
+                    faults.unfill_volume(stack.tmp / "media")
+        return stack.logs()
+
+
+def _report(results: dict[str, list[tuple[bool, str]]], started: float, *, logs: str, note: str) -> None:
     lines = [f"fault campaign: {TRIALS} trials, seed {SEED}, {time.monotonic() - started:.0f} s",
              f"{'fault':32} {'tries':>5} {'held':>5}  last note"]
     for name, outcomes in results.items():
         held = sum(ok for ok, _ in outcomes)
         lines.append(f"{name:32} {len(outcomes):>5} {held:>5}  {outcomes[-1][1]}")
-    table = "\n".join(lines)
+    table = "\n".join(lines + ([note] if note else []))
     print("\n" + table)
     failures = [note for outcomes in results.values() for ok, note in outcomes if not ok]
     assert not failures, table + "\n" + "\n".join(failures) + "\n" + logs

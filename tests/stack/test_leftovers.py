@@ -45,6 +45,25 @@ def test_the_reaper_removes_old_leftovers_and_keeps_young_ones_and_finished_file
     assert (checkpoints / "step-0000014" / "model.safetensors").read_bytes() == b"kept"
 
 
+def test_an_upload_file_whose_writer_is_gone_is_removed_at_once_and_a_live_writers_is_kept(runs_env: Any) -> None:
+    import socket
+    import subprocess
+    import sys
+
+    from webapp.datasets.services import upload_leftovers_sweep
+
+    uploads = Path(runs_env.MEDIA_ROOT) / "uploads"
+    uploads.mkdir(parents=True)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid, host = int(gone.stdout), socket.gethostname()
+    killed_writers = _touch(uploads / f"a1b2-{dead_pid}-{host}.part")
+    live_writers = _touch(uploads / f"c3d4-{os.getpid()}-{host}.part")
+    other_hosts = _touch(uploads / f"e5f6-{dead_pid}-elsewhere.example.part")
+
+    assert upload_leftovers_sweep(older_than_s=600) == [killed_writers]
+    assert live_writers.exists() and other_hosts.exists()
+
+
 def test_every_reaper_pass_sweeps_at_most_once_per_interval(runs_env: Any) -> None:
     from django.utils import timezone
 

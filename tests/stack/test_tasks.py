@@ -339,3 +339,34 @@ def test_re_sends_back_off_so_a_run_waiting_behind_a_long_one_gets_few_duplicate
     assert sends[0] == 120 and all(b >= 2 * a - 10 for a, b in itertools.pairwise(sends)), sends
     assert len(sends) <= 7, "two hours in the queue cost only a handful of duplicate messages"
     assert len(sent_train_messages()) == len(sends)
+
+
+def test_a_run_whose_volume_stays_full_fails_naming_it_after_its_attempts(
+    iris_run: Any, settings: Any, tmp_path: Any
+) -> None:
+    """runs.train in this process with its runs folder on a full 1 MiB tmpfs: queued again while it
+    has attempts left (the reason on its stream), then failed with that reason."""
+    from tests.stack.faults import fill_volume, mount_tmpfs, unmount
+    from workers.runs import train_run
+
+    volume = tmp_path / "runs"
+    not_mounted = mount_tmpfs(volume, mib=1)
+    if not_mounted:
+        pytest.skip(f"mounting a small tmpfs is not permitted here: {not_mounted}")
+    try:
+        settings.RUNS_ROOT = str(volume)
+        settings.RUNS_SPACE_WAIT_SECONDS = 0.0
+        fill_volume(volume, leave=0)
+        run = iris_run(epochs=1)
+        Run.objects.filter(pk=run.pk).update(max_attempts=2)
+        assert train_run(run.pk) == "requeued: volume full"
+        run.refresh_from_db()
+        assert run.status == RunStatus.QUEUED and run.lease_token is None
+        details = [e.get("detail", "") for e in flatten(events_since(run_id=run.pk)) if e["type"] == "status"]
+        assert f"No space left on the volume {volume}" in details[-1] and "(attempt 2 of 2)" in details[-1]
+        assert train_run(run.pk) == "failed"
+        run.refresh_from_db()
+        assert run.status == RunStatus.FAILED
+        assert run.error.startswith(f"No space left on the volume {volume}") and "gave up after 2 attempts" in run.error
+    finally:
+        unmount(volume)

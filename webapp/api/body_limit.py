@@ -4,9 +4,11 @@
 when it serves HTTP itself) and webapp/wsgi.py in front of the WSGI one (granian, behind the front).
 
 A declared `Content-Length` over the limit is answered 413 at once. A body sent without one
-(`Transfer-Encoding: chunked`) is answered 411: Django and DRF read such a body as empty, so the
-view would have answered about fields it never saw (and Django's ASGI handler, with
-NETLOOM_HTTP_HANDLER=asgi, would first have copied the whole body to a file). What Django is
+(`Transfer-Encoding: chunked`) is answered 411 (behind the front it never arrives chunked: nginx
+reads it whole, counting it against this limit, and hands it on with a length; webapp/serve.py):
+Django and DRF read such a body as empty, so the view would have answered about fields it never
+saw (and Django's ASGI handler, with NETLOOM_HTTP_HANDLER=asgi, would first have copied the whole
+body to a file). What Django is
 handed is still counted as it streams and cut off at the limit. Multipart bodies
 (dataset uploads) may be as large as NETLOOM_MAX_UPLOAD_BYTES plus the form's framing; every
 other body as large as DATA_UPLOAD_MAX_MEMORY_SIZE plus a little.

@@ -19,7 +19,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
-from webapp.errors import Conflict, DomainError, Forbidden, NotFound
+from webapp.errors import Conflict, DomainError, Forbidden, InsufficientStorage, NotFound
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +68,7 @@ DOMAIN_ERROR_STATUS: dict[type[DomainError], int] = {
     Forbidden: status.HTTP_403_FORBIDDEN,
     NotFound: status.HTTP_404_NOT_FOUND,
     Conflict: status.HTTP_409_CONFLICT,
+    InsufficientStorage: status.HTTP_507_INSUFFICIENT_STORAGE,
 }
 
 
@@ -124,6 +125,10 @@ _CODES: dict[type[exceptions.APIException], str] = {
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF exception handler that renders every error as the API's error body."""
+    _discard_uploads(context.get("request"))
+    full = _out_of_space(exc)
+    if full is not None:
+        exc = full
     if isinstance(exc, DomainError):
         exc = api_error_from_domain(exc)
     if isinstance(exc, RequestDataTooBig):
@@ -170,6 +175,27 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     return Response(body, status=exc.status_code, headers=headers)
 
 
+def _discard_uploads(request: Any) -> None:
+    """A failed request keeps no file it was uploading (webapp/datasets/uploads.py)."""
+    django_request = getattr(request, "_request", request)  # DRF's Request wraps Django's
+    # Only handlers already made: asking for `upload_handlers` would make Django build its defaults.
+    for handler in getattr(django_request, "_upload_handlers", None) or ():
+        discard = getattr(handler, "discard_partial_upload", None)  # webapp/datasets/uploads.py's
+        if callable(discard):
+            discard()
+
+
+def _out_of_space(exc: BaseException) -> InsufficientStorage | None:
+    """The 507 refusal for an exception caused by a full volume (ENOSPC/EDQUOT anywhere in its chain)."""
+    from webapp.disk import from_os_error, out_of_space
+
+    full = out_of_space(exc)
+    if full is None:
+        return None
+    logger.warning("a request met a full volume: %s", full)
+    return from_os_error(full)
+
+
 def is_api_request(request: HttpRequest) -> bool:
     """True for requests under /api/."""
     return request.path.startswith(API_PREFIX)
@@ -184,6 +210,15 @@ class ApiErrorMiddleware:
 
     def __init__(self, get_response: Any) -> None:
         self.get_response = get_response
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        """A full volume met outside DRF (a plain Django view, a form parsed there): 507, not a 500."""
+        _discard_uploads(request)
+        full = _out_of_space(exception)
+        if full is None:
+            return None
+        return JsonResponse(error_body(full.code, full.message, full.fields, **full.extra),
+                            status=status.HTTP_507_INSUFFICIENT_STORAGE)
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         response = self.get_response(request)

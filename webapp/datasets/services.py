@@ -160,7 +160,10 @@ def _queue_processing(dataset: Dataset) -> None:
 
 
 def upload_leftovers_sweep(*, older_than_s: float) -> list[Path]:
-    """Remove `MEDIA_ROOT/uploads/*.part` files older than `older_than_s` (uploads cut off by a crash)."""
+    """Remove `MEDIA_ROOT/uploads/*.part` files nobody is writing: their writer on this host is gone
+    (a killed web process: the name holds its pid and host, uploads.upload_file_name), or they are
+    older than `older_than_s` (uploads cut off by a crash elsewhere)."""
+    import socket
     import time
 
     # uploads.incoming_dir() names the same folder; that module is HTTP-side (it raises 413s).
@@ -168,15 +171,30 @@ def upload_leftovers_sweep(*, older_than_s: float) -> list[Path]:
     if not folder.is_dir():
         return []
     cutoff = time.time() - older_than_s
+    host = socket.gethostname()
     removed: list[Path] = []
     for path in folder.glob("*.part"):
         try:
-            if path.stat().st_mtime <= cutoff:
+            if _writer_gone(path.name.removesuffix(".part"), host) or path.stat().st_mtime <= cutoff:
                 path.unlink()
                 removed.append(path)
         except FileNotFoundError:
             continue
     return removed
+
+
+def _writer_gone(stem: str, host: str) -> bool:
+    """True when `<random>-<pid>-<host>` names a process of this host that no longer runs."""
+    parts = stem.split("-", 2)
+    if len(parts) != 3 or parts[2] != host or not parts[1].isdigit():
+        return False
+    try:
+        os.kill(int(parts[1]), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False  # alive, another user's
+    return False
 
 
 def dataset_process(dataset_id: int, *, progress: Callable[[float], Any] | None = None) -> Dataset:

@@ -1,7 +1,19 @@
-"""Streams an uploaded file into MEDIA_ROOT chunk by chunk, stopping at the size limit."""
+"""Streams an uploaded file into MEDIA_ROOT chunk by chunk, stopping at the size limit.
+
+Nothing half-written stays: an upload whose declared length would not leave the disk margin free
+is refused before its first byte (507, webapp/disk.py); a write that fails (a full volume: 507)
+or a request that fails after the file began (the client went away, a refusal) removes the
+partial file (`discard_partial_upload`, called by the API's error handling); a file a killed
+server left behind is removed by the next server process that starts, or the reaper, as soon as
+its writer is gone (the file is named after its process), or once it has not been written to for
+NETLOOM_UPLOAD_STALE_SECONDS (webapp/datasets/services.py::upload_leftovers_sweep).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import socket
 import uuid
 from pathlib import Path
 from typing import Any
@@ -11,6 +23,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.core.files.uploadhandler import FileUploadHandler, StopFutureHandlers
 
 from webapp.api.errors import PayloadTooLarge
+from webapp.disk import space_check
 
 # Multipart framing and the small form fields around the file.
 _ENVELOPE_BYTES = 64 * 1024
@@ -19,6 +32,11 @@ _ENVELOPE_BYTES = 64 * 1024
 def incoming_dir() -> Path:
     """Where uploads are written while they arrive (same filesystem as datasets: moves are renames)."""
     return Path(settings.MEDIA_ROOT) / "uploads"
+
+
+def upload_file_name() -> str:
+    """`<random>-<pid>-<host>.part`: the sweep removes at once a file whose writer on this host is gone."""
+    return f"{uuid.uuid4().hex}-{os.getpid()}-{socket.gethostname()}.part"
 
 
 class IncomingUpload(UploadedFile):
@@ -59,9 +77,11 @@ class LimitedUploadHandler(FileUploadHandler):
         boundary: bytes,
         encoding: str | None = None,
     ) -> None:
-        """Refuse at once when the declared length is already over the limit."""
+        """Refuse at once when the declared length is over the limit, or more than the volume can take."""
         if content_length and content_length > self.max_bytes + _ENVELOPE_BYTES:
             raise PayloadTooLarge(self.max_bytes)
+        if content_length:
+            space_check(incoming_dir(), needed=content_length)
         return None
 
     def new_file(self, *args: Any, **kwargs: Any) -> None:
@@ -69,7 +89,7 @@ class LimitedUploadHandler(FileUploadHandler):
         super().new_file(*args, **kwargs)
         directory = incoming_dir()
         directory.mkdir(parents=True, exist_ok=True)
-        self.path = directory / f"{uuid.uuid4().hex}.part"
+        self.path = directory / upload_file_name()
         self.handle = open(self.path, "wb")  # noqa: SIM115
         self.received = 0
         raise StopFutureHandlers()
@@ -80,7 +100,11 @@ class LimitedUploadHandler(FileUploadHandler):
         if self.total > self.max_bytes:
             self._discard()
             raise PayloadTooLarge(self.max_bytes)
-        self.handle.write(raw_data)
+        try:
+            self.handle.write(raw_data)
+        except OSError:
+            self._discard()  # a full volume (507, webapp/api/errors.py) or a failing disk
+            raise
         return None
 
     def file_complete(self, file_size: int) -> IncomingUpload:
@@ -99,9 +123,15 @@ class LimitedUploadHandler(FileUploadHandler):
         """The client went away: delete what arrived."""
         self._discard()
 
+    def discard_partial_upload(self) -> None:
+        """The request failed (webapp/api/errors.py calls this): remove the file being received and
+        those received before it in this request."""
+        self._discard()
+
     def _discard(self) -> None:
         if self.handle is not None:
-            self.handle.close()
+            with contextlib.suppress(OSError):  # flushing the last bytes fails on a full volume too
+                self.handle.close()
             self.handle = None
         if self.path is not None:
             self.path.unlink(missing_ok=True)

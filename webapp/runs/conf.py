@@ -39,6 +39,9 @@ DEFAULTS: dict[str, Any] = {
     # this interval: the broker may have lost its message (Redis restarted without persistence).
     # The lease makes a duplicate harmless (it returns at once).
     "RUNS_REQUEUE_QUEUED_SECONDS": 120.0,
+    # A run whose volume was full is queued again, and its worker waits at most this long for the
+    # volume to have NETLOOM_DISK_MARGIN_BYTES free before sending it to train (workers/training.py).
+    "RUNS_SPACE_WAIT_SECONDS": 300.0,
 }
 # Queue and task names are not settings: they live in webapp/queues.py (one place for the web
 # side, the workers and `make run`).

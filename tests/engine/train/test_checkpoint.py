@@ -130,3 +130,51 @@ def test_overwriting_a_checkpoint_replaces_it_whole(tmp_path):
 def test_loading_a_directory_that_is_not_a_checkpoint_says_so(tmp_path):
     with pytest.raises(FileNotFoundError, match="not a checkpoint: state.json is missing"):
         load_checkpoint(tmp_path)
+
+
+def test_a_checkpoint_write_on_a_full_volume_leaves_nothing_and_says_enospc_naming_the_folder(tmp_path) -> None:
+    """safetensors reports the kernel's ENOSPC as its own error type; engine.atomic makes it an OSError
+    naming the destination, so the worker can tell a full volume from a broken run (workers/training.py)."""
+    import errno
+    import shutil
+    import subprocess
+
+    from engine.atomic import storage_full
+    from engine.train.checkpoint import save_checkpoint
+
+    volume = tmp_path / "small"
+    volume.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(volume)], capture_output=True).returncode:
+        pytest.skip("mounting a small tmpfs is not permitted here")
+    try:
+        model = torch.nn.Linear(1000, 1000)  # 4 MB of weights on a 1 MiB volume
+        with pytest.raises(OSError) as raised:
+            save_checkpoint(volume / "step-1", model=model, optimizer=None, state={"epoch": 0, "step": 1})
+        assert raised.value.errno == errno.ENOSPC
+        assert raised.value.filename == str(volume / "step-1")
+        assert storage_full(raised.value) is raised.value
+        assert list(volume.iterdir()) == []  # the half-written folder is gone
+        assert shutil.disk_usage(volume).used < 64 * 1024
+    finally:
+        subprocess.run(["umount", "-l", str(volume)], check=False)
+
+
+def test_storage_full_tells_a_full_volume_from_other_failures() -> None:
+    import errno
+
+    from engine.atomic import storage_full
+
+    class LibraryError(Exception):
+        pass
+
+    assert storage_full(LibraryError("I/O error: No space left on device (os error 28)")).errno == errno.ENOSPC
+    assert storage_full(RuntimeError("rank 0 failed: [Errno 122] Disk quota exceeded")).errno == errno.EDQUOT
+    assert storage_full(OSError(errno.EACCES, "Permission denied")) is None
+    assert storage_full(LibraryError("I/O error: Permission denied (os error 13)")) is None
+    try:
+        try:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        except OSError as inner:
+            raise RuntimeError("wrapped") from inner
+    except RuntimeError as outer:
+        assert storage_full(outer).errno == errno.ENOSPC

@@ -121,6 +121,26 @@ def run_token_send(*, run_id: int) -> None:
     _queue_train(run_id, announce=False)
 
 
+def run_requeue(*, run_id: int, lease_token: str, detail: str) -> bool:
+    """Give the lease back and queue the run again (it resumes from its last recorded checkpoint),
+    sending no token: the caller sends one when the run may train again (`run_token_send`), and the
+    reaper re-sends one meanwhile lost. False (nothing written) when the lease was lost.
+
+    For a failure of the machine rather than of the run (its volume full: workers/training.py).
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        requeued = Run.objects.filter(pk=run_id, lease_token=lease_token, status=RunStatus.RUNNING).update(
+            status=RunStatus.QUEUED, lease_token=None, lease_expires_at=None, worker="", queued_sent_at=now,
+            eta_seconds=None,
+        )
+        if not requeued:
+            return False
+        Worker.objects.filter(current_run_id=run_id).update(current_run=None)
+        event_emit(run_id=run_id, event={"type": "status", "status": RunStatus.QUEUED, "detail": detail})
+    return True
+
+
 def run_heartbeat(*, run_id: int, lease_token: str, run_fields: dict[str, Any] | None = None) -> bool:
     """Renew the lease (and write progress); False when the lease was lost."""
     now = timezone.now()

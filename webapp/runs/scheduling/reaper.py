@@ -12,6 +12,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -127,7 +128,9 @@ def leftovers_sweep(*, now: Any = None, older_than_s: float | None = None) -> li
         _last_sweep[0] = moment
     age = float(conf.get("RUNS_LEFTOVER_SECONDS")) if older_than_s is None else older_than_s
     removed = sweep_leftovers(conf.runs_root(), older_than_s=age)
-    removed += upload_leftovers_sweep(older_than_s=age)
+    # An upload still arriving is written to every few milliseconds; one untouched for minutes was
+    # cut off (a killed web process): it goes sooner than a checkpoint's leftovers.
+    removed += upload_leftovers_sweep(older_than_s=min(age, float(settings.NETLOOM_UPLOAD_STALE_SECONDS)))
     if removed:
         logger.warning("removed crash leftovers: %s", [str(p) for p in removed])
     return removed
