@@ -499,6 +499,22 @@ class GraphDiff(TypedDict):
     changes: list[str]
 
 
+class GraphImportAnswer(TypedDict):
+    """The graph made by an import, and the run holding its weights (null without weights)."""
+    graph: int
+    name: str
+    revision: int
+    run: Run | None
+
+
+class GraphImportRequest(TypedDict):
+    """What POST /api/graphs/import/ takes (multipart): a spec file's content and, optionally, weights."""
+    team: int
+    name: str
+    spec: Any
+    file: NotRequired[str]
+
+
 class ImageSample(TypedDict):
     label: str
     png: str
@@ -627,6 +643,14 @@ class Misclassified(TypedDict):
     predicted_index: int
     probability: float
     true_probability: float
+
+
+class NetworkView(TypedDict):
+    """An uploaded image as the network's input has it, before standardising."""
+    png: str
+    size: list[int]
+    channels: int
+    mean: float
 
 
 class NewToken(TypedDict):
@@ -842,6 +866,7 @@ class PredictAnswer(TypedDict):
     probabilities: NotRequired[list[ClassProbability] | None]
     input_shape: list[int]
     true: NotRequired[dict[str, Any] | list[float] | None]
+    seen: NotRequired[NetworkView | None]
 
 
 class PredictedPairs(TypedDict):
@@ -1503,6 +1528,8 @@ __all__ = [
     "GraphCreateRequest",
     "GraphDetail",
     "GraphDiff",
+    "GraphImportAnswer",
+    "GraphImportRequest",
     "ImageSample",
     "ImagesPreview",
     "InitModeEnum",
@@ -1522,6 +1549,7 @@ __all__ = [
     "MetricSeries",
     "MetricsAnswer",
     "Misclassified",
+    "NetworkView",
     "NewToken",
     "NodeReport",
     "Objective",

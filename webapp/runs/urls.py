@@ -7,6 +7,7 @@ from .api import (
     ConfigSchemaView,
     ExplanationMethodsView,
     ExplanationViewSet,
+    GraphImportView,
     InitPlanView,
     RevisionWeightsView,
     RunCompareView,
@@ -28,6 +29,7 @@ urlpatterns = [
     # Served by the runs app (it records a run), under the revision it belongs to.
     path("graphs/<int:graph_pk>/revisions/<int:number>/weights/", RevisionWeightsView.as_view(),
          name="graph-revision-weights"),
+    path("graphs/import/", GraphImportView.as_view(), name="graph-import"),
     *router.urls,
 ]
 
@@ -60,4 +62,5 @@ API_ROUTES = [
     # Any signed-in user; another team's current run is null inside (tests/webapp/runs/test_workers_api.py).
     ("get", "/api/workers/"),
     ("post", "/api/graphs/{graph}/revisions/{revision}/weights/"),
+    ("post", "/api/graphs/import/"),
 ]

@@ -5,13 +5,14 @@ from .compare import RunCompareView
 from .explanations import ExplanationViewSet
 from .init_plan import InitPlanView
 from .runs import RunViewSet
-from .weights import RevisionWeightsView
+from .weights import GraphImportView, RevisionWeightsView
 from .workers import WorkerListView
 
 __all__ = [
     "ConfigSchemaView",
     "ExplanationMethodsView",
     "ExplanationViewSet",
+    "GraphImportView",
     "InitPlanView",
     "RevisionWeightsView",
     "RunCompareView",
