@@ -41,7 +41,11 @@ export function AddWeights({ graphId, revision }: { graphId: number; revision: n
           if (file) void send(file);
         }}
       />
-      {outcome?.kind === "sending" && <p className="muted small" role="status">{outcome.text}</p>}
+      {outcome?.kind === "sending" && (
+        <p className="muted small" role="status">
+          {outcome.text}
+        </p>
+      )}
       {outcome?.kind === "refused" && (
         <p className="field-error" role="alert" data-testid={`add-weights-error-${revision}`}>
           {outcome.text}

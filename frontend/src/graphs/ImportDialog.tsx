@@ -59,8 +59,16 @@ export function ImportDialog({ team, graphs, onClose }: { team: number; graphs: 
               if (file) void file.text().then((text) => dispatch({ type: "spec", fileName: file.name, text }));
             }}
           />
-          {state.spec && <p className="help" data-testid="import-spec-chosen">{state.spec.fileName}: {state.spec.spec.nodes?.length ?? 0} nodes</p>}
-          {errors.spec && <p className="field-error" role="alert" id="import-spec-error" data-testid="import-spec-error">{errors.spec}</p>}
+          {state.spec && (
+            <p className="help" data-testid="import-spec-chosen">
+              {state.spec.fileName}: {state.spec.spec.nodes?.length ?? 0} nodes
+            </p>
+          )}
+          {errors.spec && (
+            <p className="field-error" role="alert" id="import-spec-error" data-testid="import-spec-error">
+              {errors.spec}
+            </p>
+          )}
         </div>
         <div className="field">
           <label htmlFor="import-weights-file">Weights (.safetensors, optional)</label>
@@ -73,7 +81,11 @@ export function ImportDialog({ team, graphs, onClose }: { team: number; graphs: 
             aria-describedby={errors.weights ? "import-weights-error" : undefined}
             onChange={(e) => dispatch({ type: "weights", file: e.target.files?.[0] ?? null })}
           />
-          {state.weights && !errors.weights && <p className="help" data-testid="import-weights-chosen">{state.weights.name}: kept as checkpoint “imported” of revision 1, to fine-tune from</p>}
+          {state.weights && !errors.weights && (
+            <p className="help" data-testid="import-weights-chosen">
+              {state.weights.name}: kept as checkpoint “imported” of revision 1, to fine-tune from
+            </p>
+          )}
           {errors.weights && (
             <div className="field-error" role="alert" id="import-weights-error" data-testid="import-weights-error">
               {errors.weights}
@@ -96,10 +108,22 @@ export function ImportDialog({ team, graphs, onClose }: { team: number; graphs: 
               Your team already has a graph called “{twin.name}”: importing makes a second one. Change the name, or add weights to the existing graph from its Revisions panel.
             </p>
           )}
-          {errors.name && <p className="field-error" role="alert">{errors.name}</p>}
+          {errors.name && (
+            <p className="field-error" role="alert">
+              {errors.name}
+            </p>
+          )}
         </div>
-        {errors.form && <p className="error" role="alert">{errors.form}</p>}
-        {sending && <p className="muted" role="status" data-testid="import-sending">{sending}</p>}
+        {errors.form && (
+          <p className="error" role="alert">
+            {errors.form}
+          </p>
+        )}
+        {sending && (
+          <p className="muted" role="status" data-testid="import-sending">
+            {sending}
+          </p>
+        )}
         <div className="row">
           <span className="muted small">{blocked}</span>
           <span className="spacer" />

@@ -39,8 +39,7 @@ export function refusalErrors(message: string, fields: Record<string, unknown> |
     if (field === "file") {
       errors.weights = text(value);
       if (Array.isArray(value) && value.length > 1) errors.weightsDetail = value.map(String);
-    }
-    else if (field === "name") errors.name = text(value);
+    } else if (field === "name") errors.name = text(value);
     else if (field === "graph" || field === "spec" || field.startsWith("spec.")) errors.spec = `${errors.spec ? `${errors.spec} ` : ""}${text(value)}`;
   }
   // A refusal of the file with a summary message: the message says it best.
