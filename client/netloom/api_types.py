@@ -515,6 +515,22 @@ class GraphDiff(TypedDict):
     changes: list[str]
 
 
+class GraphImportAnswer(TypedDict):
+    """The graph made by an import, and the run holding its weights (null without weights)."""
+    graph: int
+    name: str
+    revision: int
+    run: Run | None
+
+
+class GraphImportRequest(TypedDict):
+    """What POST /api/graphs/import/ takes (multipart): a spec file's content and, optionally, weights."""
+    team: int
+    name: str
+    spec: Any
+    file: NotRequired[str]
+
+
 class ImageSample(TypedDict):
     label: str
     png: str
@@ -666,6 +682,14 @@ class ModelWriteRequest(TypedDict):
     team: NotRequired[int]
     name: str
     description: NotRequired[str]
+
+
+class NetworkView(TypedDict):
+    """An uploaded image as the network's input has it, before standardising."""
+    png: str
+    size: list[int]
+    channels: int
+    mean: float
 
 
 class NewToken(TypedDict):
@@ -910,6 +934,7 @@ class PredictAnswer(TypedDict):
     probabilities: NotRequired[list[ClassProbability] | None]
     input_shape: list[int]
     true: NotRequired[dict[str, Any] | list[float] | None]
+    seen: NotRequired[NetworkView | None]
 
 
 class PredictedPairs(TypedDict):
@@ -1620,6 +1645,8 @@ __all__ = [
     "GraphCreateRequest",
     "GraphDetail",
     "GraphDiff",
+    "GraphImportAnswer",
+    "GraphImportRequest",
     "ImageSample",
     "ImagesPreview",
     "InitModeEnum",
@@ -1642,6 +1669,7 @@ __all__ = [
     "ModelVersion",
     "ModelVersionCreateRequest",
     "ModelWriteRequest",
+    "NetworkView",
     "NewToken",
     "NodeReport",
     "Objective",

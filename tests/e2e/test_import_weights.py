@@ -1,6 +1,7 @@
 """Weights trained elsewhere, fine-tuned in Netloom (issue 16): `python -m engine import` writes a
-spec and the weights named as the spec's nodes, the graphs page imports both (the weights become a
-run's checkpoint `imported`), and that checkpoint's "Fine-tune from this" starts a run on a dataset
+spec and the weights named as the spec's nodes, the graphs page's import dialog takes both in any
+order (the weights become a run's checkpoint `imported`; weights that do not fit are refused and
+leave no graph behind; a name already taken is flagged), and that checkpoint's "Fine-tune from this" starts a run on a dataset
 the user picks (the imported run has none), at the priority the user typed.
 
 The module is the skip-connection MLP of the import tests, built for iris (4 features, 3 classes);
@@ -15,8 +16,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 from playwright.sync_api import Page, expect
-from safetensors.torch import save_file
+from safetensors.torch import load_file, save_file
 
 from tests.engine.test_import import MODELS, model, randomise
 
@@ -64,15 +66,41 @@ def test_imported_weights_are_fine_tuned_on_a_dataset_the_user_picks(
     page.reload()
     expect(page.locator(tid("graph-list-page"))).to_be_visible()
 
-    # --- the graphs page: the weights first, then the spec file ------------------------------------
-    page.set_input_files(tid("import-weights"), str(weights_path))
-    expect(page.get_by_text(f"Weights: {weights_path.name}")).to_be_visible()
-    steps.shot("weights-chosen")
+    # --- the graphs page: one dialog; weights that do not fit are refused and nothing is made -----
+    page.click(tid("import-open"))
+    dialog = page.locator(tid("import-dialog"))
+    expect(dialog).to_be_visible()
     page.set_input_files(tid("import-spec"), str(spec_path))
+    expect(page.locator(tid("import-spec-chosen"))).to_contain_text("skip_mlp.json")
+    expect(page.locator(tid("import-name"))).to_have_value("skip mlp")
+    # The same network trained for 5 classes: its head does not fit the 3-class spec.
+    wrong = tmp_path / "skip_mlp_5_classes.safetensors"
+    five = load_file(weights_path)
+    five["head.weight"] = torch.zeros(5, five["head.weight"].shape[1])
+    five["head.bias"] = torch.zeros(5)
+    save_file(five, wrong)
+    page.set_input_files(tid("import-weights"), str(wrong))
+    page.click(tid("import-submit"))
+    refusal = page.locator(tid("import-weights-error"))
+    expect(refusal).to_contain_text("do not fit", timeout=30_000)
+    expect(refusal).to_contain_text("head.weight: shape [5, ")
+    expect(refusal.locator("li")).to_have_count(2)  # each key that does not fit
+    steps.shot("weights-refused")
+    assert api.get(f"/api/graphs/?team={team}")["count"] == 0  # no weightless graph left behind
+
+    # ... the right weights, chosen after the spec: the graph and its weights, on the canvas.
+    page.set_input_files(tid("import-weights"), str(weights_path))
+    expect(refusal).to_have_count(0)
+    expect(page.locator(tid("import-weights-chosen"))).to_contain_text(weights_path.name)
+    steps.shot("weights-chosen")
+    page.click(tid("import-submit"))
+    page.wait_for_url(re.compile(r"/app/graphs/\d+\?weights_run=\d+$"), timeout=30_000)
     status = page.locator(tid("imported-weights"))
-    expect(status).to_contain_text("holds them as checkpoint “imported”", timeout=30_000)
-    expect(page.locator(tid("open-graph"))).to_have_text("skip mlp")
+    expect(status).to_contain_text("holds them as checkpoint “imported”")
+    expect(page.locator(tid("status-validity"))).to_have_text("Valid", timeout=30_000)
     steps.shot("imported")
+    graphs = api.get(f"/api/graphs/?team={team}")["results"]
+    assert [g["name"] for g in graphs] == ["skip mlp"], graphs
 
     # --- the run the weights became: its checkpoint `imported` -------------------------------------
     status.locator(tid("imported-run")).click()
@@ -131,3 +159,15 @@ def test_imported_weights_are_fine_tuned_on_a_dataset_the_user_picks(
     expect(page.locator(tid("run-status"))).to_have_text("succeeded", timeout=30_000)
     expect(page.locator(tid("run-init"))).to_contain_text(f"fine-tuned from run {imported_id}")
     steps.shot("finetuned-run")
+
+    # ... the same files again, weights first: the dialog warns of the name already taken.
+    page.goto(f"{netloom_server.url}/app/")
+    page.click(tid("import-open"))
+    page.set_input_files(tid("import-weights"), str(weights_path))
+    page.set_input_files(tid("import-spec"), str(spec_path))
+    expect(page.locator(tid("import-duplicate"))).to_contain_text("already has a graph called “skip mlp”")
+    steps.shot("duplicate-name")
+    page.fill(tid("import-name"), "skip mlp v2")
+    expect(page.locator(tid("import-duplicate"))).to_have_count(0)
+    page.get_by_role("button", name="Cancel").click()
+    expect(dialog).to_have_count(0)

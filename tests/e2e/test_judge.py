@@ -181,6 +181,29 @@ def test_user_judges_a_digits_model_and_a_csv_model(
     page.locator(tid("evaluation-panel")).scroll_into_view_if_needed()
     steps.shot("digits-evaluation")
 
+    # --- every figure names its weights; the evaluation has a checkpoint picker --------------------
+    run_now = api.get(f"/api/runs/{digits_run}/")
+    final_words = f"the final weights (epoch 3, step {run_now['progress']['step']})"
+    expect(page.locator(tid("final-metrics-about"))).to_contain_text(final_words)
+    checkpoints = api.get(f"/api/runs/{digits_run}/checkpoints/")
+    held = next(c for c in checkpoints if c["default"])
+    picker = page.locator(tid("evaluation-checkpoint"))
+    expect(picker.locator("option").first).to_contain_text(f"{held['name']} (epoch {held['epoch']:g}, step {held['step']}): the downloads' weights")
+    expect(page.locator(tid("evaluation-accuracy"))).to_contain_text(f"Accuracy of checkpoint {held['name']} (epoch")
+    first = next(c for c in checkpoints if c["name"] == "epoch-0001")
+    picker.select_option("epoch-0001")
+    expect(page.locator(tid("evaluation-missing"))).to_contain_text("Checkpoint epoch-0001 has not been evaluated yet")
+    page.click(tid("evaluation-compute"))
+    early = api.get(f"/api/runs/{digits_run}/evaluation/?checkpoint=epoch-0001")
+    accuracy = page.locator(tid("evaluation-accuracy"))
+    expect(accuracy).to_contain_text(f"Accuracy of checkpoint epoch-0001 (epoch 1, step {first['step']}) on {early['rows']} test samples: {early['accuracy'] * 100:.1f}%", timeout=60_000)
+    page.locator(tid("evaluation-panel")).scroll_into_view_if_needed()
+    steps.shot("digits-evaluation-of-epoch-1")
+    page.locator(tid("final-metrics-about")).scroll_into_view_if_needed()
+    steps.shot("digits-results-name-their-weights")
+    picker.select_option("")
+    expect(accuracy).to_contain_text(f"{evaluation['accuracy'] * 100:.1f}%")
+
     # --- the user's own image: a drawn zero, uploaded into the drop zone --------------------------
     zero = skd.load_digits().images[0] * 255 / 16
     page.set_input_files(
@@ -192,15 +215,20 @@ def test_user_judges_a_digits_model_and_a_csv_model(
     expect(page.locator(tid("predict-probabilities")).locator("li")).to_have_count(10)
     expect(page.locator(tid("predict-shape"))).to_contain_text("[1, 1, 8, 8]")
     image_loaded(page, tid("predict-image-preview"))
+    # What the model expects, and what the network saw of the upload.
+    expect(page.locator(tid("image-guide-expects"))).to_contain_text("8×8 pixels, grey (1 channel)")
+    expect(page.locator(tid("image-guide-expects"))).to_contain_text("light drawing on a dark background")
+    image_loaded(page, tid("image-guide-seen"))
+    expect(page.locator(tid("image-guide-advice"))).to_have_count(0)  # a zero like the training ones
     page.locator(tid("predict-panel")).scroll_into_view_if_needed()
     steps.shot("digits-predicted-upload")
 
     # ... and why: two methods side by side on that uploaded image; its true label is unknown.
-    page.click(tid("predict-explain"))
-    expect(page.locator(tid("explain-source-input"))).to_be_checked()
+    # "Explain this input" runs the explanation with the methods chosen in the explain panel.
     page.select_option(tid("explain-method"), "integrated_gradients")
     page.select_option(tid("explain-method2"), "saliency")
-    page.click(tid("explain-submit"))
+    page.click(tid("predict-explain"))
+    expect(page.locator(tid("explain-source-input"))).to_be_checked()
     heat = page.locator(tid("explanation-image"))
     expect(heat).to_have_count(2, timeout=60_000)
     image_loaded(page, tid("explanation-image"))
@@ -213,6 +241,34 @@ def test_user_judges_a_digits_model_and_a_csv_model(
     )
     page.locator(tid("explain-panel")).scroll_into_view_if_needed()
     steps.shot("digits-explained-upload")
+
+    # --- a black-on-white seven, drawn 64x64: the page says why it is misread and offers the fix ----
+    digits_data = skd.load_digits()
+    seven = digits_data.images[list(digits_data.target).index(7)] * 255 / 16
+    paper = 255 - np.kron(seven, np.ones((8, 8)))  # dark ink on white paper, 8x bigger
+    page.set_input_files(
+        tid("predict-image"), {"name": "seven.png", "mimeType": "image/png", "buffer": png(paper)}
+    )
+    # The old input's explanation and thumbnail are gone from the explain panel at once.
+    expect(page.locator(tid("explanation"))).to_have_count(0)
+    expect(page.locator(tid("explain-sample-image"))).to_have_count(0)
+    expect(page.locator(tid("explain-source-index"))).to_be_checked()
+    expect(page.locator(tid("predict-answer"))).to_be_visible(timeout=15_000)
+    advice = page.locator(tid("image-guide-advice"))
+    expect(advice.first).to_contain_text("dark drawing on a light background; the training images are a light drawing on a dark background")
+    expect(advice.nth(1)).to_contain_text("64×64; it is shrunk 8.0× to 8×8")
+    image_loaded(page, tid("image-guide-seen"))
+    expect(page.locator(tid("image-guide"))).to_contain_text(re.compile(r"what the network saw · 8×8 grey, brightness [5-9]\d%"))
+    page.locator(tid("predict-panel")).scroll_into_view_if_needed()
+    steps.shot("black-on-white-seven")
+    page.click(tid("predict-invert"))
+    expect(advice).to_have_count(1, timeout=15_000)  # only the size note is left
+    expect(page.locator(tid("image-guide-advice"))).to_contain_text("shrunk")
+    expect(page.locator(tid("image-guide"))).to_contain_text(re.compile(r"what the network saw · 8×8 grey, brightness [1-4]?\d%"))
+    expect(page.locator(tid("predict-image-preview"))).to_have_attribute("alt", "uploaded seven-inverted.png")
+    image_loaded(page, tid("image-guide-seen"))
+    page.locator(tid("predict-panel")).scroll_into_view_if_needed()
+    steps.shot("seven-inverted")
 
     # ... and a test row, whose true label is known: shown beside the heat map.
     page.check(tid("explain-source-index"))
@@ -262,9 +318,8 @@ def test_user_judges_a_digits_model_and_a_csv_model(
     steps.shot("csv-predicted-row")
 
     # ... explained over the original columns: colour's one-hot slots are one bar.
-    page.click(tid("predict-explain"))
     page.select_option(tid("explain-method"), "integrated_gradients")
-    page.click(tid("explain-submit"))
+    page.click(tid("predict-explain"))
     bars = page.locator(tid("attribution-bars"))
     expect(bars).to_be_visible(timeout=60_000)
     expect(bars.locator("li")).to_have_count(4)

@@ -7,6 +7,7 @@ from .api import (
     ConfigSchemaView,
     ExplanationMethodsView,
     ExplanationViewSet,
+    GraphImportView,
     InitPlanView,
     RevisionWeightsView,
     RunCompareView,
@@ -30,6 +31,7 @@ urlpatterns = [
     # Served by the runs app (it records a run), under the revision it belongs to.
     path("graphs/<int:graph_pk>/revisions/<int:number>/weights/", RevisionWeightsView.as_view(),
          name="graph-revision-weights"),
+    path("graphs/import/", GraphImportView.as_view(), name="graph-import"),
     *router.urls,
 ]
 
@@ -67,4 +69,5 @@ API_ROUTES = [
     ("get", "/api/run-views/{run_view}/"),
     ("patch", "/api/run-views/{run_view}/"),
     ("delete", "/api/run-views/{run_view}/"),
+    ("post", "/api/graphs/import/"),
 ]

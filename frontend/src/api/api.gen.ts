@@ -486,6 +486,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/graphs/import/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description POST /api/graphs/import/: a spec and its weights as a new graph, all or nothing.
+         *
+         *     Refused weights (400 on `file`) leave no graph behind, so a second try does not make a second
+         *     graph; without a file it is POST /api/graphs/ with the spec.
+         */
+        post: operations["graphs_import_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/graphs/validate/": {
         parameters: {
             query?: never;
@@ -1842,6 +1864,27 @@ export interface components {
             /** @description e.g. "fc1.out_features: 64 -> 128", "node drop added". */
             changes: string[];
         };
+        /** @description The graph made by an import, and the run holding its weights (null without weights). */
+        GraphImportAnswer: {
+            /** Format: int64 */
+            graph: number;
+            name: string;
+            revision: number;
+            run: components["schemas"]["Run"] | null;
+        };
+        /** @description What POST /api/graphs/import/ takes (multipart): a spec file's content and, optionally, weights. */
+        GraphImportRequest: {
+            /** Format: int64 */
+            team: number;
+            name: string;
+            /** @description The graph spec (`python -m engine import` wrote it), as JSON text. */
+            spec: unknown;
+            /**
+             * Format: binary
+             * @description Optional: the weights for revision 1, as POST /api/graphs/<id>/revisions/<n>/weights/ takes them.
+             */
+            file?: string;
+        };
         ImageSample: {
             label: string;
             /** @description Base64 PNG. */
@@ -2073,6 +2116,17 @@ export interface components {
             team?: number;
             name: string;
             description?: string;
+        };
+        /** @description An uploaded image as the network's input has it, before standardising. */
+        NetworkView: {
+            /** @description A data URL of the converted, resized image. */
+            png: string;
+            /** @description [height, width] the upload was resized to. */
+            size: number[];
+            /** @description 1: grey, 3: colour. */
+            channels: number;
+            /** @description Mean brightness, 0 (black) to 1 (white). */
+            mean: number;
         };
         NewToken: {
             /** @description The secret; shown only in this response. */
@@ -2553,6 +2607,11 @@ export interface components {
             true?: {
                 [key: string]: unknown;
             } | number[] | null;
+            /**
+             * @description For an image: what the upload was turned into for the network.
+             * @default null
+             */
+            seen?: components["schemas"]["NetworkView"] | null;
         };
         /** @description Predicted-vs-true of (at most 2,000, evenly spaced) test samples, first output. */
         PredictedPairs: {
@@ -6142,6 +6201,83 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GeneratedSource"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body's content type is not one this operation reads. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    graphs_import_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["GraphImportRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GraphImportAnswer"];
                 };
             };
             /** @description The request is not valid (the body says which field and why). */

@@ -199,7 +199,7 @@ export function Editor(props: EditorProps) {
                 {panel === "inspector" && (
                   <Inspector selected={selected} ops={opsByName} readOnly={readOnly} actions={inspectorActions} blockActions={blockActions} onMakeBlock={onMakeBlock} />
                 )}
-                {panel === "revisions" && !blockMode && <RevisionsPanel graphId={graphId} refreshKey={props.revisionsKey} current={props.savedRevision} onRestore={props.onRestore} />}
+                {panel === "revisions" && !blockMode && <RevisionsPanel graphId={graphId} refreshKey={props.revisionsKey} current={props.savedRevision} onRestore={props.onRestore} canEdit={!readOnly} />}
                 {panel === "code" && <CodePanel spec={checkSpec} specKey={modelKey} />}
               </aside>
             </div>

@@ -17,6 +17,7 @@ import { INITIAL_REVISIONS, isDirty, revisionReducer, saveStateText } from "./pa
 import { StaleDialog } from "./page/StaleDialog";
 import { useBlockEdits, useBlockLibrary } from "./page/useBlockEdits";
 import { useDraftKeeper, useLatestPoll } from "./page/usePageWatch";
+import { ImportedWeightsBanner, importedRunOf } from "../graphs/AddWeights";
 
 function noSpecChange(): void {}
 
@@ -82,9 +83,11 @@ export default function EditorPage({ graphId }: { graphId: number }) {
     ) : null;
   const offerCount = offer && blocks.offerStore ? instancesOf(blocks.offerStore.getState().view, offer.library.name).filter((n) => n.data.op !== `${offer.library.name}@${offer.version}`).length : 0;
   const upgradeBanner = offer && offerCount > 0 ? <UpgradeBanner offer={offer} count={offerCount} onAccept={() => void blocks.acceptOffer()} onDismiss={blocks.dismissOffer} /> : null;
+  const weightsRun = importedRunOf(location.search);
   const banner =
-    draftBanner || remoteBanner || upgradeBanner ? (
+    draftBanner || remoteBanner || upgradeBanner || weightsRun ? (
       <>
+        {weightsRun && <ImportedWeightsBanner runId={weightsRun} />}
         {remoteBanner}
         {draftBanner}
         {upgradeBanner}

@@ -1,8 +1,10 @@
 // Saved revisions of the graph, newest first, each restorable onto the canvas (as an undoable change)
-// and comparable with another one ("Compare with…" opens the diff view).
+// comparable with another one ("Compare with…" opens the diff view), and able to take weights
+// trained elsewhere ("Add weights…").
 import { useEffect, useState } from "react";
 import { api, resultsOf } from "../api/client";
 import type { RevisionSummary } from "../api/types";
+import { AddWeights } from "../graphs/AddWeights";
 import { useCompare } from "./DiffPanel";
 
 function author(r: RevisionSummary): string {
@@ -11,7 +13,7 @@ function author(r: RevisionSummary): string {
   return by === null || by === undefined ? "" : String(by);
 }
 
-export function RevisionsPanel({ graphId, refreshKey, current, onRestore }: { graphId: number; refreshKey: number; current: number | null; onRestore: (n: number) => void }) {
+export function RevisionsPanel({ graphId, refreshKey, current, onRestore, canEdit = false }: { graphId: number; refreshKey: number; current: number | null; onRestore: (n: number) => void; canEdit?: boolean }) {
   const [revisions, setRevisions] = useState<RevisionSummary[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const compare = useCompare();
@@ -81,6 +83,7 @@ export function RevisionsPanel({ graphId, refreshKey, current, onRestore }: { gr
                 </select>
               )}
             </div>
+            {canEdit && <AddWeights graphId={graphId} revision={r.number} />}
           </li>
         ))}
       </ol>

@@ -1,11 +1,11 @@
-// The team's graphs: create (empty or from a template), rename, delete, open.
+// The team's graphs: create (empty or from a template), import a model, rename, delete, open.
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { ApiError, api, resultsOf } from "../api/client";
 import type { GraphSummary } from "../api/types";
 import { TopBar } from "../auth/TopBar";
 import { useSession } from "../auth/session";
 import { TEMPLATES } from "../editor/templates";
-import { type ImportedRun, importWeights, importedSpec, weightsProblem } from "./importSpec";
+import { ImportDialog } from "./ImportDialog";
 import { navigate } from "../router";
 
 export function GraphList() {
@@ -15,10 +15,7 @@ export function GraphList() {
   const [name, setName] = useState("");
   const [template, setTemplate] = useState("");
   const [renaming, setRenaming] = useState<{ id: number; name: string } | null>(null);
-  // Optional weights for the next spec import (`--weights-out`): revision 1's first checkpoint.
-  const [weights, setWeights] = useState<File | null>(null);
-  const [imported, setImported] = useState<{ graph: GraphSummary; run: ImportedRun } | null>(null);
-  const [sending, setSending] = useState<string | null>(null);
+  const [importing, setImporting] = useState(false);
 
   const load = useCallback(async () => {
     if (!team) return;
@@ -45,39 +42,6 @@ export function GraphList() {
       navigate(`/graphs/${graph.id}`);
     } catch (err) {
       setError(err instanceof ApiError ? err.message : String(err));
-    }
-  }
-
-  // A spec file written by `python -m engine import model.py:Net ...` becomes a new graph; with
-  // its weights chosen too, they become a run's checkpoint `imported` (linked once sent).
-  async function importFile(file: File | undefined) {
-    if (!team || !file) return;
-    setImported(null);
-    let graph: GraphSummary | null = null;
-    try {
-      const problem = weightsProblem(weights);
-      if (problem) throw new Error(problem);
-      const { name: graphName, spec } = importedSpec(file.name, await file.text(), name);
-      graph = await api.createGraph(team.id, graphName, spec);
-      if (!weights) {
-        navigate(`/graphs/${graph.id}`);
-        return;
-      }
-      setSending(`Sending ${weights.name}…`);
-      const run = await importWeights(graph.id, graph.latest_revision ?? 1, weights, (p) =>
-        setSending(`Sending ${weights.name}… ${p.total ? Math.round((100 * p.loaded) / p.total) : 0}%`),
-      );
-      setImported({ graph, run });
-      setWeights(null);
-      setError(null);
-      await load();
-    } catch (err) {
-      const message = err instanceof ApiError ? err.message : (err as Error).message;
-      // The graph stays when only its weights were refused: say so, so it is not imported twice.
-      setError(graph ? `Graph "${graph.name}" was created, but its weights were not imported: ${message}` : message);
-      if (graph) await load();
-    } finally {
-      setSending(null);
     }
   }
 
@@ -123,39 +87,9 @@ export function GraphList() {
             <button type="submit" className="primary" data-testid="create-graph" disabled={!name.trim()}>
               Create
             </button>
-            <label className="button" title="A spec.json written by `python -m engine import model.py:Net --input-shape ...`">
-              Import a spec file…
-              <input
-                type="file"
-                accept=".json,application/json"
-                data-testid="import-spec"
-                hidden
-                onChange={(e) => {
-                  void importFile(e.target.files?.[0]);
-                  e.target.value = "";
-                }}
-              />
-            </label>
-            <label className="button" title="Optional, before the spec file: the weights `python -m engine import ... --weights-out` wrote, kept as a first checkpoint to fine-tune from">
-              {weights ? `Weights: ${weights.name}` : "Weights (.safetensors)…"}
-              <input
-                type="file"
-                accept=".safetensors"
-                data-testid="import-weights"
-                hidden
-                onChange={(e) => {
-                  const chosen = e.target.files?.[0] ?? null;
-                  setError(weightsProblem(chosen));
-                  setWeights(weightsProblem(chosen) ? null : chosen);
-                  e.target.value = "";
-                }}
-              />
-            </label>
-            {weights && (
-              <button type="button" aria-label="Do not import weights" onClick={() => setWeights(null)}>
-                ×
-              </button>
-            )}
+            <button type="button" data-testid="import-open" title="A spec file (and its weights) written by `python -m engine import`" onClick={() => setImporting(true)}>
+              Import a model…
+            </button>
           </form>
         )}
         {team && !canEdit && (
@@ -166,37 +100,6 @@ export function GraphList() {
         {error && (
           <p className="error" role="alert">
             {error}
-          </p>
-        )}
-        {sending && (
-          <p className="muted" role="status">
-            {sending}
-          </p>
-        )}
-        {imported && (
-          <p role="status" data-testid="imported-weights">
-            Imported{" "}
-            <a
-              href={`${import.meta.env.BASE_URL}graphs/${imported.graph.id}`}
-              onClick={(e) => {
-                e.preventDefault();
-                navigate(`/graphs/${imported.graph.id}`);
-              }}
-            >
-              {imported.graph.name}
-            </a>{" "}
-            with its weights: run{" "}
-            <a
-              href={`${import.meta.env.BASE_URL}runs/${imported.run.id}`}
-              data-testid="imported-run"
-              onClick={(e) => {
-                e.preventDefault();
-                navigate(`/runs/${imported.run.id}`);
-              }}
-            >
-              {imported.run.name}
-            </a>{" "}
-            holds them as checkpoint “imported”, to start a run from.
           </p>
         )}
         {graphs === null && team && <p className="muted">Loading…</p>}
@@ -258,6 +161,7 @@ export function GraphList() {
           </table>
         )}
       </main>
+      {importing && team && <ImportDialog team={team.id} graphs={graphs ?? []} onClose={() => setImporting(false)} />}
     </div>
   );
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { importedSpec, weightsProblem } from "./importSpec";
+import { importedSpec, sameName, weightsProblem } from "./importSpec";
+import { importedRunOf } from "./AddWeights";
 
 const spec = { version: 1, inputs: [{ id: "x", shape: [4] }], nodes: [{ id: "fc", op: "Linear", inputs: ["x"], params: { out_features: 3 } }], outputs: ["fc"] };
 
@@ -26,5 +27,22 @@ describe("weightsProblem", () => {
     expect(weightsProblem({ name: "model.pt", size: 10 })).toMatch(/torch.save file \(pickle\)/);
     expect(weightsProblem({ name: "weights.npz", size: 10 })).toMatch(/not a .safetensors file/);
     expect(weightsProblem({ name: "empty.safetensors", size: 0 })).toMatch(/empty/);
+  });
+});
+
+describe("sameName", () => {
+  it("finds a graph of the same name, case and spaces aside", () => {
+    const graphs = [{ id: 1, name: "skip mlp" }, { id: 2, name: "other" }];
+    expect(sameName(graphs, "  Skip MLP ")).toEqual({ id: 1, name: "skip mlp" });
+    expect(sameName(graphs, "skip mlp 2")).toBeNull();
+    expect(sameName(graphs, "")).toBeNull();
+  });
+});
+
+describe("importedRunOf", () => {
+  it("reads the run of imported weights from the editor's URL", () => {
+    expect(importedRunOf("?weights_run=12")).toBe(12);
+    expect(importedRunOf("")).toBeNull();
+    expect(importedRunOf("?weights_run=abc")).toBeNull();
   });
 });

@@ -2,7 +2,7 @@
 // name and spec; the server validates the spec itself and names the node at fault. With the
 // weights it wrote (--weights-out), the graph's revision 1 gets a first checkpoint to fine-tune from.
 import { type UploadProgress, uploadForm } from "../api/client";
-import type { GraphSpec } from "../api/types";
+import type { GraphSpec, GraphSummary, Schema } from "../api/types";
 
 export interface ImportedSpec {
   name: string;
@@ -54,4 +54,39 @@ export async function importWeights(
   form.append("file", file, file.name);
   const { data } = await uploadForm<ImportedRun>(`/api/graphs/${graphId}/revisions/${revision}/weights/`, form, onProgress);
   return data;
+}
+
+/** POST /api/graphs/import/'s answer: the new graph, and the run holding its weights (or null). */
+export type GraphImportAnswer = Schema<"GraphImportAnswer">;
+
+/**
+ * A spec (and its weights, when chosen) as a new graph in one request: weights the server refuses
+ * leave no graph behind, so trying again after fixing the file never makes a second graph.
+ */
+export async function importGraph(
+  team: number,
+  name: string,
+  spec: GraphSpec,
+  weights: File | null,
+  onProgress: (p: UploadProgress) => void = () => undefined,
+): Promise<GraphImportAnswer> {
+  const form = new FormData();
+  form.append("team", String(team));
+  form.append("name", name);
+  form.append("spec", JSON.stringify(spec));
+  if (weights) form.append("file", weights, weights.name);
+  const { data } = await uploadForm<GraphImportAnswer>("/api/graphs/import/", form, onProgress);
+  return data;
+}
+
+/** The team's graph already called `name` (case and spaces aside), or null. */
+export function sameName(graphs: readonly Pick<GraphSummary, "id" | "name">[], name: string): Pick<GraphSummary, "id" | "name"> | null {
+  const wanted = name.trim().toLowerCase();
+  if (!wanted) return null;
+  return graphs.find((g) => g.name.trim().toLowerCase() === wanted) ?? null;
+}
+
+/** "Sending weights.safetensors… 40%" while an upload is under way. */
+export function sendingLine(file: string, p: UploadProgress): string {
+  return `Sending ${file}… ${p.total ? Math.round((100 * p.loaded) / p.total) : 0}%`;
 }

@@ -3,15 +3,17 @@
 // run's stream, then show the sample as the user has it (raw values or image, its true label,
 // its row in the user's own file), and per method the rendering, prediction, probabilities,
 // delta and, for tables, bars over the original columns (one-hot parts summed, detail on hover).
-import { useCallback, useEffect, useId, useMemo, useState } from "react";
+import { useEffect, useId, useMemo, useRef, useState } from "react";
 import { ApiError, api } from "../api/client";
 import { runsApi } from "./api";
 import { ExplanationCard, SampleView, whereInFile } from "./ExplanationView";
 import type { SampleRowsAnswer } from "./judgeTypes";
 import type { UserInput } from "./PredictPanel";
 import type { DatasetSummary, Explanation, ExplanationEvent, ExplanationMethod, Run } from "./types";
-
-const FALLBACK_POLL_MS = 5000;
+import { useExplanations } from "./useExplanations";
+import { isImageData } from "./EvaluationPanel";
+import { useTrainingBackground } from "./imageCanvas";
+import { ImageGuide } from "./ImageGuide";
 
 export interface ExplainPanelProps {
   run: Run;
@@ -19,11 +21,13 @@ export interface ExplainPanelProps {
   summary: DatasetSummary | null;
   /** Registers a listener for the stream's explanation events; returns the unsubscribe. */
   subscribe: (listener: (event: ExplanationEvent) => void) => () => void;
-  /** The last input typed or uploaded in the predict panel; a new `nonce` selects it. */
+  /** The input of the predict panel's answer (a new `nonce` per input); null while there is none. */
   input?: (UserInput & { nonce: number }) | null;
+  /** Counts the presses of "Explain this input": each one explains `input` now. */
+  explainNow?: number;
 }
 
-export function ExplainPanel({ run, canEdit, summary, subscribe, input = null }: ExplainPanelProps) {
+export function ExplainPanel({ run, canEdit, summary, subscribe, input = null, explainNow = 0 }: ExplainPanelProps) {
   const ids = useId();
   const [source, setSource] = useState<"index" | "input">("index");
   const [index, setIndex] = useState("0");
@@ -34,17 +38,17 @@ export function ExplainPanel({ run, canEdit, summary, subscribe, input = null }:
   const [target, setTarget] = useState("");
   const [layer, setLayer] = useState("");
   const [convNodes, setConvNodes] = useState<string[]>([]);
-  const [history, setHistory] = useState<Explanation[]>([]);
-  const [shownIds, setShownIds] = useState<number[]>([]);
   const [rows, setRows] = useState<SampleRowsAnswer | null>(null);
   const [busy, setBusy] = useState(false);
   const [errors, setErrors] = useState<Record<string, string>>({});
 
   const testRows = (summary?.rows?.test as number | undefined) ?? null;
   const isClassification = summary?.task === "classification";
+  const { history, shown, setShownIds, add } = useExplanations(run.id, subscribe);
   const chosen = methods?.find((m) => m.name === method) ?? null;
   const chosen2 = methods?.find((m) => m.name === method2) ?? null;
   const trained = run.status === "succeeded";
+  const training = useTrainingBackground(run.id, isImageData(summary) && trained, testRows);
 
   useEffect(() => {
     let live = true;
@@ -62,10 +66,6 @@ export function ExplainPanel({ run, canEdit, summary, subscribe, input = null }:
   }, []);
 
   useEffect(() => {
-    runsApi.explanations(run.id).then((list) => {
-      setHistory(list);
-      setShownIds((s) => (s.length ? s : list.filter((e) => e.status === "succeeded").slice(0, 1).map((e) => e.id)));
-    }, () => undefined);
     // Grad-CAM needs a convolution: offer the graph's conv nodes.
     api.revision(run.graph, run.revision).then(
       (rev) => setConvNodes((rev.spec.nodes ?? []).filter((n) => /^Conv/i.test(n.op)).map((n) => n.id)),
@@ -79,56 +79,39 @@ export function ExplainPanel({ run, canEdit, summary, subscribe, input = null }:
     runsApi.sampleRows(run.id).then(setRows, () => undefined);
   }, [run.id, trained]);
 
-  // A new input from the predict panel: explain that one next.
+  // A new input in the predict panel replaces the old one here: what was shown of an earlier input
+  // (its thumbnail, its heat map) goes to "Earlier explanations".
+  const shownAreInputs = useRef(false);
+  shownAreInputs.current = shown.length > 0 && shown.every((e) => e.sample.index === null || e.sample.index === undefined);
   const nonce = input?.nonce;
   useEffect(() => {
-    if (nonce !== undefined) setSource("input");
-  }, [nonce]);
+    if (nonce === undefined) setSource((s) => (s === "input" ? "index" : s));
+    setShownIds((ids) => (ids.length && shownAreInputs.current ? [] : ids));
+  }, [nonce, setShownIds]);
 
-  const refresh = useCallback(async (id: number) => {
-    const e = await runsApi.explanation(id);
-    setHistory((h) => (h.some((x) => x.id === id) ? h.map((x) => (x.id === id ? e : x)) : [e, ...h]));
-    return e;
-  }, []);
-
-  // The stream says when an explanation is done; fetch its result then.
-  useEffect(
-    () =>
-      subscribe((event) => {
-        if (event.status === "succeeded" || event.status === "failed") void refresh(event.id).catch(() => undefined);
-      }),
-    [subscribe, refresh],
-  );
-
-  const shown = shownIds.map((id) => history.find((e) => e.id === id)).filter((e): e is Explanation => !!e);
-
-  // A belt to the stream's braces: look now and then while one is pending.
-  const pendingKey = shown
-    .filter((e) => e.status === "queued" || e.status === "running")
-    .map((e) => e.id)
-    .join(",");
+  // "Explain this input" in the predict panel: explain it now, with the methods chosen here.
+  const requestRef = useRef<(given: UserInput) => Promise<void>>(async () => undefined);
   useEffect(() => {
-    if (!pendingKey) return;
-    const timer = window.setInterval(() => {
-      for (const id of pendingKey.split(",")) void refresh(Number(id)).catch(() => undefined);
-    }, FALLBACK_POLL_MS);
-    return () => window.clearInterval(timer);
-  }, [pendingKey, refresh]);
+    if (!explainNow || !input) return;
+    setSource("input");
+    void requestRef.current(input);
+  }, [explainNow]); // each press once, with the input of that moment (not again for a new input)
 
-  async function request() {
+  async function request(given?: UserInput) {
     const problems: Record<string, string> = {};
     const n = Number(index);
-    if (source === "index") {
+    const from = given ? "input" : source;
+    const sent = given ?? input;
+    if (from === "index") {
       if (!Number.isInteger(n) || n < 0) problems.index = "A row number of the test split (0 or more).";
       else if (testRows !== null && n >= testRows) problems.index = `The test split has ${testRows} rows (0–${testRows - 1}).`;
-    } else if (!input) problems.form = "Type a row or upload an image in the predict panel first.";
+    } else if (!sent) problems.form = "Type a row or upload an image in the predict panel first.";
     if (method2 && method2 === method) problems.method2 = "Pick a different method to compare with.";
     setErrors(problems);
     if (Object.keys(problems).length) return;
     setBusy(true);
     try {
-      const sample =
-        source === "index" ? { index: n } : input!.kind === "row" ? { input: input!.row } : { image: input!.dataUrl };
+      const sample = from === "index" || !sent ? { index: n } : sent.kind === "row" ? { input: sent.row } : { image: sent.dataUrl };
       const created: Explanation[] = [];
       for (const [m, info] of [[method, chosen], [method2, chosen2]] as const) {
         if (!m) continue;
@@ -141,8 +124,7 @@ export function ExplainPanel({ run, canEdit, summary, subscribe, input = null }:
           }),
         );
       }
-      setHistory((h) => [...created.slice().reverse(), ...h]);
-      setShownIds(created.map((e) => e.id));
+      add(created);
     } catch (e) {
       if (e instanceof ApiError && e.fields) {
         const mapped: Record<string, string> = {};
@@ -157,6 +139,8 @@ export function ExplainPanel({ run, canEdit, summary, subscribe, input = null }:
       setBusy(false);
     }
   }
+
+  requestRef.current = request;
 
   const fieldsOff = !canEdit || !trained || busy || chosen === null;
   const targetChoices = useMemo(() => (isClassification ? (summary?.classes ?? []) : []), [isClassification, summary]);
@@ -201,6 +185,7 @@ export function ExplainPanel({ run, canEdit, summary, subscribe, input = null }:
             {input?.kind === "image" ? `your uploaded image (${input.name})` : "your input from the predict panel"}
           </label>
         </fieldset>
+        {source === "input" && input?.kind === "image" && <ImageGuide summary={summary} training={training} upload={input} testid="explain-guide" />}
         {source === "index" && (
           <div className="field">
             <label htmlFor={`${ids}-index`}>Test row</label>

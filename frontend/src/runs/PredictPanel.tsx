@@ -1,19 +1,22 @@
 // Will it work on my input: a form generated from the dataset's columns to type a row, or an
 // image drop zone, sent to POST /api/runs/<id>/predict/; the answer (class, every class's
 // probability, the preprocessed shape) is shown at once, a refused field's message beside it.
+// Images: what the model expects, what the network saw of the upload, and a one-click invert.
 import { useId, useMemo, useState } from "react";
 import { ApiError } from "../api/client";
 import { runsApi } from "./api";
 import { isImageData } from "./EvaluationPanel";
 import { formatMetric } from "./format";
-import type { PredictAnswer } from "./judgeTypes";
+import { invertedFile, useTrainingBackground } from "./imageCanvas";
+import { ImageGuide } from "./ImageGuide";
+import type { NetworkView, PredictAnswer } from "./judgeTypes";
 import { fieldErrors, predictFields, rowOf, valuesOf } from "./predictForm";
 import type { DatasetSummary, Run } from "./types";
 
 /** What the user typed or uploaded, to be explained by the explain panel. */
 export type UserInput =
   | { kind: "row"; row: Record<string, string | number | null> }
-  | { kind: "image"; dataUrl: string; name: string };
+  | { kind: "image"; dataUrl: string; name: string; seen?: NetworkView | null };
 
 function readAsDataUrl(file: Blob): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -54,13 +57,16 @@ export function PredictPanel({
   run,
   summary,
   canEdit,
+  onInput,
   onExplain,
 }: {
   run: Run;
   summary: DatasetSummary | null;
   canEdit: boolean;
-  /** Hands the last input to the explain panel. */
-  onExplain: (input: UserInput) => void;
+  /** The input the shown answer is about (null while a new one is on its way, or after a refusal). */
+  onInput: (input: UserInput | null) => void;
+  /** "Explain this input": the explain panel explains the last input handed over. */
+  onExplain: () => void;
 }) {
   const ids = useId();
   const fields = useMemo(() => predictFields(summary, run.recipe), [summary, run.recipe]);
@@ -73,6 +79,7 @@ export function PredictPanel({
   const [dragging, setDragging] = useState(false);
   const trained = run.status === "succeeded";
   const off = !canEdit || !trained || busy;
+  const training = useTrainingBackground(run.id, images && trained, (summary?.rows?.test as number | undefined) ?? null);
 
   function failed(e: unknown) {
     setAnswer(null);
@@ -84,9 +91,11 @@ export function PredictPanel({
     const row = rowOf(fields, values);
     setBusy(true);
     setErrors({});
+    onInput(null);
     try {
       setAnswer(await runsApi.predict(run.id, { input: row }));
       setInput({ kind: "row", row });
+      onInput({ kind: "row", row });
     } catch (e) {
       failed(e);
       setInput(null);
@@ -95,17 +104,33 @@ export function PredictPanel({
     }
   }
 
+  // A new image replaces the last one at once: its answer, and what the explain panel shows of it.
   async function sendImage(file: File) {
     setBusy(true);
     setErrors({});
+    setAnswer(null);
+    onInput(null);
     try {
       const dataUrl = await readAsDataUrl(file);
       setInput({ kind: "image", dataUrl, name: file.name });
-      setAnswer(await runsApi.predictImage(run.id, file, file.name));
+      const answer = await runsApi.predictImage(run.id, file, file.name);
+      const sent: UserInput = { kind: "image", dataUrl, name: file.name, seen: answer.seen };
+      setAnswer(answer);
+      setInput(sent);
+      onInput(sent);
     } catch (e) {
       failed(e);
     } finally {
       setBusy(false);
+    }
+  }
+
+  async function invert() {
+    if (input?.kind !== "image") return;
+    try {
+      await sendImage(await invertedFile(input.dataUrl, input.name));
+    } catch (e) {
+      setErrors({ form: (e as Error).message });
     }
   }
 
@@ -217,7 +242,6 @@ export function PredictPanel({
               e.target.value = "";
             }}
           />
-          {input?.kind === "image" && <img src={input.dataUrl} alt={`uploaded ${input.name}`} className="thumb" data-testid="predict-image-preview" width={56} height={56} />}
           {errors.image && (
             <p className="field-error" data-testid="predict-error-image">
               {errors.image}
@@ -225,6 +249,7 @@ export function PredictPanel({
           )}
         </div>
       )}
+      {images && trained && <ImageGuide summary={summary} training={training} upload={input?.kind === "image" ? input : null} onInvert={canEdit ? () => void invert() : undefined} busy={busy} />}
       {!fields.length && !images && trained && <p className="muted">This dataset has no named columns or images to type in.</p>}
       {errors.form && !Object.keys(errors).some((k) => k !== "form") && (
         <p className="error" role="alert">
@@ -236,7 +261,7 @@ export function PredictPanel({
         <>
           <PredictAnswerView answer={answer} />
           {input && canEdit && (
-            <button type="button" data-testid="predict-explain" onClick={() => onExplain(input)}>
+            <button type="button" data-testid="predict-explain" onClick={onExplain}>
               Explain this input
             </button>
           )}

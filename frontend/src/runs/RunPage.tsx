@@ -1,125 +1,26 @@
 // One run: status, live progress and charts from the stream, logs, cancel, final metrics,
 // checkpoints, downloads and explanations.
 import { useEffect, useMemo, useRef, useState } from "react";
-import { ApiError, apiRequest } from "../api/client";
 import { TopBar } from "../auth/TopBar";
 import { useSession } from "../auth/session";
 import { StatusBadge } from "../datasets/StatusBadge";
-import { JobProgress } from "../jobs/JobProgress";
-import { fromExports } from "../jobs/jobState";
 import { navigate } from "../router";
-import { exportUrl, runsApi } from "./api";
+import { runsApi } from "./api";
 import { CheckpointsPanel } from "./CheckpointsPanel";
 import type { InitChoice } from "./initPlan";
 import { TrainDialog } from "./train/TrainDialog";
 import { EvaluationPanel } from "./EvaluationPanel";
 import { ExplainPanel } from "./ExplainPanel";
 import { PredictPanel, type UserInput } from "./PredictPanel";
-import { formatDuration, formatMetric } from "./format";
+import { formatDuration } from "./format";
 import { MetricChart } from "./MetricChart";
 import { chartKeys } from "./series";
-import { ACTIVE_STATUSES, type DatasetSummary, type Run, type RunExports } from "./types";
+import { ACTIVE_STATUSES, type DatasetSummary } from "./types";
 import { useRunStream } from "./useRunStream";
 import { RunMeta } from "./RunMeta";
+import { ResultsPanel } from "./ResultsPanel";
 import { RunPlacement } from "./RunPlacement";
 import { RegisterVersion } from "../models/RegisterVersion";
-
-function ConfusionMatrix({ name, matrix, classes }: { name: string; matrix: number[][]; classes?: string[] | null }) {
-  const label = (i: number) => classes?.[i] ?? String(i);
-  const max = Math.max(1, ...matrix.flat());
-  return (
-    <table className="table small confusion" data-testid={`confusion-${name}`} aria-label={`Confusion matrix (${name}): rows are true classes, columns predicted`}>
-      <caption>
-        {name} confusion (rows: true, columns: predicted)
-      </caption>
-      <thead>
-        <tr>
-          <th scope="col" aria-label="true class" />
-          {matrix[0]?.map((_, j) => (
-            <th key={j} scope="col">
-              {label(j)}
-            </th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>
-        {matrix.map((row, i) => (
-          <tr key={i}>
-            <th scope="row">{label(i)}</th>
-            {row.map((n, j) => (
-              <td key={j} className={i === j ? "diag" : undefined} style={{ background: `rgba(47,111,221,${(0.6 * n) / max})` }}>
-                {n}
-              </td>
-            ))}
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
-}
-
-function Downloads({ run, onExports }: { run: Run; onExports: (exports: RunExports) => void }) {
-  const [asking, setAsking] = useState<string | null>(null);
-  if (run.status !== "succeeded") return <p className="muted">Downloads are available once the run has succeeded.</p>;
-  const exports = run.exports;
-  const exportJob = fromExports(exports);
-  const files = [
-    { format: "safetensors", label: "Weights (.safetensors)" },
-    { format: "python", label: "Model source (model.py)" },
-    { format: "zip", label: "Everything (.zip)" },
-    { format: "config", label: "Training config (.json)" },
-  ] as const;
-
-  // Nothing is making the ONNX file (an older run): asking for it queues the export once; the
-  // stream's `export` event says when it is there.
-  async function makeOnnx() {
-    setAsking("asking…");
-    try {
-      await apiRequest<unknown>("GET", exportUrl(run.id, "onnx"));
-      onExports({ ...exports, onnx: true });
-      setAsking(null);
-    } catch (e) {
-      const answer = e instanceof ApiError ? (e.body.exports as RunExports | undefined) : undefined;
-      if (answer) {
-        onExports(answer);
-        setAsking(null);
-      } else setAsking((e as Error).message);
-    }
-  }
-
-  return (
-    <ul className="downloads plain" data-testid="downloads" data-onnx={String(exports.onnx)}>
-      {files.map((f) => (
-        <li key={f.format}>
-          {exports[f.format] ? (
-            <a href={exportUrl(run.id, f.format)} download data-testid={`download-${f.format}`}>
-              {f.label}
-            </a>
-          ) : (
-            <span className="muted">{f.label}: missing</span>
-          )}
-        </li>
-      ))}
-      <li>
-        {exports.onnx === true ? (
-          <a href={exportUrl(run.id, "onnx")} download data-testid="download-onnx">
-            ONNX (.onnx)
-          </a>
-        ) : exports.onnx === false ? (
-          <button type="button" className="link" data-testid="download-onnx-make" disabled={asking === "asking…"} onClick={() => void makeOnnx()}>
-            Make the ONNX file{asking ? ` (${asking})` : ""}
-          </button>
-        ) : exportJob && (exports.onnx === "pending" || exportJob.phase === "failed") ? (
-          <JobProgress view={exportJob} what="ONNX" testid="download-onnx-note" barLabel="Making the ONNX file" live />
-        ) : (
-          <span className="muted" data-testid="download-onnx-note">
-            ONNX: {exports.note || "not available for this graph."}
-          </span>
-        )}
-      </li>
-    </ul>
-  );
-}
 
 export default function RunPage({ runId }: { runId: number }) {
   const { canEdit } = useSession();
@@ -129,8 +30,11 @@ export default function RunPage({ runId }: { runId: number }) {
   const [cancelling, setCancelling] = useState(false);
   // "Run again" (init null) or a start from one of its checkpoints: the train dialog is open.
   const [again, setAgain] = useState<{ init: InitChoice | null } | null>(null);
-  // The last input typed or uploaded in the predict panel, handed to the explain panel.
+  // The input the predict panel's answer is about, handed to the explain panel (a new nonce per
+  // input), and how often "Explain this input" was pressed (each press explains it).
   const [explainInput, setExplainInput] = useState<(UserInput & { nonce: number }) | null>(null);
+  const inputCount = useRef(0);
+  const [explainAsked, setExplainAsked] = useState(0);
   // The log box follows new lines (like a terminal) unless the user scrolled up to read.
   const logBox = useRef<HTMLOListElement>(null);
   const logPinned = useRef(true);
@@ -184,9 +88,6 @@ export default function RunPage({ runId }: { runId: number }) {
   const epoch = Math.max(run.progress.epoch, live?.epoch ?? 0);
   const total = run.progress.total_steps;
   const fraction = run.status === "succeeded" ? 1 : total ? Math.min(1, step / total) : run.progress.fraction ?? 0;
-  const final = run.final_metrics as Record<string, unknown>;
-  const scalarFinals = Object.entries(final).filter(([, v]) => typeof v === "number");
-  const matrices = Object.entries(final).filter(([k, v]) => k.endsWith("confusion_matrix") && Array.isArray(v)) as [string, number[][]][];
 
   return (
     <div className="page">
@@ -281,36 +182,24 @@ export default function RunPage({ runId }: { runId: number }) {
             </ol>
           </section>
 
-          <section className="panel" aria-label="Results">
-            <h2>Results</h2>
-            {scalarFinals.length === 0 ? (
-              <p className="muted">Final metrics appear when the run ends.</p>
-            ) : (
-              <table className="table small" data-testid="final-metrics">
-                <tbody>
-                  {scalarFinals.map(([k, v]) => (
-                    <tr key={k}>
-                      <th scope="row">{k}</th>
-                      <td>{formatMetric(v)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-            {matrices.map(([k, m]) => (
-              <ConfusionMatrix key={k} name={k.split("/")[0]} matrix={m} classes={summary?.classes} />
-            ))}
-            <h3>Downloads</h3>
-            <Downloads run={run} onExports={setExports} />
-            {canEdit && run.status === "succeeded" && (
+          <ResultsPanel run={run} summary={summary} checkpoints={checkpoints} onExports={setExports} />
+          {canEdit && run.status === "succeeded" && (
+            <section className="panel" aria-label="Model registry">
+              <h2>Model registry</h2>
               <RegisterVersion runId={run.id} team={run.team} checkpoints={checkpoints.filter((c) => c.available).map((c) => c.name)} />
-            )}
-          </section>
+            </section>
+          )}
 
           <CheckpointsPanel run={run} checkpoints={checkpoints} canEdit={canEdit} onStartFrom={(init) => setAgain({ init })} />
-          <EvaluationPanel run={run} summary={summary} canEdit={canEdit} />
-          <PredictPanel run={run} summary={summary} canEdit={canEdit} onExplain={(input) => setExplainInput({ ...input, nonce: Date.now() })} />
-          <ExplainPanel run={run} canEdit={canEdit} summary={summary} subscribe={subscribeExplanations} input={explainInput} />
+          <EvaluationPanel run={run} summary={summary} canEdit={canEdit} checkpoints={checkpoints} />
+          <PredictPanel
+            run={run}
+            summary={summary}
+            canEdit={canEdit}
+            onInput={(input) => setExplainInput(input ? { ...input, nonce: ++inputCount.current } : null)}
+            onExplain={() => setExplainAsked((n) => n + 1)}
+          />
+          <ExplainPanel run={run} canEdit={canEdit} summary={summary} subscribe={subscribeExplanations} input={explainInput} explainNow={explainAsked} />
         </div>
       </main>
       {again && (

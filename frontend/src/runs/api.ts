@@ -56,8 +56,9 @@ export const runsApi = {
     resultsOf(await apiRequest<Page<Explanation> | Explanation[]>("GET", `/api/runs/${id}/explanations/?page_size=50`)),
   explain: (id: number, body: ExplainBody) => apiRequest<Explanation>("POST", `/api/runs/${id}/explanations/`, body),
   explanation: (id: number) => apiRequest<Explanation>("GET", `/api/explanations/${id}/`),
-  /** The engine's evaluation on the test split (404 until the run has one). */
-  evaluation: (id: number) => apiRequest<EvaluationAnswer>("GET", `/api/runs/${id}/evaluation/`),
+  /** The engine's evaluation on the test split: the downloads' weights, or a checkpoint (404 until computed). */
+  evaluation: (id: number, checkpoint?: string) =>
+    apiRequest<EvaluationAnswer>("GET", `/api/runs/${id}/evaluation/${checkpoint ? `?checkpoint=${encodeURIComponent(checkpoint)}` : ""}`),
   /** Compute the evaluation now (a run from before evaluations, or a checkpoint). */
   evaluate: (id: number, checkpoint?: string) =>
     apiRequest<EvaluationAnswer>("POST", `/api/runs/${id}/evaluation/`, checkpoint ? { checkpoint } : {}),

@@ -12,3 +12,5 @@ export type PredictAnswer = Schema<"PredictAnswer">;
 export type SampleRowsAnswer = Schema<"SampleRowsAnswer">;
 export type SampleAnswer = Schema<"SampleAnswer">;
 export type ColumnSummary = Schema<"ColumnSummary">;
+/** An uploaded image as the network's input has it (the predict answer's `seen`). */
+export type NetworkView = Schema<"NetworkView">;

@@ -246,6 +246,31 @@ def test_an_uploaded_image_is_predicted_by_a_digits_run(api_a, digits_run, opena
     assert by_index["true"]["class"] == str(digits.target[rows["rows"][0]])
 
 
+def test_an_uploaded_image_answer_shows_what_the_network_saw(api_a, digits_run) -> None:
+    """A 32x32 black-on-white digit comes back as the 8x8 grey image the network read, light."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    ink = skd.load_digits().images[0] * 255 / 16
+    paper = 255 - np.kron(ink, np.ones((4, 4)))  # dark ink on white paper, 4x bigger
+    response = api_a.post(
+        f"/api/runs/{digits_run.pk}/predict/",
+        {"image": SimpleUploadedFile("zero32.png", _png(paper))},
+        format="multipart",
+    )
+    seen = response.json()["seen"]
+    assert seen["size"] == [8, 8] and seen["channels"] == 1
+    assert seen["mean"] > 0.5  # mostly white: the opposite of the training digits
+    png = base64.b64decode(seen["png"].removeprefix("data:image/png;base64,"))
+    with Image.open(io.BytesIO(png)) as shown:
+        assert shown.size == (8, 8) and shown.mode == "L"
+    # Typed numbers are not an upload: nothing to show.
+    raw = skd.load_digits().images[0].tolist()
+    assert _predict(api_a, digits_run, {"input": raw}).json().get("seen") is None
+
+
 def test_not_an_image_or_the_wrong_size_is_a_400_for_a_digits_run(api_a, digits_run) -> None:
     fields = _error_fields(
         api_a.post(

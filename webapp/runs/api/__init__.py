@@ -6,13 +6,14 @@ from .explanations import ExplanationViewSet
 from .init_plan import InitPlanView
 from .runs import RunViewSet
 from .views import RunViewViewSet
-from .weights import RevisionWeightsView
+from .weights import GraphImportView, RevisionWeightsView
 from .workers import WorkerListView
 
 __all__ = [
     "ConfigSchemaView",
     "ExplanationMethodsView",
     "ExplanationViewSet",
+    "GraphImportView",
     "InitPlanView",
     "RevisionWeightsView",
     "RunCompareView",

@@ -332,6 +332,15 @@ class ClassProbability(_Answer):
     probability: float
 
 
+class NetworkView(_Answer):
+    """An uploaded image as the network's input has it, before standardising."""
+
+    png: str = Field(description="A data URL of the converted, resized image.")
+    size: list[int] = Field(description="[height, width] the upload was resized to.")
+    channels: int = Field(description="1: grey, 3: colour.")
+    mean: float = Field(description="Mean brightness, 0 (black) to 1 (white).")
+
+
 class PredictAnswer(_Answer):
     """POST /api/runs/<id>/predict/: the model's answer for one raw input."""
 
@@ -346,6 +355,9 @@ class PredictAnswer(_Answer):
     input_shape: list[int] = Field(description="Shape of the preprocessed tensor the network saw (batch first).")
     true: dict[str, Any] | list[float] | None = Field(
         default=None, description="For a test index: the stored label ({class, index} or values)."
+    )
+    seen: NetworkView | None = Field(
+        default=None, description="For an image: what the upload was turned into for the network."
     )
 
 

@@ -252,3 +252,31 @@ def run_import_create(
 def run_is_import(run: Run) -> bool:
     """True for a run that only holds imported weights (no dataset, nothing trained)."""
     return isinstance(run.origin, dict) and run.origin.get("kind") == ORIGIN_KIND
+
+
+def graph_import_create(
+    *,
+    user: AbstractBaseUser,
+    team: Any,
+    name: str,
+    spec: Any,
+    upload_path: Path | None = None,
+    file_name: str = "",
+) -> tuple[Any, Run | None]:
+    """A new graph whose revision 1 is `spec`, with the uploaded weights as its run, all or nothing.
+
+    Without a file this is graph_create. With one, the weights are checked as run_import_create
+    does, and a refusal (400 on `file`, or on `graph` when the spec does not build) leaves no
+    graph behind: importing again after fixing the file does not make a second one.
+    """
+    from webapp.graphs.services import graph_create
+
+    with transaction.atomic():
+        graph = graph_create(team=team, name=name, spec=spec, created_by=user)
+        if upload_path is None:
+            return graph, None
+        revision = graph.revisions.get(number=1)
+        run = run_import_create(
+            user=user, graph_revision=revision, upload_path=upload_path, file_name=file_name
+        )
+    return graph, run

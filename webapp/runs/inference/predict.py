@@ -120,7 +120,41 @@ def run_predict(
         ]
     if true is not None:
         body["true"] = true
+    if image is not None:
+        body["seen"] = _network_view(pipeline, image)
     return body
+
+
+def _image_step(pipeline: dict[str, Any]) -> dict[str, Any] | None:
+    """How the pipeline decodes an image: {channels, size, max_pixels}; None for other input."""
+    step = next((s for s in pipeline["steps"] if s["op"] == "decode_image"), None)
+    return step or pipeline["input"].get("image")
+
+
+def _network_view(pipeline: dict[str, Any], image: bytes) -> dict[str, Any] | None:
+    """The upload as the network's input has it (grey or colour, resized), before standardising:
+    {"png": a data URL, "size": [H, W], "channels", "mean": brightness 0..1}."""
+    import base64
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from engine.export.predict_template import decode_image
+
+    step = _image_step(pipeline)
+    if step is None:
+        return None
+    pixels = decode_image(image, step["channels"], step["size"], step["max_pixels"])  # (C, H, W)
+    grey = pixels[0] if pixels.shape[0] == 1 else pixels.transpose(1, 2, 0)
+    buffer = io.BytesIO()
+    Image.fromarray(np.round(grey * 255).astype(np.uint8)).save(buffer, format="PNG")
+    return {
+        "png": "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii"),
+        "size": list(step["size"]),
+        "channels": int(step["channels"]),
+        "mean": round(float(pixels.mean()), 4),
+    }
 
 
 def _takes(pipeline: dict[str, Any]) -> str:
