@@ -302,6 +302,41 @@ def test_init_plan_lists_mismatches_and_resume_problems(api_a, user_a, graph_a, 
     assert Run.objects.count() == 1  # nothing was made
 
 
+def test_freezing_a_layer_that_does_not_load_is_refused_naming_it(
+    api_a, user_a, graph_a, run_a, dataset_a, valid_spec
+):
+    from webapp.graphs.services import revision_save
+
+    checkpoint(run_a, "best", step=20, epoch=2, val={"val/loss": 0.4})
+    wider = json.loads(json.dumps(valid_spec))
+    wider["nodes"][0]["params"]["out_features"] = 32
+    revision_save(graph=graph_a, spec=wider, created_by=user_a)
+    # As the README's example did: no revision (the latest, whose fc1 is wider), fc1 frozen.
+    plan = api_a.post("/api/runs/init-plan/", {"graph": graph_a.pk, "from_run": run_a.pk, "checkpoint": "best",
+                                               "mode": "finetune", "freeze": ["fc1"]}, format="json")
+    assert plan.status_code == 200, plan.content
+    problems = plan.json()["problems"]
+    assert [(p["field"], p["node"]) for p in problems] == [("config.freeze", "fc1")]
+    assert "fc1 cannot be frozen" in problems[0]["message"] and "[16, 4]" in problems[0]["message"]
+
+    init = {"run": run_a.pk, "checkpoint": "best", "mode": "finetune"}
+    answer = api_a.post("/api/runs/", {"graph": graph_a.pk, "dataset": dataset_a.pk, "init": init,
+                                       "config": {"epochs": 1, "freeze": ["fc1"]}}, format="json")
+    assert answer.status_code == 400, answer.content
+    error = answer.json()["error"]
+    assert error["nodes"] == ["fc1"] and list(error["fields"]) == ["config.freeze"]
+    assert "fc1 cannot be frozen" in error["message"]
+    assert Run.objects.count() == 1  # nothing was made
+
+    # The same checkpoint into the revision it came from: fc1 loads, so freezing it is fine.
+    ok = api_a.post("/api/runs/", {"graph": graph_a.pk, "revision": 1, "dataset": dataset_a.pk, "init": init,
+                                   "config": {"epochs": 1, "freeze": ["fc1"]}}, format="json")
+    assert ok.status_code == 201, ok.content
+    assert api_a.post("/api/runs/init-plan/", {"graph": graph_a.pk, "revision": 1, "from_run": run_a.pk,
+                                               "checkpoint": "best", "freeze": ["fc1"]},
+                      format="json").json()["problems"] == []
+
+
 def test_init_from_another_teams_run_or_an_unknown_checkpoint_is_a_400_naming_the_field(
     api_a, api_b, run_a, run_body
 ):

@@ -265,6 +265,7 @@ class InitProblem(_Answer):
 
     field: str
     message: str
+    node: str | None = Field(default=None, description="The frozen node whose parameters do not load (config.freeze).")
 
 
 class InitPlanAnswer(InitPlanJson):
