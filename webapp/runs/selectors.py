@@ -436,7 +436,30 @@ def runs_config_diff(*, runs: list[Run]) -> list[dict[str, Any]]:
 
     A field some runs lack is null for them.
     """
-    flat = {run.pk: config_flatten(run.config) for run in runs}
+    return _values_diff({run.pk: config_flatten(run.config) for run in runs})
+
+
+def spec_params_flatten(spec: Any) -> dict[str, Any]:
+    """A graph spec's node parameters as {"nodes.<node id>.<parameter>": value}, the names a
+    sweep's space uses (nodes.fc1.out_features); a node without params adds nothing."""
+    out: dict[str, Any] = {}
+    nodes = spec.get("nodes") if isinstance(spec, dict) else None
+    for node in nodes if isinstance(nodes, list) else []:
+        if isinstance(node, dict) and isinstance(node.get("params"), dict):
+            for name, value in node["params"].items():
+                out[f"nodes.{node.get('id')}.{name}"] = value
+    return out
+
+
+def revisions_params(*, revision_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Revision id -> spec_params_flatten of its spec, in one query (the runs list's ?fields=graph_params)."""
+    from webapp.graphs.models import GraphRevision
+
+    rows = GraphRevision.objects.filter(pk__in=set(revision_ids)).values_list("pk", "spec")
+    return {pk: spec_params_flatten(spec) for pk, spec in rows}
+
+
+def _values_diff(flat: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
     fields: list[str] = []
     for values in flat.values():
         fields.extend(key for key in values if key not in fields)
@@ -446,6 +469,13 @@ def runs_config_diff(*, runs: list[Run]) -> list[dict[str, Any]]:
         if len({repr(v) for v in values.values()}) > 1:
             diff.append({"field": field, "values": values})
     return diff
+
+
+def runs_graph_params_diff(*, runs: list[Run]) -> list[dict[str, Any]]:
+    """[{field: "nodes.fc1.out_features", values: {run id: value}}] of the node parameters that
+    differ between the runs' graph revisions (null where a run's graph lacks the node)."""
+    by_revision = revisions_params(revision_ids=[run.graph_revision_id for run in runs])
+    return _values_diff({run.pk: by_revision.get(run.graph_revision_id, {}) for run in runs})
 
 
 def runs_graph_diff(*, runs: list[Run]) -> list[dict[str, Any]] | None:

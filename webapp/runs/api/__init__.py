@@ -6,13 +6,14 @@ from .explanations import ExplanationViewSet
 from .init_plan import InitPlanView
 from .runs import RunViewSet
 from .weights import RevisionWeightsView
-from .workers import WorkerListView
+from .workers import QueueView, WorkerListView
 
 __all__ = [
     "ConfigSchemaView",
     "ExplanationMethodsView",
     "ExplanationViewSet",
     "InitPlanView",
+    "QueueView",
     "RevisionWeightsView",
     "RunCompareView",
     "RunViewSet",

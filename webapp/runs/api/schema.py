@@ -258,6 +258,9 @@ class CompareAnswer(_Answer):
     runs: list[CompareRun]
     config_diff: list[ConfigDiffField]
     graph_diff: list[GraphDiff] | None = Field(description="Null when every run trained the same revision.")
+    graph_params_diff: list[ConfigDiffField] = Field(
+        description='Node parameters that differ between the runs\' graphs, as "nodes.fc1.out_features".'
+    )
 
 
 class InitProblem(_Answer):
@@ -539,6 +542,11 @@ RUN_LIST_PARAMETERS = [
     OpenApiParameter("tag", str, description="Runs carrying this tag."),
     OpenApiParameter("q", str, description="Text in the run's name or notes, its graph's or dataset's name."),
     OpenApiParameter("sweep", int, description="Trials of this sweep (origin.sweep)."),
+    OpenApiParameter(
+        "fields", str, enum=["graph_params"],
+        description="graph_params: each run's graph_params ({\"nodes.fc1.out_features\": 64, ...}), "
+                    "so a table can show the node parameters that differ; null otherwise.",
+    ),
     OpenApiParameter(
         "ordering", str,
         enum=[f"{sign}{name}" for name in ("created_at", "finished_at", "name", "status", "duration")
