@@ -416,6 +416,17 @@ def run_download_name(run: Run, suffix: str) -> str:
     return f"{slug[:80]}-run{run.pk}{suffix}"
 
 
+def run_module_name(run: Run, checkpoint: str | None = None) -> str:
+    """The Python source's download name, `<graph_name>_run<id>[_<checkpoint>].py`: one per run, as
+    the other downloads are, and still importable (`from mlp_run12 import Net`)."""
+    name = getattr(getattr(run.graph_revision, "graph", None), "name", "") or "model"
+    slug = re.sub(r"[^A-Za-z0-9_]+", "_", name).strip("_") or "model"
+    if slug[0].isdigit():
+        slug = f"model_{slug}"
+    tail = "_" + re.sub(r"[^A-Za-z0-9_]+", "_", checkpoint) if checkpoint else ""
+    return f"{slug[:80]}_run{run.pk}{tail}.py"
+
+
 def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
     if isinstance(value, dict) and value:
         for key, item in value.items():

@@ -179,6 +179,9 @@ class ExplanationResult(BaseModel):
     layer: str | None = None
     shape: list[int] | None = None
     feature_names: list[str] | None = None
+    classes: list[str] | None = Field(
+        default=None, description="The dataset's class names in output order: prediction and target index them."
+    )
 
 
 @extend_schema_field({"$ref": "#/components/schemas/ExplanationSample"})
