@@ -173,6 +173,7 @@ class CompareAnswer(TypedDict):
     runs: list[CompareRun]
     config_diff: list[ConfigDiffField]
     graph_diff: list[GraphDiff] | None
+    graph_params_diff: list[ConfigDiffField]
 
 
 class CompareRun(TypedDict):
@@ -444,6 +445,7 @@ class ExplanationResult(TypedDict):
     layer: NotRequired[str | None]
     shape: NotRequired[list[int] | None]
     feature_names: NotRequired[list[str] | None]
+    classes: NotRequired[list[str] | None]
 
 
 class ExplanationSample(TypedDict):
@@ -499,6 +501,27 @@ class GraphDiff(TypedDict):
     changes: list[str]
 
 
+class GraphSaved(TypedDict):
+    """A created or renamed graph, with what it should be told (a name other graphs have)."""
+    id: int
+    team: int
+    name: str
+    latest_revision: int | None
+    updated_at: str
+    created_by: UserRef | None
+    created_at: str
+    latest: Revision | None
+    warnings: list[GraphWarning]
+
+
+class GraphWarning(TypedDict):
+    """Something the request did that is allowed but likely unmeant (selectors.graph_name_warnings)."""
+    code: str
+    field: str
+    message: str
+    graphs: list[int]
+
+
 class ImageSample(TypedDict):
     label: str
     png: str
@@ -540,12 +563,14 @@ class InitPlanRequestRequest(TypedDict):
     checkpoint: str
     mode: NotRequired[InitModeEnum]
     epochs: NotRequired[int]
+    freeze: NotRequired[list[str]]
 
 
 class InitProblem(TypedDict):
     """What would refuse the run (the field a create would name)."""
     field: str
     message: str
+    node: NotRequired[str | None]
 
 
 class Job(TypedDict):
@@ -860,6 +885,20 @@ class Progress(TypedDict):
     eta_seconds: float | None
 
 
+class QueuedRun(TypedDict):
+    """A queued run as GET /api/queue/ shows it (scheduling.queue.queue_for_user)."""
+    id: int
+    name: str
+    team: int
+    priority: int
+    need: dict[str, Any]
+    created_at: str
+    position: int
+    ahead: int
+    waiting_for: WaitingForEnum
+    detail: str
+
+
 RefsChange = TypedDict("RefsChange", {"from": "list[str]", "to": "list[str]"})
 
 
@@ -976,6 +1015,7 @@ class Run(TypedDict):
     need: dict[str, Any]
     priority: int
     queue: dict[str, Any] | None
+    graph_params: dict[str, Any] | None
     heartbeat_at: str | None
     created_by: str | None
     created_at: str
@@ -1436,6 +1476,9 @@ SweepStatusEnum: TypeAlias = Literal["running", "succeeded", "cancelled", "faile
 TaskEnum: TypeAlias = Literal["classification", "regression"]
 
 
+WaitingForEnum: TypeAlias = Literal["team_limit", "no_fitting_worker", "behind"]
+
+
 WorkerKindEnum: TypeAlias = Literal["cpu", "gpu"]
 
 
@@ -1503,6 +1546,8 @@ __all__ = [
     "GraphCreateRequest",
     "GraphDetail",
     "GraphDiff",
+    "GraphSaved",
+    "GraphWarning",
     "ImageSample",
     "ImagesPreview",
     "InitModeEnum",
@@ -1554,6 +1599,7 @@ __all__ = [
     "PredictedPairs",
     "Progress",
     "PrunerEnum",
+    "QueuedRun",
     "RefsChange",
     "Reliability",
     "ReliabilityBin",
@@ -1610,6 +1656,7 @@ __all__ = [
     "ValidationProblem",
     "ValidationReport",
     "ValueChange",
+    "WaitingForEnum",
     "WeightsImportRequest",
     "Worker",
     "WorkerKindEnum",

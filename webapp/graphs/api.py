@@ -98,7 +98,7 @@ class GraphDetailSerializer(GraphSerializer):
 class GraphWarningSerializer(serializers.Serializer):
     """Something the request did that is allowed but likely unmeant (selectors.graph_name_warnings)."""
 
-    code = serializers.ChoiceField(choices=["duplicate_name"])
+    code = serializers.CharField(help_text="duplicate_name: other graphs of the team have this name.")
     field = serializers.CharField()
     message = serializers.CharField()
     graphs = serializers.ListField(child=serializers.IntegerField(), help_text="The other graphs concerned.")

@@ -554,6 +554,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/queue/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Where each of your teams' queued runs stands and why it waits (other teams' runs count,
+         *     unnamed, in the positions).
+         */
+        get: operations["queue_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/runs/": {
         parameters: {
             query?: never;
@@ -773,7 +793,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * @description Series, who each run is, the config fields that differ and the graph changes, in the
+         * @description Series, who each run is, the config fields and graph parameters that differ and the graph changes, in the
          *     order of `ids`; 404 if one is not yours, 400 naming `ids` unless there are 2 to 20.
          */
         get: operations["runs_compare_retrieve"];
@@ -1180,6 +1200,8 @@ export interface components {
             config_diff: components["schemas"]["ConfigDiffField"][];
             /** @description Null when every run trained the same revision. */
             graph_diff: components["schemas"]["GraphDiff"][] | null;
+            /** @description Node parameters that differ between the runs' graphs, as "nodes.fc1.out_features". */
+            graph_params_diff: components["schemas"]["ConfigDiffField"][];
         };
         /** @description One run in GET /api/runs/compare/: who it is, its config and metrics, and its series. */
         CompareRun: {
@@ -1578,6 +1600,11 @@ export interface components {
             shape?: number[] | null;
             /** @default null */
             feature_names?: string[] | null;
+            /**
+             * @description The dataset's class names in output order: prediction and target index them.
+             * @default null
+             */
+            classes?: string[] | null;
         } & {
             [key: string]: unknown;
         };
@@ -1656,6 +1683,29 @@ export interface components {
             /** @description e.g. "fc1.out_features: 64 -> 128", "node drop added". */
             changes: string[];
         };
+        /** @description A created or renamed graph, with what it should be told (a name other graphs have). */
+        GraphSaved: {
+            readonly id: number;
+            readonly team: number;
+            readonly name: string;
+            readonly latest_revision: number | null;
+            /** Format: date-time */
+            readonly updated_at: string;
+            readonly created_by: components["schemas"]["UserRef"] | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            readonly latest: components["schemas"]["Revision"] | null;
+            readonly warnings: components["schemas"]["GraphWarning"][];
+        };
+        /** @description Something the request did that is allowed but likely unmeant (selectors.graph_name_warnings). */
+        GraphWarning: {
+            /** @description duplicate_name: other graphs of the team have this name. */
+            code: string;
+            field: string;
+            message: string;
+            /** @description The other graphs concerned. */
+            graphs: number[];
+        };
         ImageSample: {
             label: string;
             /** @description Base64 PNG. */
@@ -1718,11 +1768,18 @@ export interface components {
             mode?: components["schemas"]["InitModeEnum"];
             /** @description The new run's epochs (resume checks them). */
             epochs?: number;
+            /** @description The new run's config.freeze: a node whose parameters do not load is a problem. */
+            freeze?: string[];
         };
         /** @description What would refuse the run (the field a create would name). */
         InitProblem: {
             field: string;
             message: string;
+            /**
+             * @description The frozen node whose parameters do not load (config.freeze).
+             * @default null
+             */
+            node?: string | null;
         };
         /** @enum {string} */
         InputKindEnum: "row" | "values" | "image" | "index";
@@ -2304,6 +2361,25 @@ export interface components {
          * @enum {string}
          */
         PrunerEnum: "none" | "median" | "successive_halving";
+        /** @description A queued run as GET /api/queue/ shows it (scheduling.queue.queue_for_user). */
+        QueuedRun: {
+            id: number;
+            name: string;
+            team: number;
+            /** @description -10..10: the order among the team's own queued runs; PATCH /api/runs/<id>/ changes it while queued. */
+            priority: number;
+            /** @description {kind: cpu | gpu | any, devices}: which workers fit it. */
+            need: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** @description 1: next. Counts every team's runs ahead of it. */
+            position: number;
+            ahead: number;
+            waiting_for: components["schemas"]["WaitingForEnum"];
+            detail: string;
+        };
         /** @description A node's ordered inputs (or the graph's outputs) before and after. */
         RefsChange: {
             from: string[];
@@ -2477,6 +2553,10 @@ export interface components {
                 /** @enum {string} */
                 waiting_for: "team_limit" | "no_fitting_worker" | "behind";
                 detail: string;
+            } | null;
+            /** @description The node parameters of the run's graph revision, {"nodes.fc1.out_features": 64}; null unless the list was asked ?fields=graph_params. */
+            readonly graph_params: {
+                [key: string]: unknown;
             } | null;
             /** Format: date-time */
             readonly heartbeat_at: string | null;
@@ -3261,6 +3341,13 @@ export interface components {
             from: unknown;
             to: unknown;
         };
+        /**
+         * @description * `team_limit` - team_limit
+         *     * `no_fitting_worker` - no_fitting_worker
+         *     * `behind` - behind
+         * @enum {string}
+         */
+        WaitingForEnum: "team_limit" | "no_fitting_worker" | "behind";
         /** @description What POST /api/graphs/<id>/revisions/<n>/weights/ takes (multipart). */
         WeightsImportRequest: {
             /**
@@ -5025,7 +5112,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GraphDetail"];
+                    "application/json": components["schemas"]["GraphSaved"];
                 };
             };
             /** @description The request is not valid (the body says which field and why). */
@@ -5663,7 +5750,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GraphDetail"];
+                    "application/json": components["schemas"]["GraphSaved"];
                 };
             };
             /** @description The request is not valid (the body says which field and why). */
@@ -6080,10 +6167,40 @@ export interface operations {
             };
         };
     };
+    queue_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueuedRun"][];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     runs_list: {
         parameters: {
             query?: {
                 dataset?: number;
+                /** @description graph_params: each run's graph_params ({"nodes.fc1.out_features": 64, ...}), so a table can show the node parameters that differ; null otherwise. */
+                fields?: "graph_params";
                 graph?: number;
                 /** @description Sort order (default -created_at). */
                 ordering?: "-created_at" | "-duration" | "-finished_at" | "-name" | "-status" | "created_at" | "duration" | "finished_at" | "name" | "status";
