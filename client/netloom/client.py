@@ -563,8 +563,9 @@ class Client:
                 and previous["type"] == "checkpoint"
                 and previous["step"] == event["step"]
             ):
-                first, second = (previous, event) if previous["name"] != "best" else (event, previous)
-                lines[-1] = {**first, "also": [*first.get("also", []), second["name"]]}
+                pair: list[dict[str, Any]] = [dict(previous), dict(event)]
+                first, second = pair if previous["name"] != "best" else pair[::-1]
+                lines[-1] = {**first, "also": [*(first.get("also") or []), second["name"]]}
                 continue
             lines.append(dict(event))
         return lines
