@@ -544,6 +544,7 @@ class InitPlanAnswer(TypedDict):
     step: int
     epoch: float
     problems: list[InitProblem]
+    revision: int
 
 
 class InitPlanJson(TypedDict):

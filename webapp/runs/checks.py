@@ -350,4 +350,4 @@ def init_plan_read(
                          names={"run": "from_run", "checkpoint": "checkpoint", "mode": "mode"}, freeze=freeze)
     return {**source.init["plan"], "run": source.init["run"], "checkpoint": source.init["checkpoint"],
             "mode": source.init["mode"], "step": source.init["step"], "epoch": source.init["epoch"],
-            "problems": source.problems}
+            "problems": source.problems, "revision": graph_revision.number}

@@ -1737,6 +1737,8 @@ export interface components {
             step: number;
             epoch: number;
             problems: components["schemas"]["InitProblem"][];
+            /** @description The graph revision planned for: the latest when the request named none. */
+            revision: number;
         } & {
             [key: string]: unknown;
         };

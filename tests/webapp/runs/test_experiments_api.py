@@ -339,6 +339,7 @@ def test_freezing_a_layer_that_does_not_load_is_refused_naming_it(
     plan = api_a.post("/api/runs/init-plan/", {"graph": graph_a.pk, "from_run": run_a.pk, "checkpoint": "best",
                                                "mode": "finetune", "freeze": ["fc1"]}, format="json")
     assert plan.status_code == 200, plan.content
+    assert plan.json()["revision"] == 2  # the latest, which the answer names
     problems = plan.json()["problems"]
     assert [(p["field"], p["node"]) for p in problems] == [("config.freeze", "fc1")]
     assert "fc1 cannot be frozen" in problems[0]["message"] and "[16, 4]" in problems[0]["message"]

@@ -283,6 +283,7 @@ class InitPlanAnswer(InitPlanJson):
     step: int
     epoch: float
     problems: list[InitProblem]
+    revision: int = Field(description="The graph revision planned for: the latest when the request named none.")
 
 
 class CheckpointJson(_Answer):
