@@ -186,8 +186,8 @@ class CompareAnswer(TypedDict):
     """GET /api/runs/compare/: the runs in the order of `ids`, the config fields that differ, graph changes."""
     runs: list[CompareRun]
     config_diff: list[ConfigDiffField]
-    param_diff: list[ConfigDiffField]
     graph_diff: list[GraphDiff] | None
+    graph_params_diff: list[ConfigDiffField]
 
 
 class CompareRun(TypedDict):
@@ -460,6 +460,7 @@ class ExplanationResult(TypedDict):
     layer: NotRequired[str | None]
     shape: NotRequired[list[int] | None]
     feature_names: NotRequired[list[str] | None]
+    classes: NotRequired[list[str] | None]
 
 
 class ExplanationSample(TypedDict):
@@ -531,6 +532,27 @@ class GraphImportRequest(TypedDict):
     file: NotRequired[str]
 
 
+class GraphSaved(TypedDict):
+    """A created or renamed graph, with what it should be told (a name other graphs have)."""
+    id: int
+    team: int
+    name: str
+    latest_revision: int | None
+    updated_at: str
+    created_by: UserRef | None
+    created_at: str
+    latest: Revision | None
+    warnings: list[GraphWarning]
+
+
+class GraphWarning(TypedDict):
+    """Something the request did that is allowed but likely unmeant (selectors.graph_name_warnings)."""
+    code: str
+    field: str
+    message: str
+    graphs: list[int]
+
+
 class ImageSample(TypedDict):
     label: str
     png: str
@@ -553,6 +575,7 @@ class InitPlanAnswer(TypedDict):
     step: int
     epoch: float
     problems: list[InitProblem]
+    revision: int
 
 
 class InitPlanJson(TypedDict):
@@ -572,12 +595,14 @@ class InitPlanRequestRequest(TypedDict):
     checkpoint: str
     mode: NotRequired[InitModeEnum]
     epochs: NotRequired[int]
+    freeze: NotRequired[list[str]]
 
 
 class InitProblem(TypedDict):
     """What would refuse the run (the field a create would name)."""
     field: str
     message: str
+    node: NotRequired[str | None]
 
 
 class Job(TypedDict):
@@ -953,6 +978,20 @@ class Progress(TypedDict):
     eta_seconds: float | None
 
 
+class QueuedRun(TypedDict):
+    """A queued run as GET /api/queue/ shows it (scheduling.queue.queue_for_user)."""
+    id: int
+    name: str
+    team: int
+    priority: int
+    need: dict[str, Any]
+    created_at: str
+    position: int
+    ahead: int
+    waiting_for: WaitingForEnum
+    detail: str
+
+
 RefsChange = TypedDict("RefsChange", {"from": "list[str]", "to": "list[str]"})
 
 
@@ -1095,6 +1134,7 @@ class Run(TypedDict):
     need: dict[str, Any]
     priority: int
     queue: dict[str, Any] | None
+    graph_params: dict[str, Any] | None
     heartbeat_at: str | None
     created_by: str | None
     created_at: str
@@ -1576,6 +1616,9 @@ SweepStatusEnum: TypeAlias = Literal["running", "succeeded", "cancelled", "faile
 TaskEnum: TypeAlias = Literal["classification", "regression"]
 
 
+WaitingForEnum: TypeAlias = Literal["team_limit", "no_fitting_worker", "behind"]
+
+
 WorkerKindEnum: TypeAlias = Literal["cpu", "gpu"]
 
 
@@ -1647,6 +1690,8 @@ __all__ = [
     "GraphDiff",
     "GraphImportAnswer",
     "GraphImportRequest",
+    "GraphSaved",
+    "GraphWarning",
     "ImageSample",
     "ImagesPreview",
     "InitModeEnum",
@@ -1706,6 +1751,7 @@ __all__ = [
     "PredictedPairs",
     "Progress",
     "PrunerEnum",
+    "QueuedRun",
     "RefsChange",
     "RegisteredModel",
     "RegisteredModelDetail",
@@ -1766,6 +1812,7 @@ __all__ = [
     "ValidationProblem",
     "ValidationReport",
     "ValueChange",
+    "WaitingForEnum",
     "WeightsImportRequest",
     "Worker",
     "WorkerKindEnum",

@@ -338,7 +338,7 @@ def cmd_runs_list(args: argparse.Namespace, out: Output) -> int:
     ]
     out.result(
         runs,
-        _table(rows, ["id", "team", "graph_name", "dataset_name", "status", "progress", "metrics"]),
+        _table(rows, ["id", "name", "team", "graph_name", "dataset_name", "status", "progress", "metrics"]),
     )
     return EXIT_OK
 
@@ -438,18 +438,25 @@ def cmd_runs_cancel(args: argparse.Namespace, out: Output) -> int:
 
 def cmd_runs_logs(args: argparse.Namespace, out: Output) -> int:
     with _client(args) as client:
-        logs = client.run_logs(args.id)
-    out.result(
-        logs,
-        [
-            f"[{e['level']}] "
-            + (f"step {e['step']}: " if e.get("step") is not None else "")
-            + e["message"]
-            for e in logs
-        ]
-        or ["(no log lines)"],
-    )
+        lines = client.run_logs(args.id)
+    out.result(lines, [log_line(e) for e in lines] or ["(no log lines)"])
     return EXIT_OK
+
+
+def log_line(event: Mapping[str, Any]) -> str:
+    """One line of a run's log as its page shows it: a status change, a log line or a checkpoint."""
+    step = event.get("step")
+    at = f"step {step}: " if step is not None else ""
+    kind = event["type"]
+    if kind == "status":
+        error = event.get("error")
+        extra = f" - {error}" if error and error != event.get("detail") else ""
+        level = "error" if event["status"] == "failed" else "status"
+        return f"[{level}] {event['status']}: {event.get('detail') or ''}{extra}".rstrip()
+    if kind == "checkpoint":
+        also = f" (also kept as {', '.join(event['also'])})" if event.get("also") else ""
+        return f"[info] {at}checkpoint {event['name']}{also}"
+    return f"[{event['level']}] {at}{event['message']}"
 
 
 def cmd_runs_compare(args: argparse.Namespace, out: Output) -> int:
@@ -464,7 +471,7 @@ def cmd_runs_compare(args: argparse.Namespace, out: Output) -> int:
             for key, series in (item.get("series") or {}).items()
         }
         lines.append(f"run {item['run']}: {_metrics_text(last)}")
-    for diff in answer.get("config_diff") or []:
+    for diff in [*(answer.get("config_diff") or []), *(answer.get("graph_params_diff") or [])]:
         values = ", ".join(f"run {run}: {value!r}" for run, value in diff["values"].items())
         lines.append(f"  {diff['field']}: {values}")
     for change in answer.get("graph_diff") or []:
@@ -476,7 +483,21 @@ def cmd_runs_compare(args: argparse.Namespace, out: Output) -> int:
 
 def cmd_export(args: argparse.Namespace, out: Output) -> int:
     with _client(args) as client:
-        path = client.export(args.run, format=args.format, out=args.out, checkpoint=args.checkpoint)
+        try:
+            path = client.export(
+                args.run, format=args.format, out=args.out, checkpoint=args.checkpoint
+            )
+        except ApiError as error:
+            kept = error.extra.get("checkpoints") if error.code == "run_not_trained" else None
+            if not kept or out.json:
+                raise
+            print("\n".join(error.lines()), file=sys.stderr)
+            print(
+                f"hint: export a kept checkpoint instead: "
+                f"netloom export {args.run} --checkpoint {kept[0]} --format {args.format}",
+                file=sys.stderr,
+            )
+            return EXIT_ERROR
     out.result({"run": args.run, "format": args.format, "path": str(path)}, f"wrote {path}")
     return EXIT_OK
 
@@ -496,8 +517,11 @@ def cmd_explain(args: argparse.Namespace, out: Output) -> int:
     lines = [
         f"explanation {explanation['id']} of run {args.run}, test row {args.index} ({explanation['method']})"
     ]
+    classes = result.get("classes")
     if result.get("prediction") is not None:
-        lines.append(f"  prediction: {result['prediction']}")
+        lines.append(f"  prediction: {class_text(result['prediction'], classes)}")
+        if result.get("target") is not None and result["target"] != result["prediction"]:
+            lines.append(f"  explained class: {class_text(result['target'], classes)}")
     elif result.get("output") is not None:
         lines.append(f"  output: {result['output']}")
     if result.get("delta") is not None:
@@ -535,6 +559,13 @@ def cmd_evaluate(args: argparse.Namespace, out: Output) -> int:
         lines.append(f"  misclassified: {report['misclassified_total']}")
     out.result(report, lines)
     return EXIT_OK
+
+
+def class_text(index: Any, classes: Any) -> str:
+    """`versicolor (class 1)` where the class names are known, else the index alone."""
+    if isinstance(index, int) and isinstance(classes, list) and 0 <= index < len(classes):
+        return f"{classes[index]} (class {index})"
+    return str(index)
 
 
 # --- the parser -------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 import httpx
 
 from netloom.api_types import (
+    CheckpointEvent,
     CheckpointJson,
     CompareAnswer,
     Dataset,
@@ -43,6 +44,8 @@ from netloom.errors import ApiError, ConnectionFailed, DatasetFailed, JobFailed,
 
 FINAL_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
 EXPORT_FORMATS = ("safetensors", "python", "onnx", "config", "zip")
+# A download's name when the service sends none (it names each file per run).
+EXPORT_SUFFIXES = {"python": ".py", "config": "-config.json"}
 # Close codes of ws/runs/<id>/ that no reconnect can cure.
 _CLOSE_ERRORS = {
     4401: (401, "not_authenticated", "the token was refused by the stream"),
@@ -551,11 +554,27 @@ class Client:
             )
         return final
 
-    def run_logs(self, run_id: int) -> list[LogEvent]:
-        """The run's stored log lines (from its stream's replay)."""
-        return [
-            cast(LogEvent, e) for e in self.run_events(run_id, follow=False) if e["type"] == "log"
-        ]
+    def run_logs(self, run_id: int) -> list[LogEvent | StatusEvent | CheckpointEvent]:
+        """The run's log as its page shows it: status changes, log lines and checkpoints, from
+        its stream's replay. A `best` checkpoint written with an epoch's at the same step is one
+        entry, the epoch's, with `also: ["best"]` (the same weights kept twice)."""
+        lines: list[Any] = []
+        for event in self.run_events(run_id, follow=False):
+            if event["type"] not in ("status", "log", "checkpoint"):
+                continue
+            previous = lines[-1] if lines else None
+            if (
+                event["type"] == "checkpoint"
+                and previous is not None
+                and previous["type"] == "checkpoint"
+                and previous["step"] == event["step"]
+            ):
+                pair: list[dict[str, Any]] = [dict(previous), dict(event)]
+                first, second = pair if previous["name"] != "best" else pair[::-1]
+                lines[-1] = {**first, "also": [*(first.get("also") or []), second["name"]]}
+                continue
+            lines.append(dict(event))
+        return lines
 
     # --- the model registry ------------------------------------------------------------------
 
@@ -612,7 +631,8 @@ class Client:
                         if checkpoint else f"/api/runs/{run_id}/export/")
                 with self.http.stream("GET", path, params={"format": format}) as response:
                     if response.status_code < 400:
-                        target = folder / _attachment_name(response, f"run{run_id}.{format}")
+                        fallback = f"run{run_id}" + EXPORT_SUFFIXES.get(format, f".{format}")
+                        target = folder / _attachment_name(response, fallback)
                         tmp = target.with_name(f".{target.name}.part")
                         with tmp.open("wb") as handle:
                             for chunk in response.iter_bytes():

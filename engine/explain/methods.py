@@ -82,6 +82,7 @@ class Explanation:
     layer: str | None = None
     output: list[float] = field(default_factory=list)
     n_steps: int | None = None  # integration steps actually used
+    classes: list[str] | None = None  # the dataset's class names, in output order (classification)
 
     def to_json(self, *, include_png: bool = True) -> dict[str, Any]:
         """A JSON-able dict; the PNG as base64 when asked for."""
@@ -97,6 +98,7 @@ class Explanation:
             "shape": list(self.attributions.shape),
             "attributions": self.attributions.tolist(),
             "feature_names": self.feature_names,
+            "classes": self.classes,
         }
         if include_png:
             doc["png_base64"] = base64.b64encode(self.png).decode("ascii")

@@ -69,8 +69,12 @@ def explain_sample(
         method, target, layer: as for `explain`.
     """
     x = sample_tensor(sample, info=info, test_x=test_x)
-    return explain(
+    explanation = explain(
         model, x, method=method, target=target, layer=layer or None,
         feature_names=info.feature_names or None, task=info.task,
         display=info.denormalize(x.unsqueeze(0))[0],
     )
+    classes = getattr(info, "classes", None)  # a DatasetInfo has them; a bare SampleInfo may not
+    if info.task == "classification" and classes:
+        explanation.classes = [str(name) for name in classes]
+    return explanation

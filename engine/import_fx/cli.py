@@ -73,7 +73,7 @@ def _import(args: argparse.Namespace) -> int:
             print(f"  {line}", file=sys.stderr)
         return EXIT_UNSUPPORTED
     try:
-        built, diff = check_outputs(module, result, inputs)
+        built, diff = check_outputs(module, result, result.inputs)
     except InvalidSpec as exc:
         print(f"error: the imported spec does not validate: {exc}", file=sys.stderr)
         return EXIT_UNSUPPORTED
@@ -125,7 +125,8 @@ def register(subparsers: Any) -> None:
         "--input-dtype",
         choices=("float32", "int64"),
         action="append",
-        help="float32 (default) or int64 (token ids); once, or once per --input-shape",
+        help="float32 (default) or int64 (token ids; found by itself for an input that feeds an "
+        "nn.Embedding); once, or once per --input-shape",
     )
     p.add_argument("--init-args", help='JSON for the constructor: {"hidden": 64} or [64]')
     p.add_argument(

@@ -78,6 +78,8 @@ class ImportResult:
     state_dict: dict[str, torch.Tensor]
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # The inputs as traced: a float32 input that feeds an embedding becomes int64 (token ids).
+    inputs: list[InputShape] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -497,6 +499,55 @@ class _ShapeProp(ShapeProp):
         return super().run_node(n)
 
 
+def _feeds_embedding(gm: fx.GraphModule, placeholder: fx.Node) -> str | None:
+    """The target of the nn.Embedding (or F.embedding) that reads `placeholder` as indices, if any."""
+    for user in placeholder.users:
+        if user.op == "call_module" and isinstance(gm.get_submodule(str(user.target)), nn.Embedding):
+            return str(user.target)
+        if (
+            user.op == "call_function"
+            and user.target is torch.nn.functional.embedding
+            and user.args[:1] == (placeholder,)
+        ):
+            return "F.embedding"
+    return None
+
+
+def _integer_inputs(
+    gm: fx.GraphModule, inputs: Sequence[InputShape]
+) -> tuple[list[InputShape], list[str]]:
+    """The inputs with every float32 one that feeds an embedding as int64 token ids, and a note each.
+
+    An embedding takes indices: tracing it with a float input fails with a dtype error that does
+    not say which flag to give.
+    """
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    resolved, notes = [], []
+    for node, given in zip(placeholders, inputs, strict=True):
+        embedding = _feeds_embedding(gm, node) if given.dtype == "float32" else None
+        if embedding is None:
+            resolved.append(given)
+            continue
+        resolved.append(InputShape(given.shape, "int64"))
+        notes.append(
+            f"input {node.name} feeds {embedding} (an embedding): traced as int64 token ids "
+            "(as --input-dtype int64)"
+        )
+    return resolved, notes
+
+
+_INDEX_DTYPE_HINT = (
+    "; if the model takes token ids or other integer indices, add `--input-dtype int64`"
+)
+
+
+def _dtype_hint(message: str, inputs: Sequence[InputShape]) -> str:
+    """The hint to add to a failure that reads as a float given where indices were expected."""
+    floats = any(i.dtype == "float32" for i in inputs)
+    wants_index = re.search(r"\b(Long|Int|indices|index)\b", message) is not None
+    return _INDEX_DTYPE_HINT if floats and wants_index else ""
+
+
 def _zeros(inputs: Sequence[InputShape], batch: int) -> list[torch.Tensor]:
     dtypes = {"float32": torch.float32, "int64": torch.int64}
     return [torch.zeros((batch, *i.shape), dtype=dtypes[i.dtype]) for i in inputs]
@@ -529,6 +580,7 @@ def import_module(module: nn.Module, inputs: Sequence[InputShape]) -> ImportResu
         raise ModelImportError(
             f"forward takes {len(placeholders)} input(s) ({names}); give one --input-shape for each"
         )
+    inputs, dtype_notes = _integer_inputs(gm, inputs)
     prop = _ShapeProp(gm)
     try:
         # ShapeProp prints the traceback of a failing node itself; the message below says it all.
@@ -540,14 +592,15 @@ def import_module(module: nn.Module, inputs: Sequence[InputShape]) -> ImportResu
         where = _location(node.stack_trace if node is not None else None, user_file)
         message = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
         shapes = ", ".join(str([PROP_BATCH, *i.shape]) for i in inputs)
+        hint = _dtype_hint(message, inputs)
         raise ModelImportError(
-            _located(where, f"the model fails on a zero input of shape {shapes}: {message}")
+            _located(where, f"the model fails on a zero input of shape {shapes}: {message}{hint}")
         ) from exc
     conv = _Converter(module, gm, user_file)
     spec = conv.run(inputs)
     if not spec["outputs"] and not conv.problems:
         conv.problems.append("the model returns no tensor the spec can name")
-    return ImportResult(spec, conv.state, conv.problems, conv.notes)
+    return ImportResult(spec, conv.state, conv.problems, [*dtype_notes, *conv.notes], list(inputs))
 
 
 def check_outputs(

@@ -120,3 +120,45 @@ def test_follow_false_stops_after_the_replay_and_a_refused_stream_is_an_api_erro
         with pytest.raises(ApiError) as refused:
             list(client.run_events(7))
     assert refused.value.status == 404
+
+
+def test_runs_logs_shows_the_lines_the_run_page_shows_one_checkpoint_line_per_epoch(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Any
+) -> None:
+    """A trained run stores status changes, metrics and checkpoints but often no `log` event: the
+    page shows its statuses and checkpoints, and so does `netloom runs logs`."""
+    from netloom.cli import main
+
+    def event(seq: int, kind: str, **fields: Any) -> dict[str, Any]:
+        return {"type": kind, "run": 7, "seq": seq, **fields}
+
+    stored = [
+        event(1, "status", status="queued", detail="queued"),
+        event(2, "status", status="running", detail="started on cpu-1", step=0),
+        event(3, "metric", step=4, epoch=1.0, values={"val/loss": 0.5}),
+        # The trainer keeps an improving epoch twice: `best`, then `epoch-0001` (same weights, step).
+        event(4, "checkpoint", step=4, epoch=1.0, name="best", metrics={}),
+        event(5, "checkpoint", step=4, epoch=1.0, name="epoch-0001", metrics={}),
+        event(6, "checkpoint", step=8, epoch=2.0, name="epoch-0002", metrics={}),
+        event(7, "status", status="succeeded", detail="finished", step=8),
+    ]
+
+    def handler(ws: ServerConnection, call: int, query: dict[str, list[str]]) -> None:
+        ws.send(json.dumps({"type": "state", "run": {**RUN, "status": "succeeded"}, "seq": 7}))
+        ws.send(json.dumps({"type": "batch", "events": stored, "seq": 7}))
+        ws.send(json.dumps({"type": "replayed", "seq": 7}))
+        ws.recv()
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.delenv("NETLOOM_CONFIG", raising=False)
+    with stream_server(handler) as url:
+        monkeypatch.setenv("NETLOOM_URL", url)
+        monkeypatch.setenv("NETLOOM_TOKEN", "nl_secret")
+        assert main(["runs", "logs", "7"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "[status] queued: queued",
+        "[status] running: started on cpu-1",
+        "[info] step 4: checkpoint epoch-0001 (also kept as best)",
+        "[info] step 8: checkpoint epoch-0002",
+        "[status] succeeded: finished",
+    ]

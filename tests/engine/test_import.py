@@ -155,6 +155,43 @@ def test_transformer_encoder_over_token_ids(
     assert validate(json.loads((tmp_path / "enc.json").read_text())).valid
 
 
+def test_token_ids_are_found_without_a_dtype_flag_when_an_embedding_reads_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A newcomer runs the README's command as for an image model: no --input-dtype.
+    code, out, err = run(
+        capsys,
+        "import",
+        f"{MODELS / 'transformer.py'}:TinyEncoder",
+        "--input-shape",
+        "12",
+        "--init-args",
+        '{"vocab": 40}',
+        "--out",
+        str(tmp_path / "enc.json"),
+    )
+    assert code == 0, err
+    assert "input ids feeds embed (an embedding): traced as int64 token ids" in err
+    spec = json.loads((tmp_path / "enc.json").read_text())
+    assert spec["inputs"][0]["dtype"] == "int64" and validate(spec).valid
+    assert "reproduces the module's outputs" in out
+
+
+def test_ids_that_reach_an_embedding_through_another_op_get_the_dtype_flag_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["import", f"{MODELS / 'transformer.py'}:GridIds", "--input-shape", "2,3",
+            "--out", str(tmp_path / "ids.json")]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and not (tmp_path / "ids.json").exists()
+    assert "add `--input-dtype int64`" in err
+    assert "Traceback" not in err
+
+    code, out, err = run(capsys, *argv, "--input-dtype", "int64")
+    assert code == 0, err
+    assert json.loads((tmp_path / "ids.json").read_text())["inputs"][0]["dtype"] == "int64"
+
+
 def test_unsupported_layers_are_each_reported_by_name_and_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -128,8 +128,9 @@ def test_run_streams_every_point_once_and_the_export_reproduces_the_service(stac
     assert weights.status_code == 200, weights.text
     assert f'filename="Iris-MLP-A-run{run["id"]}.safetensors"' in weights.headers["Content-Disposition"]
     source = api.get(f"/api/runs/{run['id']}/export/?format=python")
-    # Issue 11: the source downloads under an importable name (`from model import Net`).
-    assert source.status_code == 200 and source.headers["Content-Disposition"].endswith('filename="model.py"')
+    # The source downloads under a name of its run that still imports (`from Iris_MLP_A_run<id> import Net`).
+    assert source.status_code == 200
+    assert source.headers["Content-Disposition"].endswith(f'filename="Iris_MLP_A_run{run["id"]}.py"')
     folder = stack.tmp / "download"
     folder.mkdir()
     (folder / "model.safetensors").write_bytes(weights.content)

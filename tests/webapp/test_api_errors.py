@@ -229,7 +229,7 @@ EXPECTED_ERRORS: dict[str, tuple[int, str]] = {
     'run_graph_filter': (400, '{"error":{"code":"invalid","message":"graph must be an id.","fields":{"graph":["Must be an integer id."]}}}'),
     'metrics_max_points': (400, '{"error":{"code":"invalid","message":"max_points must be an integer of at least 2.","fields":{"max_points":["An integer of at least 2."]}}}'),
     'export_format': (400, '{"error":{"code":"invalid","message":"Unknown format \'exe\'; one of safetensors, python, onnx, config, zip.","fields":{"format":["One of safetensors, python, onnx, config, zip."]}}}'),
-    'export_not_trained': (409, '{"error":{"code":"run_not_trained","message":"Run <run> has not succeeded (queued); there is nothing to export.","fields":{}}}'),
+    'export_not_trained': (409, '{"error":{"code":"run_not_trained","message":"Run <run> has not succeeded (queued); it has no export of its own.","fields":{},"checkpoints":[]}}'),
     'explain_not_trained': (409, '{"error":{"code":"run_not_trained","message":"Run <run> has not succeeded (queued); nothing to explain yet.","fields":{}}}'),
     'explain_method': (400, '{"error":{"code":"invalid_method","message":"Unknown method \'x\'; one of integrated_gradients, saliency, deeplift, gradient_shap, occlusion, grad_cam.","fields":{"method":["Unknown method \'x\'; one of integrated_gradients, saliency, deeplift, gradient_shap, occlusion, grad_cam."]}}}'),
     'explain_both': (400, '{"error":{"code":"invalid","message":"Give exactly one of index (a test-split row) or input (an array).","fields":{"index":["Give index or input."],"input":["Give index or input."]}}}'),

@@ -25,7 +25,12 @@ from webapp.api.serializers import IdField, StrictSerializer, UserRefSerializer
 from . import services
 from .models import Graph, GraphRevision
 from .schema import OpCatalog, RevisionDiff, SpecField, StaleBaseError, ValidationReport
-from .selectors import graph_revision_diff, graphs_with_latest_number, revision_latest
+from .selectors import (
+    graph_name_warnings,
+    graph_revision_diff,
+    graphs_with_latest_number,
+    revision_latest,
+)
 
 
 class RevisionSummarySerializer(serializers.ModelSerializer):
@@ -88,6 +93,29 @@ class GraphDetailSerializer(GraphSerializer):
         if without_spec:  # the same shape (the schema's Revision), its spec left out as null
             return {**RevisionSummarySerializer(revision).data, "graph": graph.pk, "spec": None}
         return RevisionSerializer(revision).data
+
+
+class GraphWarningSerializer(serializers.Serializer):
+    """Something the request did that is allowed but likely unmeant (selectors.graph_name_warnings)."""
+
+    code = serializers.CharField(help_text="duplicate_name: other graphs of the team have this name.")
+    field = serializers.CharField()
+    message = serializers.CharField()
+    graphs = serializers.ListField(child=serializers.IntegerField(), help_text="The other graphs concerned.")
+
+
+class GraphSavedSerializer(GraphDetailSerializer):
+    """A created or renamed graph, with what it should be told (a name other graphs have)."""
+
+    warnings = serializers.SerializerMethodField()
+
+    class Meta(GraphDetailSerializer.Meta):
+        fields = [*GraphDetailSerializer.Meta.fields, "warnings"]
+        read_only_fields = fields
+
+    @extend_schema_field(GraphWarningSerializer(many=True))
+    def get_warnings(self, graph: Graph) -> list[dict[str, Any]]:
+        return graph_name_warnings(graph=graph)
 
 
 class GraphCreateSerializer(StrictSerializer):
@@ -218,7 +246,7 @@ class GraphViewSet(
             graph_revision_diff(graph=graph, from_number=numbers["from"], to_number=numbers["to"])
         )
 
-    @extend_schema(request=GraphCreateSerializer, responses={201: GraphDetailSerializer})
+    @extend_schema(request=GraphCreateSerializer, responses={201: GraphSavedSerializer})
     def create(self, request: Request) -> Response:
         payload = GraphCreateSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
@@ -230,15 +258,15 @@ class GraphViewSet(
             created_by=request.user,
         )
         graph = self.get_queryset().get(pk=graph.pk)
-        return Response(GraphDetailSerializer(graph).data, status=status.HTTP_201_CREATED)
+        return Response(GraphSavedSerializer(graph).data, status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=GraphRenameSerializer, responses=GraphDetailSerializer)
+    @extend_schema(request=GraphRenameSerializer, responses=GraphSavedSerializer)
     def partial_update(self, request: Request, pk: int) -> Response:
         graph = self.get_object()
         payload = GraphRenameSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         services.graph_rename(graph=graph, name=payload.validated_data["name"])
-        return Response(GraphDetailSerializer(self.get_queryset().get(pk=graph.pk)).data)
+        return Response(GraphSavedSerializer(self.get_queryset().get(pk=graph.pk)).data)
 
     def perform_destroy(self, instance: Graph) -> None:
         services.graph_delete(graph=instance)

@@ -26,6 +26,29 @@ def revision_latest(*, graph: Graph, with_spec: bool = True) -> GraphRevision | 
     return (revisions if with_spec else revisions.defer("spec")).first()
 
 
+def graph_name_warnings(*, graph: Graph) -> list[dict[str, Any]]:
+    """What a create or rename should tell: a `duplicate_name` warning when other graphs of the
+    team have the same name (case aside). Names are not unique, so this never refuses; a person
+    picking a graph by name from a list would not know which is which.
+
+    Each warning: {code, field, message, graphs: [ids of the others]}.
+    """
+    others = list(
+        Graph.objects.filter(team_id=graph.team_id, name__iexact=graph.name)
+        .exclude(pk=graph.pk).order_by("pk").values_list("pk", flat=True)
+    )
+    if not others:
+        return []
+    which = ", ".join(str(pk) for pk in others)
+    return [{
+        "code": "duplicate_name",
+        "field": "name",
+        "message": f"Your team already has a graph named \"{graph.name}\" (graph {which}); "
+        "both keep the name, so rename one to tell them apart.",
+        "graphs": others,
+    }]
+
+
 def graphs_with_latest_number(queryset: QuerySet[Graph]) -> QuerySet[Graph]:
     """`latest_number` on each graph: the number of `revision_latest`."""
     return queryset.annotate(latest_number=Max("revisions__number", filter=Q(revisions__origin="")))

@@ -241,16 +241,37 @@ class InitSource:
     problems: list[dict[str, str]]
 
 
+def _freeze_problems(plan: dict[str, Any], freeze: Any) -> list[dict[str, str]]:
+    """One problem per frozen node whose parameters do not all load from the checkpoint: frozen,
+    it would keep its random init for the whole run."""
+    if not isinstance(freeze, list) or not freeze:
+        return []
+    problems = []
+    for node in dict.fromkeys(str(name) for name in freeze):
+        mismatched = [m for m in plan.get("mismatched") or [] if m.get("node") == node]
+        new = [n for n in plan.get("new") or [] if n.get("node") == node]
+        if not mismatched and not new:
+            continue
+        why = [f"{m['parameter']} is {m['checkpoint_shape']} in the checkpoint, {m['graph_shape']} in the graph"
+               for m in mismatched] + [f"{n['parameter']} is not in the checkpoint" for n in new]
+        problems.append({"field": "config.freeze", "node": node, "message":
+                         f"{node} cannot be frozen: its parameters do not load from the checkpoint "
+                         f"({'; '.join(why)}), so it would train nothing from its random init; "
+                         f"leave {node} out of freeze (or start from a checkpoint of this graph's shape)"})
+    return problems
+
+
 def init_source(
     *, user: Any, graph_revision: Any, init: Any, epochs: int | None = None,
-    names: dict[str, str] | None = None,
+    names: dict[str, str] | None = None, freeze: Any = None,
 ) -> InitSource:
     """Resolve `init` {run, checkpoint, mode} to a kept checkpoint of a run the user can see, with its plan.
 
     Raises DomainError naming `init.<field>` (or the request's own name for it, `names`) for a run
     the user cannot see (another team's and a missing one look alike, as for a dataset or graph
     named in a body), a malformed request, an unknown checkpoint or one whose folder was pruned. What would stop the run but not the plan (resume across revisions, epochs
-    not above the checkpoint's) is listed in `problems` ({field, message}); run_init_check raises them.
+    not above the checkpoint's, a `freeze`d node whose parameters do not load) is listed in
+    `problems` ({field, message}, and `node` for a frozen node); run_init_check raises them.
     """
     from engine.train.finetune import init_plan
 
@@ -297,6 +318,7 @@ def init_source(
         raise DomainError("invalid_graph", f"This graph cannot take a checkpoint's weights: {exc}",
                           field="graph") from None
     plan_json = plan.to_json() if hasattr(plan, "to_json") else dict(plan)
+    problems += _freeze_problems(plan_json, freeze)
     return InitSource(path=path, problems=problems, init={
         "run": source.pk, "checkpoint": name, "mode": mode, "plan": plan_json,
         "step": int(checkpoint.step), "epoch": float(checkpoint.epoch),
@@ -305,23 +327,27 @@ def init_source(
 
 def run_init_check(*, user: Any, graph_revision: Any, config: dict[str, Any], init: Any) -> InitSource:
     """init_source, refusing (400 naming each field) what `problems` lists."""
-    source = init_source(user=user, graph_revision=graph_revision, init=init, epochs=config.get("epochs"))
+    source = init_source(user=user, graph_revision=graph_revision, init=init, epochs=config.get("epochs"),
+                         freeze=config.get("freeze"))
     if source.problems:
         fields: dict[str, list[str]] = {}
         for problem in source.problems:
             fields.setdefault(problem["field"], []).append(problem["message"])
         first = source.problems[0]
-        raise DomainError("invalid_init", f"{first['field']}: {first['message']}", fields=fields)
+        frozen = [p["node"] for p in source.problems if "node" in p]
+        raise DomainError("invalid_init", f"{first['field']}: {first['message']}", fields=fields,
+                          extra={"nodes": frozen} if frozen else None)
     return source
 
 
 def init_plan_read(
-    *, user: Any, graph_revision: Any, init: Any, epochs: int | None = None
+    *, user: Any, graph_revision: Any, init: Any, epochs: int | None = None, freeze: Any = None
 ) -> dict[str, Any]:
     """POST /api/runs/init-plan/: the engine's InitPlan for starting `graph_revision` from a checkpoint,
-    with the `problems` ({field, message}) that would refuse the run. Nothing is written."""
+    with the `problems` ({field, message}) that would refuse the run (a `freeze` list is checked
+    against what loads). Nothing is written."""
     source = init_source(user=user, graph_revision=graph_revision, init=init, epochs=epochs,
-                         names={"run": "from_run", "checkpoint": "checkpoint", "mode": "mode"})
+                         names={"run": "from_run", "checkpoint": "checkpoint", "mode": "mode"}, freeze=freeze)
     return {**source.init["plan"], "run": source.init["run"], "checkpoint": source.init["checkpoint"],
             "mode": source.init["mode"], "step": source.init["step"], "epoch": source.init["epoch"],
-            "problems": source.problems}
+            "problems": source.problems, "revision": graph_revision.number}

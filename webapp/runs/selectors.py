@@ -418,6 +418,17 @@ def run_download_name(run: Run, suffix: str) -> str:
     return f"{slug[:80]}-run{run.pk}{suffix}"
 
 
+def run_module_name(run: Run, checkpoint: str | None = None) -> str:
+    """The Python source's download name, `<graph_name>_run<id>[_<checkpoint>].py`: one per run, as
+    the other downloads are, and still importable (`from mlp_run12 import Net`)."""
+    name = getattr(getattr(run.graph_revision, "graph", None), "name", "") or "model"
+    slug = re.sub(r"[^A-Za-z0-9_]+", "_", name).strip("_") or "model"
+    if slug[0].isdigit():
+        slug = f"model_{slug}"
+    tail = "_" + re.sub(r"[^A-Za-z0-9_]+", "_", checkpoint) if checkpoint else ""
+    return f"{slug[:80]}_run{run.pk}{tail}.py"
+
+
 def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
     if isinstance(value, dict) and value:
         for key, item in value.items():
@@ -436,21 +447,33 @@ def config_flatten(config: dict[str, Any]) -> dict[str, Any]:
 def runs_config_diff(*, runs: list[Run]) -> list[dict[str, Any]]:
     """[{field, values: {run id: value}, distinct}] of the config fields that differ between the runs
     (dotted paths). A field some runs lack is null for them."""
-    return _fields_that_differ({run.pk: config_flatten(run.config) for run in runs})
+    return _values_diff({run.pk: config_flatten(run.config) for run in runs})
 
 
-def runs_param_diff(*, runs: list[Run]) -> list[dict[str, Any]]:
-    """The same for graph parameters (`nodes.<node>.<param>`, from each revision's node_params):
-    a layer's width that changed between revisions is a column, not only "rev 1 / rev 2"."""
-    flat = {
-        run.pk: {f"nodes.{node}.{name}": value for node, params in (run.graph_revision.node_params or {}).items()
-                 for name, value in params.items()}
-        for run in runs
-    }
-    return _fields_that_differ(flat)
+def node_params_flatten(node_params: Any) -> dict[str, Any]:
+    """A revision's node_params as {"nodes.<node id>.<parameter>": value}, the names a sweep's
+    space and the runs list's filter use (nodes.fc1.out_features)."""
+    if not isinstance(node_params, dict):
+        return {}
+    return {f"nodes.{node}.{name}": value for node, params in node_params.items() if isinstance(params, dict)
+            for name, value in params.items()}
 
 
-def _fields_that_differ(flat: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
+def runs_graph_params_diff(*, runs: list[Run]) -> list[dict[str, Any]]:
+    """The same for graph parameters: a layer's width that changed between revisions is a field
+    (`nodes.fc1.out_features`), not only "rev 1 / rev 2"."""
+    return _values_diff({run.pk: node_params_flatten(run.graph_revision.node_params) for run in runs})
+
+
+def revisions_params(*, revision_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Revision id -> node_params_flatten of it, in one query (the runs list's ?fields=graph_params)."""
+    from webapp.graphs.models import GraphRevision
+
+    rows = GraphRevision.objects.filter(pk__in=set(revision_ids)).values_list("pk", "node_params")
+    return {pk: node_params_flatten(params) for pk, params in rows}
+
+
+def _values_diff(flat: dict[int, dict[str, Any]]) -> list[dict[str, Any]]:
     fields: dict[str, None] = {}
     for values in flat.values():
         fields.update(dict.fromkeys(values))

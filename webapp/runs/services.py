@@ -132,6 +132,8 @@ def run_update(
     """Change a run's name, notes, tags or priority (what is None stays).
 
     The priority orders a team's own queued runs (higher first); it never jumps another team's.
+    It changes only while the run is queued: otherwise the whole change is refused (409
+    `not_queued` naming the status), and a run that a worker claims meanwhile is not touched.
     """
     fields: dict[str, Any] = {}
     if priority is not None:
@@ -143,7 +145,13 @@ def run_update(
     if tags is not None:
         fields["tags"] = run_tags_clean(tags)
     if fields:
-        Run.objects.filter(pk=run.pk).update(**fields)
+        rows = Run.objects.filter(pk=run.pk)
+        if "priority" in fields:
+            rows = rows.filter(status=RunStatus.QUEUED)
+        if not rows.update(**fields):
+            status = Run.objects.filter(pk=run.pk).values_list("status", flat=True).first()
+            raise Conflict("not_queued", f"Run {run.pk} is {status}: its priority changes only while it is "
+                           "queued.", field="priority", extra={"status": status})
         run.refresh_from_db()
     return run
 

@@ -9,6 +9,7 @@ from .api import (
     ExplanationViewSet,
     GraphImportView,
     InitPlanView,
+    QueueView,
     RevisionWeightsView,
     RunCompareView,
     RunViewSet,
@@ -28,6 +29,7 @@ urlpatterns = [
     path("runs/init-plan/", InitPlanView.as_view(), name="run-init-plan"),
     path("explanations/methods/", ExplanationMethodsView.as_view(), name="explanation-methods"),
     path("workers/", WorkerListView.as_view(), name="worker-list"),
+    path("queue/", QueueView.as_view(), name="queue"),
     # Served by the runs app (it records a run), under the revision it belongs to.
     path("graphs/<int:graph_pk>/revisions/<int:number>/weights/", RevisionWeightsView.as_view(),
          name="graph-revision-weights"),
@@ -63,6 +65,8 @@ API_ROUTES = [
     ("get", "/api/explanations/methods/"),
     # Any signed-in user; another team's current run is null inside (tests/webapp/runs/test_workers_api.py).
     ("get", "/api/workers/"),
+    # Any signed-in user; only the runs of the user's own teams are listed.
+    ("get", "/api/queue/"),
     ("post", "/api/graphs/{graph}/revisions/{revision}/weights/"),
     ("get", "/api/run-views/"),
     ("post", "/api/run-views/"),

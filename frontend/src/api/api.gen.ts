@@ -699,6 +699,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/queue/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Where each of your teams' queued runs stands and why it waits (other teams' runs count,
+         *     unnamed, in the positions).
+         */
+        get: operations["queue_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/run-views/": {
         parameters: {
             query?: never;
@@ -963,7 +983,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * @description Series, who each run is, the config fields that differ and the graph changes, in the
+         * @description Series, who each run is, the config fields and graph parameters that differ and the graph changes, in the
          *     order of `ids`; 404 if one is not yours, 400 naming `ids` unless there are 2 to 100.
          */
         get: operations["runs_compare_retrieve"];
@@ -1382,10 +1402,10 @@ export interface components {
         CompareAnswer: {
             runs: components["schemas"]["CompareRun"][];
             config_diff: components["schemas"]["ConfigDiffField"][];
-            /** @description Graph parameters (nodes.<node>.<param>) that differ between the runs' revisions. */
-            param_diff: components["schemas"]["ConfigDiffField"][];
             /** @description Null when every run trained the same revision. */
             graph_diff: components["schemas"]["GraphDiff"][] | null;
+            /** @description Node parameters that differ between the runs' graphs, as "nodes.fc1.out_features". */
+            graph_params_diff: components["schemas"]["ConfigDiffField"][];
         };
         /** @description One run in GET /api/runs/compare/: who it is, its config and metrics, and its series. */
         CompareRun: {
@@ -1786,6 +1806,11 @@ export interface components {
             shape?: number[] | null;
             /** @default null */
             feature_names?: string[] | null;
+            /**
+             * @description The dataset's class names in output order: prediction and target index them.
+             * @default null
+             */
+            classes?: string[] | null;
         } & {
             [key: string]: unknown;
         };
@@ -1885,6 +1910,29 @@ export interface components {
              */
             file?: string;
         };
+        /** @description A created or renamed graph, with what it should be told (a name other graphs have). */
+        GraphSaved: {
+            readonly id: number;
+            readonly team: number;
+            readonly name: string;
+            readonly latest_revision: number | null;
+            /** Format: date-time */
+            readonly updated_at: string;
+            readonly created_by: components["schemas"]["UserRef"] | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            readonly latest: components["schemas"]["Revision"] | null;
+            readonly warnings: components["schemas"]["GraphWarning"][];
+        };
+        /** @description Something the request did that is allowed but likely unmeant (selectors.graph_name_warnings). */
+        GraphWarning: {
+            /** @description duplicate_name: other graphs of the team have this name. */
+            code: string;
+            field: string;
+            message: string;
+            /** @description The other graphs concerned. */
+            graphs: number[];
+        };
         ImageSample: {
             label: string;
             /** @description Base64 PNG. */
@@ -1916,6 +1964,8 @@ export interface components {
             step: number;
             epoch: number;
             problems: components["schemas"]["InitProblem"][];
+            /** @description The graph revision planned for: the latest when the request named none. */
+            revision: number;
         } & {
             [key: string]: unknown;
         };
@@ -1947,11 +1997,18 @@ export interface components {
             mode?: components["schemas"]["InitModeEnum"];
             /** @description The new run's epochs (resume checks them). */
             epochs?: number;
+            /** @description The new run's config.freeze: a node whose parameters do not load is a problem. */
+            freeze?: string[];
         };
         /** @description What would refuse the run (the field a create would name). */
         InitProblem: {
             field: string;
             message: string;
+            /**
+             * @description The frozen node whose parameters do not load (config.freeze).
+             * @default null
+             */
+            node?: string | null;
         };
         /** @enum {string} */
         InputKindEnum: "row" | "values" | "image" | "index";
@@ -2637,6 +2694,25 @@ export interface components {
          * @enum {string}
          */
         PrunerEnum: "none" | "median" | "successive_halving" | "hyperband";
+        /** @description A queued run as GET /api/queue/ shows it (scheduling.queue.queue_for_user). */
+        QueuedRun: {
+            id: number;
+            name: string;
+            team: number;
+            /** @description -10..10: the order among the team's own queued runs; PATCH /api/runs/<id>/ changes it while queued. */
+            priority: number;
+            /** @description {kind: cpu | gpu | any, devices}: which workers fit it. */
+            need: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** @description 1: next. Counts every team's runs ahead of it. */
+            position: number;
+            ahead: number;
+            waiting_for: components["schemas"]["WaitingForEnum"];
+            detail: string;
+        };
         /** @description A node's ordered inputs (or the graph's outputs) before and after. */
         RefsChange: {
             from: string[];
@@ -2842,6 +2918,10 @@ export interface components {
                 /** @enum {string} */
                 waiting_for: "team_limit" | "no_fitting_worker" | "behind";
                 detail: string;
+            } | null;
+            /** @description The node parameters of the run's graph revision, {"nodes.fc1.out_features": 64}; null unless the list was asked ?fields=graph_params. */
+            readonly graph_params: {
+                [key: string]: unknown;
             } | null;
             /** Format: date-time */
             readonly heartbeat_at: string | null;
@@ -3650,6 +3730,13 @@ export interface components {
             from: unknown;
             to: unknown;
         };
+        /**
+         * @description * `team_limit` - team_limit
+         *     * `no_fitting_worker` - no_fitting_worker
+         *     * `behind` - behind
+         * @enum {string}
+         */
+        WaitingForEnum: "team_limit" | "no_fitting_worker" | "behind";
         /** @description What POST /api/graphs/<id>/revisions/<n>/weights/ takes (multipart). */
         WeightsImportRequest: {
             /**
@@ -5414,7 +5501,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GraphDetail"];
+                    "application/json": components["schemas"]["GraphSaved"];
                 };
             };
             /** @description The request is not valid (the body says which field and why). */
@@ -6052,7 +6139,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GraphDetail"];
+                    "application/json": components["schemas"]["GraphSaved"];
                 };
             };
             /** @description The request is not valid (the body says which field and why). */
@@ -7139,6 +7226,34 @@ export interface operations {
             };
         };
     };
+    queue_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueuedRun"][];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     run_views_list: {
         parameters: {
             query?: {
@@ -7475,6 +7590,8 @@ export interface operations {
         parameters: {
             query?: {
                 dataset?: number;
+                /** @description graph_params: each run's graph_params ({"nodes.fc1.out_features": 64, ...}), so a table can show the node parameters that differ; null otherwise. */
+                fields?: "graph_params";
                 /** @description An expression over what runs achieved: comparisons (= != < <= > >= ~) of metrics.<name>, best.<name>, config.<path>, nodes.<node>.<param>, tags, status, name, created_at, finished_at, sweep, graph, dataset, id with numbers, "strings", true, false, null; and/or/not and parentheses. E.g. metrics.val/accuracy > 0.9 and tags = "baseline". 400 invalid_filter names the column of a mistake. */
                 filter?: string;
                 graph?: number;

@@ -33,7 +33,7 @@ function run(overrides: Partial<Run> = {}): Run {
     config: { epochs: 10 }, recipe: {}, status: "running", progress: progress(0, null), latest_metrics: {}, final_metrics: {},
     error: "", cancel_requested: false, attempts: 1, max_attempts: 3, worker: "w1", heartbeat_at: null, created_by: "ada",
     created_at: "", started_at: null, finished_at: null, last_seq: 0, stream: "/ws/runs/7/", exports,
-    need: { kind: "cpu", devices: 1 }, priority: 0, queue: null, device: "cpu",
+    need: { kind: "cpu", devices: 1 }, priority: 0, queue: null, graph_params: null, device: "cpu",
     ...overrides,
   };
 }
@@ -149,6 +149,21 @@ describe("the run page's stream state", () => {
     expect(s.logs.map((l) => [l.seq, l.level, l.message])).toEqual([
       [1, "info", "checkpoint epoch-0005 at step 50"],
       [3, "status", "succeeded: training finished"],
+    ]);
+  });
+
+  it("shows an epoch kept also as best on one line", () => {
+    const p = page();
+    p.socket().send({ type: "state", run: run(), seq: 0 });
+    p.socket().send({ type: "checkpoint", run: 7, seq: 1, step: 10, epoch: 1, name: "best" });
+    p.paint(); // the epoch's checkpoint may come in the next batch
+    p.socket().send({ type: "checkpoint", run: 7, seq: 2, step: 10, epoch: 1, name: "epoch-0001" });
+    p.socket().send({ type: "checkpoint", run: 7, seq: 3, step: 20, epoch: 2, name: "epoch-0002" });
+    p.socket().send({ type: "replayed", seq: 3 });
+    p.paint();
+    expect(p.state.logs.map((l) => [l.seq, l.message])).toEqual([
+      [1, "checkpoint epoch-0001 at step 10 (also kept as best)"],
+      [3, "checkpoint epoch-0002 at step 20"],
     ]);
   });
 

@@ -15,6 +15,14 @@ export interface LogLine {
   level: string;
   message: string;
   step?: number;
+  /** The checkpoints this line names: an improving epoch is kept as `best` and `epoch-N`, one line. */
+  checkpoints?: string[];
+}
+
+function checkpointLine(seq: number, step: number, names: string[]): LogLine {
+  const [main, ...also] = [...names.filter((n) => n !== "best"), ...names.filter((n) => n === "best")];
+  const extra = also.length ? ` (also kept as ${also.join(", ")})` : "";
+  return { seq, level: "info", message: `checkpoint ${main} at step ${step}${extra}`, step, checkpoints: names };
 }
 
 export interface RunStreamState {
@@ -72,6 +80,7 @@ function applyEvents(state: RunStreamState, events: RunEvent[], seriesVersion: n
   let live = state.live;
   let checkpointsWanted = state.checkpointsWanted;
   const lines: LogLine[] = [];
+  let logs = state.logs;
   // Total steps and the ETA ride on the worker's live metric events (no polling); within a batch the
   // furthest one counts, and a later status's progress replaces it.
   let metricProgress: RunProgress | null = null;
@@ -104,10 +113,19 @@ function applyEvents(state: RunStreamState, events: RunEvent[], seriesVersion: n
       case "log":
         lines.push({ seq: e.seq, level: e.level, message: e.message, step: e.step ?? undefined });
         break;
-      case "checkpoint":
-        lines.push({ seq: e.seq, level: "info", message: `checkpoint ${e.name} at step ${e.step}`, step: e.step });
+      case "checkpoint": {
+        // The same step's other checkpoint (best, then epoch-N: the same weights kept twice) joins its line.
+        const previous = lines.length ? lines[lines.length - 1] : logs[logs.length - 1];
+        if (previous?.checkpoints && previous.step === e.step) {
+          const merged = checkpointLine(previous.seq, e.step, [...previous.checkpoints, e.name]);
+          if (lines.length) lines[lines.length - 1] = merged;
+          else logs = [...logs.slice(0, -1), merged]; // its first half came in an earlier batch
+        } else {
+          lines.push(checkpointLine(e.seq, e.step, [e.name]));
+        }
         checkpointsWanted++;
         break;
+      }
       case "explanation":
         break; // the explain panel listens to these itself
     }
@@ -118,7 +136,7 @@ function applyEvents(state: RunStreamState, events: RunEvent[], seriesVersion: n
     live,
     checkpointsWanted,
     seriesVersion,
-    logs: lines.length ? [...state.logs, ...lines].slice(-MAX_LOG_LINES) : state.logs,
+    logs: lines.length ? [...logs, ...lines].slice(-MAX_LOG_LINES) : logs,
   };
 }
 

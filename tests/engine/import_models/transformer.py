@@ -21,3 +21,15 @@ class TinyEncoder(nn.Module):
         h = self.embed(ids)
         h = self.block(self.encoder(h))
         return self.head(h.mean(dim=1))
+
+
+class GridIds(nn.Module):
+    """Token ids in a grid, flattened before the embedding: the input does not feed it directly."""
+
+    def __init__(self, vocab: int = 20) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab, 8)
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.head(self.embed(torch.flatten(ids, 1)).mean(dim=1))

@@ -167,6 +167,28 @@ def test_rename_and_delete(api_a, graph_a):
     assert not GraphRevision.objects.exists()
 
 
+def test_a_second_graph_of_the_same_name_is_created_with_a_warning(
+    api_a, api_b, team_a, team_b, graph_a, valid_spec
+):
+    answer = api_a.post("/api/graphs/", {"team": team_a.id, "name": "MLP", "spec": valid_spec},
+                        format="json")
+    assert answer.status_code == 201, answer.content
+    warnings = answer.json()["warnings"]
+    assert [(w["code"], w["field"], w["graphs"]) for w in warnings] == [
+        ("duplicate_name", "name", [graph_a.id])
+    ]
+    assert f"graph {graph_a.id}" in warnings[0]["message"]
+
+    # Another team's graph of that name is not the caller's business (and not named).
+    other = api_b.post("/api/graphs/", {"team": team_b.id, "name": "mlp"}, format="json")
+    assert other.status_code == 201 and other.json()["warnings"] == []
+
+    fresh = api_a.post("/api/graphs/", {"team": team_a.id, "name": "cnn"}, format="json").json()
+    assert fresh["warnings"] == []
+    renamed = api_a.patch(f"/api/graphs/{fresh['id']}/", {"name": "mlp"}, format="json").json()
+    assert renamed["name"] == "mlp" and len(renamed["warnings"][0]["graphs"]) == 2
+
+
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_saves_get_distinct_numbers(graph_a, user_a, valid_spec):
     if connection.vendor == "sqlite":

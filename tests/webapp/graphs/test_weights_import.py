@@ -190,15 +190,68 @@ def test_keys_that_do_not_fit_are_named(api_a, graph_id, imported):
     assert not Run.objects.exists()  # nothing recorded for a refused file
 
 
+def with_header_length(weights: dict[str, torch.Tensor], length: int) -> bytes:
+    """A real safetensors file whose 8-byte header length is `length` (metadata pads it)."""
+    for pad in range(4096):
+        data = save(weights, metadata={"pad": "x" * pad} if pad else None)
+        if int.from_bytes(data[:8], "little") == length:
+            return data
+    raise AssertionError(f"no padding gives a header of {length} bytes")
+
+
+def test_a_header_length_whose_first_byte_is_0x80_is_valid_safetensors(api_a, graph_id, imported):
+    # 2688 = 0x0A80: the file starts with 0x80, as a pickle stream does; it is safetensors all the same.
+    data = with_header_length(imported["weights"], 2688)
+    assert data[:1] == b"\x80"
+    answer = upload(api_a, graph_id, data)
+    assert answer.status_code == 201, answer.content
+    assert answer.json()["status"] == "succeeded"
+
+    small = {"inp.weight": imported["weights"]["inp.weight"]}
+    assert save(small)[:1] != b"\x80"
+    tiny = with_header_length(small, 128)
+    error = upload(api_a, graph_id, tiny).json()["error"]
+    assert error["code"] == "weights_mismatch"  # read as safetensors: its keys are what is wrong
+
+
 def test_only_safetensors_is_read_never_a_pickle(api_a, graph_id, imported, tmp_path):
     buffer = io.BytesIO()
     torch.save(imported["weights"], buffer)
     answer = upload(api_a, graph_id, buffer.getvalue(), name="trained.pt")
     assert answer.status_code == 400
     assert answer.json()["error"]["code"] == "not_safetensors"
-    assert "safetensors" in answer.json()["error"]["message"]
+    assert "torch.save file (pickle)" in answer.json()["error"]["message"]
+
+    legacy = io.BytesIO()
+    torch.save(imported["weights"], legacy, _use_new_zipfile_serialization=False)
+    assert legacy.getvalue()[:1] == b"\x80"
+    answer = upload(api_a, graph_id, legacy.getvalue(), name="legacy.pt")
+    assert answer.status_code == 400
+    assert "torch.save file (pickle)" in answer.json()["error"]["message"]
+
     junk = upload(api_a, graph_id, b"{not a header" * 10)
     assert junk.status_code == 400 and list(junk.json()["error"]["fields"]) == ["file"]
+    assert "but only 122 bytes follow them" in junk.json()["error"]["message"]
+
+
+def test_a_file_that_is_not_safetensors_is_refused_naming_why(api_a, graph_id, imported):
+    def refusal(data: bytes) -> str:
+        answer = upload(api_a, graph_id, data)
+        assert answer.status_code == 400, answer.content
+        error = answer.json()["error"]
+        assert error["code"] == "not_safetensors" and list(error["fields"]) == ["file"]
+        return error["message"]
+
+    assert "8-byte header length" in refusal(b"\x01\x02")
+    not_json = (16).to_bytes(8, "little") + b"not json at all!" + b"\0" * 8
+    assert "16-byte header is not JSON" in refusal(not_json)
+    good = save({"inp.weight": imported["weights"]["inp.weight"]})
+    cut = good[:-4]  # the last tensor's data ends past the file
+    message = refusal(cut)
+    assert "'inp.weight' has data_offsets" in message and "outside" in message
+    from webapp.runs.models import Run
+
+    assert not Run.objects.exists()
 
 
 def test_the_size_is_bounded_by_a_setting(api_a, graph_id, imported, settings):

@@ -166,7 +166,7 @@ def test_compare_answers_runs_config_diff_and_graph_diff(api_a, api_b, user_a, g
         {"field": "optimizer.lr", "values": {str(a.pk): 0.01, str(b.pk): 0.001, str(c.pk): 0.001}, "distinct": 2}
     ]
     # The graph parameters that differ are fields too (drop exists only in revision 2: null elsewhere).
-    assert body["param_diff"] == [
+    assert body["graph_params_diff"] == [
         {"field": "nodes.drop.p", "values": {str(a.pk): None, str(b.pk): None, str(c.pk): 0.2}, "distinct": 2},
         {"field": "nodes.fc1.out_features", "values": {str(a.pk): 16, str(b.pk): 16, str(c.pk): 64}, "distinct": 2},
     ]
@@ -181,6 +181,30 @@ def test_compare_answers_runs_config_diff_and_graph_diff(api_a, api_b, user_a, g
         bad = api_a.get(f"/api/runs/compare/?{query}")
         assert bad.status_code == 400 and list(bad.json()["error"]["fields"]) == ["ids"], query
     assert api_b.get(f"/api/runs/compare/?ids={a.pk},{b.pk}").status_code == 404
+
+
+def test_graph_parameters_that_differ_are_columns_of_the_table_and_the_comparison(
+    api_a, user_a, graph_a, revision_a, dataset_a, valid_spec
+):
+    from webapp.graphs.services import revision_save
+
+    wider = json.loads(json.dumps(valid_spec))
+    wider["nodes"][0]["params"]["out_features"] = 64
+    revision_2, _ = revision_save(graph=graph_a, spec=wider, created_by=user_a)
+    narrow = new_run(user_a, revision_a, dataset_a, name="narrow")
+    wide = new_run(user_a, revision_2, dataset_a, name="wide")
+
+    rows = {r["name"]: r for r in api_a.get("/api/runs/?fields=graph_params").json()["results"]}
+    assert rows["narrow"]["graph_params"] == {"nodes.fc1.out_features": 16, "nodes.fc2.out_features": 3}
+    assert rows["wide"]["graph_params"]["nodes.fc1.out_features"] == 64
+    # Not asked: not read (the list's spec column stays in the database).
+    assert api_a.get("/api/runs/").json()["results"][0]["graph_params"] is None
+
+    body = api_a.get(f"/api/runs/compare/?ids={narrow.pk},{wide.pk}").json()
+    assert body["graph_params_diff"] == [
+        {"field": "nodes.fc1.out_features", "values": {str(narrow.pk): 16, str(wide.pk): 64}, "distinct": 2}
+    ]
+    assert body["config_diff"] == []
 
 
 def test_revision_diff_names_params_nodes_and_edges(valid_spec):
@@ -307,6 +331,42 @@ def test_init_plan_lists_mismatches_and_resume_problems(api_a, user_a, graph_a, 
     assert Run.objects.count() == 1  # nothing was made
 
 
+def test_freezing_a_layer_that_does_not_load_is_refused_naming_it(
+    api_a, user_a, graph_a, run_a, dataset_a, valid_spec
+):
+    from webapp.graphs.services import revision_save
+
+    checkpoint(run_a, "best", step=20, epoch=2, val={"val/loss": 0.4})
+    wider = json.loads(json.dumps(valid_spec))
+    wider["nodes"][0]["params"]["out_features"] = 32
+    revision_save(graph=graph_a, spec=wider, created_by=user_a)
+    # As the README's example did: no revision (the latest, whose fc1 is wider), fc1 frozen.
+    plan = api_a.post("/api/runs/init-plan/", {"graph": graph_a.pk, "from_run": run_a.pk, "checkpoint": "best",
+                                               "mode": "finetune", "freeze": ["fc1"]}, format="json")
+    assert plan.status_code == 200, plan.content
+    assert plan.json()["revision"] == 2  # the latest, which the answer names
+    problems = plan.json()["problems"]
+    assert [(p["field"], p["node"]) for p in problems] == [("config.freeze", "fc1")]
+    assert "fc1 cannot be frozen" in problems[0]["message"] and "[16, 4]" in problems[0]["message"]
+
+    init = {"run": run_a.pk, "checkpoint": "best", "mode": "finetune"}
+    answer = api_a.post("/api/runs/", {"graph": graph_a.pk, "dataset": dataset_a.pk, "init": init,
+                                       "config": {"epochs": 1, "freeze": ["fc1"]}}, format="json")
+    assert answer.status_code == 400, answer.content
+    error = answer.json()["error"]
+    assert error["nodes"] == ["fc1"] and list(error["fields"]) == ["config.freeze"]
+    assert "fc1 cannot be frozen" in error["message"]
+    assert Run.objects.count() == 1  # nothing was made
+
+    # The same checkpoint into the revision it came from: fc1 loads, so freezing it is fine.
+    ok = api_a.post("/api/runs/", {"graph": graph_a.pk, "revision": 1, "dataset": dataset_a.pk, "init": init,
+                                   "config": {"epochs": 1, "freeze": ["fc1"]}}, format="json")
+    assert ok.status_code == 201, ok.content
+    assert api_a.post("/api/runs/init-plan/", {"graph": graph_a.pk, "revision": 1, "from_run": run_a.pk,
+                                               "checkpoint": "best", "freeze": ["fc1"]},
+                      format="json").json()["problems"] == []
+
+
 def test_init_from_another_teams_run_or_an_unknown_checkpoint_is_a_400_naming_the_field(
     api_a, api_b, run_a, run_body
 ):
@@ -359,4 +419,4 @@ def test_compare_takes_the_top_hundred_runs_of_a_sweep(api_a, user_a, revision_a
     assert [r["id"] for r in body["runs"]] == [run.pk for run in runs]
     (lr,) = body["config_diff"]
     assert lr["field"] == "optimizer.lr" and lr["distinct"] == 7 and len(lr["values"]) == 100
-    assert body["param_diff"] == [] and body["graph_diff"] is None
+    assert body["graph_params_diff"] == [] and body["graph_diff"] is None

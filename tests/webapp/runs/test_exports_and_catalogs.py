@@ -151,6 +151,27 @@ def test_a_finished_export_offers_the_onnx_file(api_a: Any, trained_run: Run, co
     assert len(_export_jobs(trained_run)) == 1
 
 
+def test_the_python_source_downloads_under_a_name_of_its_run_that_imports(
+    api_a: Any, trained_run: Run, tmp_path: Any
+) -> None:
+    import importlib.util
+
+    answer = api_a.get(f"/api/runs/{trained_run.pk}/export/?format=python")
+    assert answer.status_code == 200
+    name = f"mlp_run{trained_run.pk}.py"
+    assert answer["Content-Disposition"].endswith(f'filename="{name}"')
+    path = tmp_path / name
+    path.write_bytes(b"".join(answer.streaming_content))
+    assert path.stem.isidentifier()  # `from mlp_run<id> import Net`
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    import torch
+
+    assert any(isinstance(v, type) and issubclass(v, torch.nn.Module) for v in vars(module).values())
+
+
 def test_the_offered_downloads_follow_the_export_folders_files(api_a: Any, trained_run: Run) -> None:
     """Each answer reads the folder again (a kept detail included): a file gone is no longer
     offered, a folder under a file's name is not that file, a link to a file is one."""

@@ -322,7 +322,8 @@ def test_the_python_download_and_the_zip_members_are_importable_names(api_a, csv
     run, _ = csv_run
     response = api_a.get(f"/api/runs/{run.pk}/export/?format=python")
     assert response.status_code == 200
-    assert 'filename="model.py"' in response["Content-Disposition"]
+    # Named per run (two runs' sources never overwrite each other) and still a module name.
+    assert f'filename="net_run{run.pk}.py"' in response["Content-Disposition"]
     response = api_a.get(f"/api/runs/{run.pk}/export/?format=zip")
     assert response.status_code == 200
     data = b"".join(response.streaming_content)

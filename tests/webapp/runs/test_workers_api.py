@@ -106,6 +106,68 @@ def test_priority_is_set_by_editors_within_bounds(
     assert Run.objects.get(pk=run_a.pk).priority == -10
 
 
+def test_priority_changes_only_while_queued_and_moves_the_run_in_the_queue(
+    api_a: Any, run_body: dict[str, Any]
+) -> None:
+    from webapp.runs.scheduling.leases import run_claim
+
+    announce("cpu-1@node")
+    body = {**run_body, "config": {"epochs": 1, "device": "cpu"}}
+    older, newer = (api_a.post("/api/runs/", body, format="json").json() for _ in range(2))
+    assert api_a.get(f"/api/runs/{newer['id']}/").json()["queue"]["position"] == 2
+    raised = api_a.patch(f"/api/runs/{newer['id']}/", {"priority": 3}, format="json")
+    assert raised.status_code == 200 and raised.json()["priority"] == 3
+    assert api_a.get(f"/api/runs/{newer['id']}/").json()["queue"]["position"] == 1
+    assert run_claim(worker="cpu-1@node", devices=CPU)[0] == newer["id"], "the worker takes it first"
+
+    answer = api_a.patch(f"/api/runs/{newer['id']}/", {"priority": 5, "name": "urgent"}, format="json")
+    assert answer.status_code == 409, answer.content
+    error = answer.json()["error"]
+    assert error["code"] == "not_queued" and error["status"] == "running"
+    assert "is running" in error["message"] and list(error["fields"]) == ["priority"]
+    run = Run.objects.get(pk=newer["id"])
+    assert (run.priority, run.name) == (3, newer["name"]), "nothing of the refused change is stored"
+    assert api_a.patch(f"/api/runs/{newer['id']}/", {"name": "urgent"}, format="json").status_code == 200
+
+    api_a.post(f"/api/runs/{older['id']}/cancel/")
+    cancelled = api_a.patch(f"/api/runs/{older['id']}/", {"priority": 1}, format="json")
+    assert cancelled.status_code == 409 and cancelled.json()["error"]["status"] == "cancelled"
+
+
+def test_the_queue_lists_a_teams_queued_runs_in_start_order_with_other_teams_unnamed(
+    api_a: Any, api_b: Any, anon: Any, run_body: dict[str, Any], user_b: Any, team_b: Any,
+    valid_spec: dict[str, Any]
+) -> None:
+    from webapp.datasets.services import dataset_builtin_create
+    from webapp.graphs.services import graph_create
+    from webapp.runs.scheduling.leases import run_claim
+
+    graph_b = graph_create(team=team_b, name="b mlp", spec=valid_spec, created_by=user_b)
+    dataset_b = dataset_builtin_create(team=team_b, name="iris", builtin="iris", options={}, created_by=user_b)
+
+    announce("cpu-1@node")
+    body = {**run_body, "config": {"epochs": 1, "device": "cpu"}}
+    first, second = (api_a.post("/api/runs/", {**body, "name": name}, format="json").json()
+                     for name in ("first", "second"))
+    theirs = api_b.post("/api/runs/", {"graph": graph_b.pk, "dataset": dataset_b.pk, "name": "b secret",
+                                       "config": {"epochs": 1, "device": "cpu"}}, format="json")
+    assert theirs.status_code == 201, theirs.content
+    api_a.patch(f"/api/runs/{second['id']}/", {"priority": 2}, format="json")
+
+    queue = api_a.get("/api/queue/").json()
+    assert [(q["name"], q["position"], q["priority"]) for q in queue] == [("second", 1, 2), ("first", 3, 0)]
+    assert queue[0]["need"] == {"kind": "cpu", "devices": 1} and queue[0]["waiting_for"] == "behind"
+    assert queue[1]["detail"] == "behind 2 queued runs"  # team B's turn comes between
+    assert "b secret" not in api_a.get("/api/queue/").content.decode()
+    assert [q["name"] for q in api_b.get("/api/queue/").json()] == ["b secret"]
+    assert anon.get("/api/queue/").status_code == 401
+
+    assert run_claim(worker="cpu-1@node", devices=CPU)[0] == second["id"]
+    workers = api_a.get("/api/workers/").json()
+    assert workers[0]["current_run"] == {"id": second["id"], "name": "second"}
+    assert [q["name"] for q in api_a.get("/api/queue/").json()] == ["first"]
+
+
 def test_a_run_asking_for_more_devices_than_its_team_may_use_is_refused(
     api_a: Any, team_a: Any, run_body: dict[str, Any]
 ) -> None:

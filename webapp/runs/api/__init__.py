@@ -7,7 +7,7 @@ from .init_plan import InitPlanView
 from .runs import RunViewSet
 from .views import RunViewViewSet
 from .weights import GraphImportView, RevisionWeightsView
-from .workers import WorkerListView
+from .workers import QueueView, WorkerListView
 
 __all__ = [
     "ConfigSchemaView",
@@ -15,6 +15,7 @@ __all__ = [
     "ExplanationViewSet",
     "GraphImportView",
     "InitPlanView",
+    "QueueView",
     "RevisionWeightsView",
     "RunCompareView",
     "RunViewSet",

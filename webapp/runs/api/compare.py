@@ -15,7 +15,7 @@ from ..selectors import (
     runs_compare_rows,
     runs_config_diff,
     runs_graph_diff,
-    runs_param_diff,
+    runs_graph_params_diff,
     runs_visible_to,
 )
 from .params import metric_query
@@ -33,7 +33,7 @@ class RunCompareView(APIView):
 
     @extend_schema(parameters=COMPARE_PARAMETERS, responses=CompareAnswer)
     def get(self, request: Request) -> Response:
-        """Series, who each run is, the config fields that differ and the graph changes, in the
+        """Series, who each run is, the config fields and graph parameters that differ and the graph changes, in the
         order of `ids`; 404 if one is not yours, 400 naming `ids` unless there are 2 to 100."""
         try:
             ids = list(dict.fromkeys(int(i) for i in request.query_params.get("ids", "").split(",") if i.strip()))
@@ -59,6 +59,6 @@ class RunCompareView(APIView):
             # Each entry keeps the series answer of before ({run, last_seq, series}) beside who the run is.
             "runs": [{**row, **one} for row, one in zip(runs_compare_rows(runs=runs), series, strict=True)],
             "config_diff": runs_config_diff(runs=runs),
-            "param_diff": runs_param_diff(runs=runs),
             "graph_diff": runs_graph_diff(runs=runs),
+            "graph_params_diff": runs_graph_params_diff(runs=runs),
         })

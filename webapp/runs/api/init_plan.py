@@ -27,6 +27,10 @@ class InitPlanRequestSerializer(StrictSerializer):
     checkpoint = serializers.CharField()
     mode = serializers.ChoiceField(choices=["finetune", "resume"], default="finetune")
     epochs = serializers.IntegerField(required=False, min_value=1, help_text="The new run's epochs (resume checks them).")
+    freeze = serializers.ListField(
+        child=serializers.CharField(), required=False, max_length=1000,
+        help_text="The new run's config.freeze: a node whose parameters do not load is a problem.",
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """`graph_revision`, or `graph` (with `revision`, the latest by default)."""
@@ -50,4 +54,4 @@ class InitPlanView(APIView):
         )
         init = {"run": data["from_run"], "checkpoint": data["checkpoint"], "mode": data["mode"]}
         return Response(init_plan_read(user=request.user, graph_revision=revision, init=init,
-                                       epochs=data.get("epochs")))
+                                       epochs=data.get("epochs"), freeze=data.get("freeze")))

@@ -52,6 +52,7 @@ from ..scheduling.queue import run_queue_position
 from ..selectors import (
     checkpoint_kind,
     export_job_annotations,
+    revisions_params,
     run_checkpoints,
     run_create_refs,
     run_duration_s,
@@ -112,6 +113,11 @@ QUEUE_SCHEMA = {
     },
     "required": ["position", "ahead", "waiting_for", "detail"],
 }
+GRAPH_PARAMS_SCHEMA = {
+    "type": "object", "nullable": True, "additionalProperties": {},
+    "description": 'The node parameters of the run\'s graph revision, {"nodes.fc1.out_features": 64}; '
+                   "null unless the list was asked ?fields=graph_params.",
+}
 NEED_SCHEMA = {
     "type": "object",
     "description": "What the run needs from a worker: kind cpu | gpu | any (device auto), and devices (processes).",
@@ -146,6 +152,7 @@ class RunSerializer(serializers.ModelSerializer):
     summary = serializers.SerializerMethodField()
     need = serializers.SerializerMethodField()
     queue = serializers.SerializerMethodField()
+    graph_params = serializers.SerializerMethodField()
 
     class Meta:
         model = Run
@@ -154,7 +161,7 @@ class RunSerializer(serializers.ModelSerializer):
             "dataset", "dataset_name", "config", "recipe", "init", "origin", "status", "progress",
             "latest_metrics", "final_metrics", "summary", "best_checkpoint", "duration_s", "error",
             "cancel_requested", "attempts", "max_attempts", "worker", "device", "need", "priority", "queue",
-            "heartbeat_at", "created_by", "created_at", "started_at", "finished_at", "last_seq", "stream", "exports",
+            "graph_params", "heartbeat_at", "created_by", "created_at", "started_at", "finished_at", "last_seq", "stream", "exports",
         ]
         read_only_fields = fields
 
@@ -169,6 +176,12 @@ class RunSerializer(serializers.ModelSerializer):
         if not self.context.get("queue", True):
             return None
         return run_queue_position(run=run)
+
+    @extend_schema_field(GRAPH_PARAMS_SCHEMA)
+    def get_graph_params(self, run: Run) -> dict[str, Any] | None:
+        """{"nodes.<id>.<param>": value} of the run's graph revision, in a list asked ?fields=graph_params."""
+        found = self.context.get("graph_params")
+        return None if found is None else found.get(run.graph_revision_id, {})
 
     def _page(self, name: str, run: Run) -> Any:
         """The per-page read `name` (summaries, best checkpoints): given by the list view in one
@@ -274,7 +287,7 @@ class CheckpointSerializer(serializers.ModelSerializer):
 
 
 # What GET /api/runs/ reads from its query string (schema.RUN_LIST_PARAMETERS, paging, `format`).
-RUN_LIST_QUERY = frozenset({"status", "graph", "dataset", "team", "tag", "q", "sweep", "filter", "ordering",
+RUN_LIST_QUERY = frozenset({"status", "graph", "dataset", "team", "tag", "q", "sweep", "filter", "fields", "ordering",
                             "page", "page_size", "format"})
 
 
@@ -333,6 +346,8 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         ids = [run.pk for run in page]
         context = {**self.get_serializer_context(), "queue": False, "summaries": runs_summaries(run_ids=ids),
                    "best_checkpoints": runs_best_checkpoints(run_ids=ids)}
+        if "graph_params" in request.query_params.get("fields", "").split(","):
+            context["graph_params"] = revisions_params(revision_ids=[run.graph_revision_id for run in page])
         return self.get_paginated_response(RunSerializer(page, many=True, context=context).data)
 
     @extend_schema(request=RunUpdateSerializer, responses=RunSerializer)

@@ -180,6 +180,9 @@ class ExplanationResult(BaseModel):
     layer: str | None = None
     shape: list[int] | None = None
     feature_names: list[str] | None = None
+    classes: list[str] | None = Field(
+        default=None, description="The dataset's class names in output order: prediction and target index them."
+    )
 
 
 @extend_schema_field({"$ref": "#/components/schemas/ExplanationSample"})
@@ -259,9 +262,10 @@ class CompareAnswer(_Answer):
 
     runs: list[CompareRun]
     config_diff: list[ConfigDiffField]
-    param_diff: list[ConfigDiffField] = Field(
-        description="Graph parameters (nodes.<node>.<param>) that differ between the runs' revisions.")
     graph_diff: list[GraphDiff] | None = Field(description="Null when every run trained the same revision.")
+    graph_params_diff: list[ConfigDiffField] = Field(
+        description='Node parameters that differ between the runs\' graphs, as "nodes.fc1.out_features".'
+    )
 
 
 class InitProblem(_Answer):
@@ -269,6 +273,7 @@ class InitProblem(_Answer):
 
     field: str
     message: str
+    node: str | None = Field(default=None, description="The frozen node whose parameters do not load (config.freeze).")
 
 
 class InitPlanAnswer(InitPlanJson):
@@ -280,6 +285,7 @@ class InitPlanAnswer(InitPlanJson):
     step: int
     epoch: float
     problems: list[InitProblem]
+    revision: int = Field(description="The graph revision planned for: the latest when the request named none.")
 
 
 class CheckpointJson(_Answer):
@@ -562,6 +568,11 @@ RUN_LIST_PARAMETERS = [
         "created_at, finished_at, sweep, graph, dataset, id with numbers, \"strings\", true, false, "
         'null; and/or/not and parentheses. E.g. metrics.val/accuracy > 0.9 and tags = "baseline". '
         "400 invalid_filter names the column of a mistake.",
+    ),
+    OpenApiParameter(
+        "fields", str, enum=["graph_params"],
+        description="graph_params: each run's graph_params ({\"nodes.fc1.out_features\": 64, ...}), "
+                    "so a table can show the node parameters that differ; null otherwise.",
     ),
     OpenApiParameter(
         "ordering", str,

@@ -1,4 +1,5 @@
-"""GET /api/workers/: the workers, their devices and queues, what they train."""
+"""GET /api/workers/: the workers, their devices and queues, what they train; GET /api/queue/: the
+queued runs of the user's teams in the order they would start."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..scheduling.queue import workers_for_user
+from ..scheduling.queue import queue_for_user, workers_for_user
 
 
 class WorkerSerializer(serializers.Serializer):
@@ -36,3 +37,29 @@ class WorkerListView(APIView):
     def get(self, request: Request) -> Response:
         """Every worker seen within a day (any signed-in user; another team's run is not named)."""
         return Response(WorkerSerializer(workers_for_user(user=request.user), many=True).data)
+
+
+class QueuedRunSerializer(serializers.Serializer):
+    """A queued run as GET /api/queue/ shows it (scheduling.queue.queue_for_user)."""
+
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    team = serializers.IntegerField()
+    priority = serializers.IntegerField(help_text="-10..10: the order among the team's own queued runs; "
+                                        "PATCH /api/runs/<id>/ changes it while queued.")
+    need = serializers.DictField(help_text="{kind: cpu | gpu | any, devices}: which workers fit it.")
+    created_at = serializers.DateTimeField()
+    position = serializers.IntegerField(help_text="1: next. Counts every team's runs ahead of it.")
+    ahead = serializers.IntegerField()
+    waiting_for = serializers.ChoiceField(choices=["team_limit", "no_fitting_worker", "behind"])
+    detail = serializers.CharField()
+
+
+class QueueView(APIView):
+    """GET /api/queue/: the queued runs of the user's teams, first to start first."""
+
+    @extend_schema(responses=QueuedRunSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        """Where each of your teams' queued runs stands and why it waits (other teams' runs count,
+        unnamed, in the positions)."""
+        return Response(QueuedRunSerializer(queue_for_user(user=request.user), many=True).data)

@@ -24,6 +24,7 @@ from ..selectors import (
     run_export_dir,
     run_export_zip,
     run_exports,
+    run_module_name,
 )
 from ..services import metrics_json
 from ..stream.events import event_emit
@@ -91,7 +92,8 @@ def run_checkpoint_export(*, run: Run, name: str, fmt: str) -> RunDownload:
         onnx_note = read_export_manifest(folder).get("onnx", {})
         raise Conflict("onnx_unavailable", f"This graph has no ONNX export: {onnx_note.get('note')}.",
                        extra={"errors": onnx_note.get("errors", [])})
-    download = path.name if fmt == "python" else run_download_name(run, f"-{row.name}{suffix}")
+    download = (run_module_name(run, row.name) if fmt == "python"
+                else run_download_name(run, f"-{row.name}{suffix}"))
     return RunDownload(path=path, filename=download, content_type=content_type)
 
 
@@ -155,7 +157,7 @@ def run_export_download(*, run: Run, fmt: str) -> RunDownload:
         raise DomainError("invalid", f"Unknown format {fmt!r}; one of {', '.join(EXPORT_FORMATS)}.",
                           fields={"format": [f"One of {', '.join(EXPORT_FORMATS)}."]})
     if run.status != RunStatus.SUCCEEDED:
-        raise Conflict("run_not_trained", f"Run {run.pk} has not succeeded ({run.status}); there is nothing to export.")
+        raise _not_trained(run)
     filename, suffix, content_type = EXPORT_FORMATS[fmt]
     folder = run_export_dir(run)
     complete = (folder / "export.json").is_file()
@@ -176,9 +178,21 @@ def run_export_download(*, run: Run, fmt: str) -> RunDownload:
             raise Conflict("export_pending", "The ONNX file is being made; try again in a few seconds.",
                            extra={"exports": run_exports(run)})
         raise Conflict("export_missing", "This run's export is missing; ask an administrator.")
-    # The source keeps the name it is imported by (`from model import Net`), not "<graph>-run<id>.py".
-    name = path.name if fmt == "python" else run_download_name(run, suffix)
+    # The source is named per run (a second run's download never overwrites the first) and stays a
+    # module name (`from mlp_run12 import Net`): underscores, not the other downloads' hyphens.
+    name = run_module_name(run) if fmt == "python" else run_download_name(run, suffix)
     return RunDownload(path=path, filename=name, content_type=content_type)
+
+
+def _not_trained(run: Run) -> Conflict:
+    """409 for the export of a run that did not succeed; a cancelled or failed run's kept
+    checkpoints (newest first, under `checkpoints`) still export one by one, and the message says so."""
+    kept = [row.name for row in run.checkpoints.order_by("-step", "-pk") if (Path(row.path) / "state.json").is_file()]
+    message = f"Run {run.pk} has not succeeded ({run.status}); it has no export of its own."
+    if kept:
+        message += (f" Its kept checkpoint{'s' if len(kept) > 1 else ''} ({', '.join(kept)}) export one by one "
+                    f"(GET /api/runs/{run.pk}/checkpoints/{kept[0]}/export/).")
+    return Conflict("run_not_trained", message, extra={"checkpoints": kept})
 
 
 def run_export_request(*, run: Run) -> bool:

@@ -47,14 +47,67 @@ def _file_error(message: str, code: str = "invalid_weights", **extra: Any) -> Do
     return DomainError(code, message, field="file", extra=extra or None)
 
 
+# safetensors' own bound on a header (its library refuses a larger one).
+_HEADER_MAX = 100_000_000
+
+
+def _safetensors_problem(path: Path) -> str | None:
+    """Why the file is not in the safetensors format, or None when its layout holds.
+
+    The format is parsed, never guessed from a first byte: an 8-byte little-endian header length
+    that fits in the file, a JSON object of that many bytes, and every tensor's data_offsets
+    inside the data that follows. (A header of 128 mod 256 bytes starts with 0x80, as a pickle
+    does; such a file is valid.)
+    """
+    size = path.stat().st_size
+    if size < 8:
+        return f"it has {size} bytes; a safetensors file starts with an 8-byte header length"
+    with path.open("rb") as handle:
+        length = int.from_bytes(handle.read(8), "little")
+        if length > size - 8:
+            return (f"its first 8 bytes give a header of {length} bytes, but only {size - 8} bytes "
+                    "follow them")
+        if length > _HEADER_MAX:
+            return f"its header of {length} bytes is over safetensors' limit of {_HEADER_MAX} bytes"
+        raw = handle.read(length)
+    try:
+        header = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return f"its {length}-byte header is not JSON"
+    if not isinstance(header, dict):
+        return "its header is JSON but not an object of tensors"
+    data = size - 8 - length
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
+        if not (
+            isinstance(offsets, list) and len(offsets) == 2
+            and all(isinstance(o, int) and not isinstance(o, bool) for o in offsets)
+            and 0 <= offsets[0] <= offsets[1] <= data
+        ):
+            return (f"tensor {name!r} has data_offsets {offsets}, outside the {data} bytes of data "
+                    "after the header")
+    return None
+
+
+def _looks_like_torch_save(path: Path) -> bool:
+    """A torch.save file: a zip archive, or a bare pickle stream (PROTO opcode, protocol 2..5).
+    Asked only of a file that is not safetensors, to name what it is."""
+    with path.open("rb") as handle:
+        head = handle.read(4)
+    return head[:4] == b"PK\x03\x04" or (head[:1] == b"\x80" and head[1:2] in (b"\x02", b"\x03", b"\x04", b"\x05"))
+
+
 def _header(path: Path) -> dict[str, tuple[list[int], str]]:
     """Name -> (shape, dtype) of every tensor in a safetensors file, from its header alone."""
     from safetensors import safe_open
 
-    with path.open("rb") as handle:
-        head = handle.read(8)
-    if head[:4] == b"PK\x03\x04" or head[:1] == b"\x80":
-        raise _file_error(_PICKLE_HINT, code="not_safetensors")
+    problem = _safetensors_problem(path)
+    if problem is not None:
+        if _looks_like_torch_save(path):
+            raise _file_error(_PICKLE_HINT, code="not_safetensors")
+        raise _file_error(f"Not a safetensors file: {problem}.", code="not_safetensors")
     try:
         with safe_open(str(path), framework="pt") as weights:
             found = {}

@@ -94,28 +94,17 @@ def workers_for_user(*, user: AbstractBaseUser) -> list[dict[str, Any]]:
 QUEUE_SIMULATED = 5000
 
 
-def run_queue_position(*, run: Run) -> dict[str, Any] | None:
-    """Where a queued run stands: {position, ahead, waiting_for, detail}; None unless queued.
+def _last_start(team_id: int) -> Any:
+    return (Run.objects.filter(team_id=team_id, started_at__isnull=False).order_by("-started_at")
+            .values_list("started_at", flat=True).first())
 
-    `ahead` is how many queued runs the fair order (runs_claimable) would start first, taking
-    each team's turn as it comes (a team that just started a run goes to the back); position is
-    ahead + 1. `waiting_for`: "team_limit" (its team is at max_concurrent_runs, or the run asks
-    for more devices than max_devices_per_run), "no_fitting_worker" (no live worker of its kind
-    with enough devices), else "behind" (ahead runs first, or a fitting worker finishing).
-    """
+
+def _fair_order(rows: list[tuple[Any, ...]]) -> list[int]:
+    """The pks of `rows` (pk, team_id, priority, created_at, team_last_start) in the order the
+    fair order would start them, taking each team's turn as it comes: a team that never started
+    first, then the least recent start, then the oldest head; a team's turn sends it last."""
     import heapq
 
-    if run.status != RunStatus.QUEUED:
-        return None
-    team = run.team
-    rows = list(
-        runs_claimable().values_list("pk", "team_id", "priority", "created_at", "team_last_start")[:QUEUE_SIMULATED]
-    )
-    mine = (run.pk, run.team_id, run.priority, run.created_at,
-            Run.objects.filter(team_id=run.team_id, started_at__isnull=False).order_by("-started_at")
-            .values_list("started_at", flat=True).first())
-    if all(row[0] != run.pk for row in rows):
-        rows.append(mine)
     by_team: dict[int, list[tuple[Any, ...]]] = {}
     last: dict[int, Any] = {}
     for row in rows:
@@ -123,7 +112,6 @@ def run_queue_position(*, run: Run) -> dict[str, Any] | None:
         last[row[1]] = row[4]
     for queued in by_team.values():
         queued.sort(key=lambda row: (-row[2], row[3], row[0]))
-    # (never started first, then least recent start, then the oldest head); a turn sends it last.
 
     def head_key(queued: list[tuple[Any, ...]]) -> tuple[int, float]:
         return -queued[0][2], queued[0][3].timestamp()
@@ -131,18 +119,26 @@ def run_queue_position(*, run: Run) -> dict[str, Any] | None:
     heap = [((0, 0.0, *head_key(q)) if last[t] is None else (1, last[t].timestamp(), *head_key(q)), t)
             for t, q in by_team.items()]
     heapq.heapify(heap)
-    ahead, turn = 0, 0
+    order, turn = [], 0
     while heap:
         _, team_id = heapq.heappop(heap)
-        taken = by_team[team_id].pop(0)
-        if taken[0] == run.pk:
-            break
-        ahead += 1
+        order.append(by_team[team_id].pop(0)[0])
         turn += 1
         if by_team[team_id]:
             heapq.heappush(heap, ((2, float(turn), *head_key(by_team[team_id])), team_id))
+    return order
+
+
+def _claimable_rows() -> list[tuple[Any, ...]]:
+    return list(
+        runs_claimable().values_list("pk", "team_id", "priority", "created_at", "team_last_start")[:QUEUE_SIMULATED]
+    )
+
+
+def _waiting(*, run: Run, ahead: int, live: list[Worker], running: int) -> dict[str, Any]:
+    """{position, ahead, waiting_for, detail} of a queued run with `ahead` runs before it."""
+    team = run.team
     answer = {"position": ahead + 1, "ahead": ahead}
-    running = Run.objects.filter(team_id=run.team_id, status=RunStatus.RUNNING).count()
     if team.max_devices_per_run is not None and run.need_devices > team.max_devices_per_run:
         return {**answer, "waiting_for": "team_limit",
                 "detail": f"asks for {run.need_devices} devices; team {team.name} may use {team.max_devices_per_run} per run"}
@@ -150,7 +146,7 @@ def run_queue_position(*, run: Run) -> dict[str, Any] | None:
         return {**answer, "waiting_for": "team_limit",
                 "detail": f"team {team.name} has {running} of its {team.max_concurrent_runs} allowed runs training"}
     fitting = [
-        worker for worker in workers_alive()
+        worker for worker in live
         if worker.trains and run.need_kind in (worker.kind, "any") and worker.capacity >= run.need_devices
     ]
     if not fitting:
@@ -163,3 +159,58 @@ def run_queue_position(*, run: Run) -> dict[str, Any] | None:
         free = sum(1 for worker in fitting if worker.current_run_id is None)
         detail = "next; a fitting worker takes it now" if free else "next; waiting for a fitting worker to finish its run"
     return {**answer, "waiting_for": "behind", "detail": detail}
+
+
+def run_queue_position(*, run: Run) -> dict[str, Any] | None:
+    """Where a queued run stands: {position, ahead, waiting_for, detail}; None unless queued.
+
+    `ahead` is how many queued runs the fair order (runs_claimable) would start first, taking
+    each team's turn as it comes (a team that just started a run goes to the back); position is
+    ahead + 1. `waiting_for`: "team_limit" (its team is at max_concurrent_runs, or the run asks
+    for more devices than max_devices_per_run), "no_fitting_worker" (no live worker of its kind
+    with enough devices), else "behind" (ahead runs first, or a fitting worker finishing).
+    """
+    if run.status != RunStatus.QUEUED:
+        return None
+    rows = _claimable_rows()
+    if all(row[0] != run.pk for row in rows):
+        rows.append((run.pk, run.team_id, run.priority, run.created_at, _last_start(run.team_id)))
+    ahead = _fair_order(rows).index(run.pk)
+    running = Run.objects.filter(team_id=run.team_id, status=RunStatus.RUNNING).count()
+    return _waiting(run=run, ahead=ahead, live=list(workers_alive()), running=running)
+
+
+def queue_for_user(*, user: AbstractBaseUser) -> list[dict[str, Any]]:
+    """GET /api/queue/: the queued runs of the user's teams in the order they would start.
+
+    Each: id, name, team, priority, need {kind, devices}, created_at, and where it stands
+    (position counts every team's runs ahead of it; another team's runs are never listed).
+    """
+    teams = set(Membership.objects.filter(user=user).values_list("team_id", flat=True))
+    mine = {
+        run.pk: run for run in Run.objects.filter(status=RunStatus.QUEUED, team_id__in=teams).select_related("team")
+    }
+    if not mine:
+        return []
+    rows = _claimable_rows()
+    listed = {row[0] for row in rows}
+    starts: dict[int, Any] = {}
+    for run in mine.values():
+        if run.pk not in listed:  # a team at its limit, a cancel on its way: it still waits
+            if run.team_id not in starts:
+                starts[run.team_id] = _last_start(run.team_id)
+            rows.append((run.pk, run.team_id, run.priority, run.created_at, starts[run.team_id]))
+    live = list(workers_alive())
+    running = dict(Run.objects.filter(status=RunStatus.RUNNING, team_id__in=teams)
+                   .values("team").annotate(n=Count("pk")).values_list("team", "n"))
+    answer = []
+    for ahead, pk in enumerate(_fair_order(rows)):
+        run = mine.get(pk)
+        if run is None:
+            continue
+        answer.append({
+            "id": run.pk, "name": run.name, "team": run.team_id, "priority": run.priority,
+            "need": {"kind": run.need_kind, "devices": run.need_devices}, "created_at": run.created_at,
+            **_waiting(run=run, ahead=ahead, live=live, running=running.get(run.team_id, 0)),
+        })
+    return answer
