@@ -426,10 +426,14 @@ if not DEBUG:
     if env_bool("NETLOOM_BEHIND_TLS_PROXY", False):
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
+# No secret in a log: one filter (webapp/logredact.py) on this handler, and, through
+# LOGGING_CONFIG, on every handler the process has (Django's own, the servers').
+LOGGING_CONFIG = "webapp.logredact.configure_logging"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"redact": {"()": "webapp.logredact.RedactingFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.request": {"level": "ERROR"}},
 }
