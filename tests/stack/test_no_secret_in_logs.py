@@ -93,6 +93,8 @@ def test_no_token_or_password_reaches_any_log(tier: ServiceStack) -> None:
     assert httpx.get(f"{base}/api/auth/me/", headers=bearer, timeout=30).status_code == 200
     assert httpx.get(f"{base}/api/runs/?token={token}&page=1", headers=bearer, timeout=30).status_code == 200
     assert httpx.get(f"{base}/api/nowhere/?token={token}", timeout=30).status_code in (401, 404)
+    assert httpx.get(f"{base}/api/nowhere/?password={WRONG_PASSWORD}&x=1&token={token}",
+                     timeout=30).status_code in (401, 404)
     # The stream, with the token in its query.
     run = tier.create_run(epochs=1)
     wait_status(tier, run["id"], {"succeeded"})
@@ -114,7 +116,8 @@ def test_no_token_or_password_reaches_any_log(tier: ServiceStack) -> None:
         for secret in (token, token.removeprefix("nl_"), WRONG_PASSWORD):
             assert secret.encode() not in content, f"{path.name} holds a secret:\n{_around(content, secret)}"
     web_log = files[tier.tmp / "web.log"].decode(errors="replace")
-    # The stream's request is in the log (nginx's access log, or uvicorn's), its token hidden.
+    # The requests are in the access log (nginx's, or uvicorn's alone), their tokens hidden.
+    assert '"GET /api/runs/?token=[REDACTED]&page=1 HTTP/1.1" 200' in web_log, web_log[-3000:]
     assert re.search(rf"/ws/runs/{run['id']}/\?token=\[REDACTED\]&since=0", web_log), web_log[-3000:]
 
 
