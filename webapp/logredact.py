@@ -14,9 +14,9 @@ Where it is attached (docs/subsystems/accounts.md, "No secret in a log"):
 - the stream server's and the HTTP server's logging configurations (`uvicorn_log_config`,
   `granian_log_config`, used by webapp/serve.py), and Celery's (webapp/celery.py, on its setup
   signals);
-- `redact_lines` for output that is not Python logging: nginx's error log, which webapp/serve.py
-  reads through a pipe. nginx's access log leaves query values out by itself (its log format in
-  webapp/serve.py).
+- `redact_lines` for output that is not Python logging: nginx's, which webapp/serve.py reads
+  through pipes (its error log writes the request line as sent; its access log hides query values
+  by itself, with the log format in webapp/serve.py).
 
 This module imports nothing from Django: the servers configure their logging with it before
 Django is set up.

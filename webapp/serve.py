@@ -274,15 +274,18 @@ def serve_behind_front(*, host: str, port: int, http_workers: int, stream_worker
     level = _log_level()
     children: dict[str, subprocess.Popen[bytes]] = {}
 
-    def start(name: str, argv: list[str], *, redacted_stderr: bool = False) -> None:
-        # `redacted_stderr`: what the child writes there is not Python's logging (nginx's error
-        # log writes the request line, query and all): it reaches this process's stderr through
-        # the secret filter. nginx's access log (stdout) hides query values itself.
-        children[name] = subprocess.Popen(argv, preexec_fn=_die_with_parent,  # noqa: PLW1509
-                                          stderr=subprocess.PIPE if redacted_stderr else None)
-        if redacted_stderr:
-            threading.Thread(target=redact_lines, args=(children[name].stderr, sys.stderr.buffer),
-                             name=f"{name} errors", daemon=True).start()
+    def start(name: str, argv: list[str], *, piped: bool = False) -> None:
+        # `piped`: the child's output is not Python's logging (nginx's error log writes the request
+        # line, query and all): it reaches this process's stdout and stderr through the secret
+        # filter. A pipe also lets nginx open /dev/stdout whatever this process's stdout is (a
+        # socket, under systemd, cannot be opened by path).
+        output = subprocess.PIPE if piped else None
+        child = children[name] = subprocess.Popen(argv, preexec_fn=_die_with_parent,  # noqa: PLW1509
+                                                  stdout=output, stderr=output)
+        if piped:
+            for source, sink in ((child.stdout, sys.stdout.buffer), (child.stderr, sys.stderr.buffer)):
+                threading.Thread(target=redact_lines, args=(source, sink), name=f"{name} output",
+                                 daemon=True).start()
 
     stopping = False
 
@@ -311,7 +314,7 @@ def serve_behind_front(*, host: str, port: int, http_workers: int, stream_worker
         config = folder / "nginx.conf"
         config.write_text(nginx_config(host=host, port=port, folder=folder, http_sockets=list(http_sockets.values()),
                                        stream_socket=stream_socket))
-        start("front", [_nginx() or "nginx", "-p", str(folder), "-c", str(config), "-e", "stderr"], redacted_stderr=True)
+        start("front", [_nginx() or "nginx", "-p", str(folder), "-c", str(config), "-e", "stderr"], piped=True)
         print(f"webapp.serve: http://{host}:{port}/ (nginx in front of granian for HTTP, "
               f"{http_workers}x{threads}, and uvicorn for streams, {stream_workers})", flush=True)
         while not stopping:
