@@ -106,22 +106,18 @@ class RedactingFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:  # noqa: A003 - logging's name
         if not record.args:
             record.msg = _redact_value(record.msg)
-        else:
-            try:
-                message = record.getMessage()
-            except Exception:  # noqa: BLE001 - a format that does not fit: logging reports it
-                message = None
-            if message is not None and redact(message) != message:
-                # The arguments one by one, so that a formatter that reads them (uvicorn's access
-                # line) still finds them; the format itself only as part of the whole message
-                # (hiding "?token=%s" in it would leave an argument over).
-                record.args = (_redact_value(record.args) if isinstance(record.args, dict)
-                               else tuple(_redact_value(arg) for arg in record.args))
-                message = record.getMessage()
-                if redact(message) != message:
-                    # A secret in the format, or split over it and an argument: the whole
-                    # message, formatted and hidden, replaces them.
-                    record.msg, record.args = redact(message), None
+        elif isinstance(record.args, dict):
+            # "%(name)s" formats (logging unwraps a lone dict): hidden by key and text, always,
+            # since a formatter of its own may show keys the message does not.
+            record.args = _redact_value(record.args)
+            self._hide_what_is_left(record)
+        elif _holds_secret(record) is not False:
+            # The arguments one by one, so that a formatter that reads them (uvicorn's access
+            # line) still finds them; the format itself only as part of the whole message
+            # (hiding "?token=%s" in it would leave an argument over). A format that does not fit
+            # too: logging then prints the arguments as they are.
+            record.args = tuple(_redact_value(arg) for arg in record.args)
+            self._hide_what_is_left(record)
         if record.exc_info and not record.exc_text:
             record.exc_text = self._formatter.formatException(record.exc_info)
         if record.exc_text:
@@ -129,6 +125,23 @@ class RedactingFilter(logging.Filter):
         if record.stack_info:
             record.stack_info = redact(record.stack_info)
         return True
+
+    @staticmethod
+    def _hide_what_is_left(record: logging.LogRecord) -> None:
+        """A secret in the format, or split over it and an argument: the whole message, formatted
+        and hidden, replaces them."""
+        if _holds_secret(record):
+            record.msg, record.args = redact(record.getMessage()), None
+
+
+def _holds_secret(record: logging.LogRecord) -> bool | None:
+    """Whether the record's message, formatted, shows a secret; None when the format does not fit
+    its arguments."""
+    try:
+        message = record.getMessage()
+    except Exception:  # noqa: BLE001 - logging reports it when a handler formats the record
+        return None
+    return redact(message) != message
 
 
 def redact_handlers(handlers: Iterable[logging.Handler]) -> None:

@@ -90,6 +90,16 @@ def test_a_secret_in_nested_arguments_and_objects_is_hidden() -> None:
     assert "<Request GET /api/runs/?token=[REDACTED]>" in written
 
 
+def test_a_format_that_does_not_fit_its_arguments_does_not_print_them_as_they_are(capsys) -> None:
+    logging.raiseExceptions, raised = True, logging.raiseExceptions
+    try:
+        _written(f"?token={TOKEN}", msg="%s %s")  # one argument short: logging reports the record
+    finally:
+        logging.raiseExceptions = raised
+    report = capsys.readouterr().err
+    assert "Arguments:" in report and TOKEN not in report
+
+
 def test_a_secret_split_between_the_format_and_its_argument_is_hidden() -> None:
     assert _written(TOKEN[3:], msg="token=nl_%s") == f"token={MASK}\n"
 
