@@ -18,6 +18,7 @@ from typing import Any
 from celery import Celery, signals
 from kombu import Exchange, Queue
 
+from webapp.logredact import redact_every_handler
 from webapp.process_gc import garbage_collector_settle
 from webapp.queues import ALL_QUEUES, RUNS_REAP, SHORT_QUEUE, TASK_QUEUES
 
@@ -103,6 +104,14 @@ def task_send_or_owe(
         logger.warning("could not send %s %s: %s", name, args or kwargs, exc)
         return f"{type(exc).__name__}: {exc}"
     return ""
+
+
+@signals.after_setup_logger.connect
+@signals.after_setup_task_logger.connect
+def _redact_worker_logs(**_: Any) -> None:
+    """Celery replaced the root logger's handlers with its own: they carry the filter too (no
+    secret in a log, webapp/logredact.py)."""
+    redact_every_handler()
 
 
 @signals.worker_process_init.connect

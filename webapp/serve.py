@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import pwd
 import shutil
@@ -43,8 +44,11 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
+
+from webapp.logredact import granian_log_config, redact_lines
 
 APP = "webapp.asgi:application"
 # The WSGI callable granian serves; NETLOOM_WSGI_APP names another (bench/api_load.py's, which
@@ -74,9 +78,17 @@ def _log_level() -> str:
     return os.environ.get("NETLOOM_WEB_LOG_LEVEL", "info")
 
 
+def _access_log_on() -> bool:
+    """Whether requests are logged one line each: at the info and debug levels (the benches and
+    the image's health check run at warning)."""
+    return _log_level() in ("info", "debug", "trace")
+
+
 def _streams(*, workers: int, host: str = "127.0.0.1", port: int | None = None, uds: str | None = None) -> None:
     """uvicorn serving the ASGI application (in front mode only /ws/ reaches it), until stopped."""
     import uvicorn
+
+    from webapp.logredact import uvicorn_log_config
 
     uvicorn.run(
         APP,
@@ -91,6 +103,10 @@ def _streams(*, workers: int, host: str = "127.0.0.1", port: int | None = None, 
         ws_per_message_deflate=False,
         lifespan="off",
         timeout_keep_alive=5,
+        # Every handler carries the secret filter (webapp/logredact.py): uvicorn logs a WebSocket's
+        # path with its query ("?token=..."). Behind the front, nginx's access log is the one.
+        log_config=uvicorn_log_config(),
+        access_log=uds is None,
         # Behind the front: the client's address and scheme are the front's X-Forwarded-* headers.
         proxy_headers=uds is not None,
         forwarded_allow_ips="*" if uds is not None else None,
@@ -195,7 +211,6 @@ def nginx_config(*, host: str, port: int, folder: Path, http_sockets: list[Path]
     common = """
             proxy_http_version 1.1;
             proxy_set_header Host $http_host;
-            proxy_set_header X-Forwarded-For $remote_addr;
             proxy_set_header X-Forwarded-Proto $http_x_forwarded_proto;"""
     return f"""# Written by webapp/serve.py for one start; nothing here is kept.
 {user}
@@ -205,7 +220,7 @@ pid {folder}/nginx.pid;
 error_log stderr warn;
 events {{ worker_connections 8192; }}
 http {{
-    access_log off;
+{_access_log()}
     default_type application/octet-stream;
     client_body_temp_path {folder}/body;
     proxy_temp_path {folder}/proxy;
@@ -229,6 +244,8 @@ http {{
         listen {listen} backlog=4096;
         location /ws/ {{
             proxy_pass http://streams;{common}
+            # uvicorn's client address (its log lines): the front's peer, whatever a client wrote.
+            proxy_set_header X-Forwarded-For $remote_addr;
             proxy_set_header Upgrade $http_upgrade;
             proxy_set_header Connection $connection_upgrade;
             proxy_buffering off;
@@ -249,6 +266,10 @@ http {{
             proxy_pass http://http_app;{common}
             proxy_set_header Connection "";
             proxy_set_header X-Netloom-Client-Addr $remote_addr;
+            # What a client (or a proxy before the front) sent, with the front's peer appended:
+            # Django believes it only where NETLOOM_TRUSTED_PROXIES names that peer
+            # (webapp/api/client_address.py).
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
             proxy_read_timeout 600s;
             proxy_send_timeout 600s;
         }}
@@ -260,6 +281,32 @@ http {{
     }}
 }}
 """
+
+
+# A query parameter whose value is secret (the names webapp/logredact.py hides).
+_SECRET_PARAM = r"[A-Za-z0-9_-]*(?:token|password\d?|passwd|secret|api_?key|sessionid)="
+
+
+def _access_log() -> str:
+    """nginx's access log: one line a request, the client's secrets left out.
+
+    The line has the path ($uri) and the query with every secret value hidden (the map), never
+    $request or $request_uri (the query as sent: `/ws/runs/4/?token=nl_...`), the Referer or any
+    header that carries a credential. One secret parameter is hidden by itself
+    (`?since=3&token=[REDACTED]`), a query with several is hidden whole.
+    """
+    if not _access_log_on():
+        return "    access_log off;"
+    kept = rf"(?:(?!{_SECRET_PARAM})[^&]*)"
+    return f"""    map $args $logged_args {{
+        default $args;
+        "~*^(?<args_before>(?:{kept}&)*)(?<secret_name>{_SECRET_PARAM[:-1]})=[^&]*(?<args_after>(?:&{kept})*)$"
+            "${{args_before}}${{secret_name}}=[REDACTED]${{args_after}}";
+        "~*(?:^|&){_SECRET_PARAM}" "[REDACTED]";
+    }}
+    log_format netloom '$remote_addr - [$time_local] "$request_method $uri$is_args$logged_args '
+                       '$server_protocol" $status $body_bytes_sent $request_time "$http_user_agent"';
+    access_log /dev/stdout netloom;"""
 
 
 def _die_with_parent() -> None:
@@ -292,8 +339,18 @@ def serve_behind_front(*, host: str, port: int, http_workers: int, stream_worker
     level = _log_level()
     children: dict[str, subprocess.Popen[bytes]] = {}
 
-    def start(name: str, argv: list[str]) -> None:
-        children[name] = subprocess.Popen(argv, preexec_fn=_die_with_parent)  # noqa: PLW1509
+    def start(name: str, argv: list[str], *, piped: bool = False) -> None:
+        # `piped`: the child's output is not Python's logging (nginx's error log writes the request
+        # line, query and all): it reaches this process's stdout and stderr through the secret
+        # filter. A pipe also lets nginx open /dev/stdout whatever this process's stdout is (a
+        # socket, under systemd, cannot be opened by path).
+        output = subprocess.PIPE if piped else None
+        child = children[name] = subprocess.Popen(argv, preexec_fn=_die_with_parent,  # noqa: PLW1509
+                                                  stdout=output, stderr=output)
+        if piped:
+            for source, sink in ((child.stdout, sys.stdout.buffer), (child.stderr, sys.stderr.buffer)):
+                threading.Thread(target=redact_lines, args=(source, sink), name=f"{name} output",
+                                 daemon=True).start()
 
     stopping = False
 
@@ -304,12 +361,15 @@ def serve_behind_front(*, host: str, port: int, http_workers: int, stream_worker
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     status = 0
+    granian_logging = folder / "granian-logging.json"
+    granian_logging.write_text(json.dumps(granian_log_config()))
     try:
         for name, path in http_sockets.items():
             start(name, [
                 sys.executable, "-m", "granian", "--interface", "wsgi", "--uds", str(path),
                 "--workers", "1", "--blocking-threads", str(threads), "--respawn-failed-workers",
                 "--no-access-log", "--log-level", "warning" if level == "info" else level,
+                "--log-config", str(granian_logging),
                 os.environ.get("NETLOOM_WSGI_APP") or WSGI_APP,
             ])
         start("stream", [sys.executable, "-m", "webapp.serve", "--streams-uds", str(stream_socket),
@@ -319,7 +379,7 @@ def serve_behind_front(*, host: str, port: int, http_workers: int, stream_worker
         config = folder / "nginx.conf"
         config.write_text(nginx_config(host=host, port=port, folder=folder, http_sockets=list(http_sockets.values()),
                                        stream_socket=stream_socket))
-        start("front", [_nginx() or "nginx", "-p", str(folder), "-c", str(config), "-e", "stderr"])
+        start("front", [_nginx() or "nginx", "-p", str(folder), "-c", str(config), "-e", "stderr"], piped=True)
         print(f"webapp.serve: http://{host}:{port}/ (nginx in front of granian for HTTP, "
               f"{http_workers}x{threads}, and uvicorn for streams, {stream_workers})", flush=True)
         while not stopping:

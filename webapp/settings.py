@@ -40,7 +40,13 @@ Environment (all optional on a developer machine):
                               the tests turn it on); default 0
     NETLOOM_MAX_ACTIVATION_BYTES  most activation memory a graph may need per sample; default 2 GiB
     NETLOOM_LOGIN_FAILURE_LIMIT   failed logins before a lockout; default 10
-    NETLOOM_LOGIN_LOCKOUT_MINUTES how long a lockout lasts; default 15
+    NETLOOM_LOGIN_LOCKOUT_MINUTES how long a lockout lasts; default 15 (failures count per account
+                              and client address: webapp/api/lockout.py)
+    NETLOOM_TRUSTED_PROXIES   comma-separated addresses or networks (CIDR) of proxies in front of the
+                              service whose X-Forwarded-For is believed, e.g. the TLS proxy's; default
+                              none: the client is the peer that connected (webapp/api/client_address.py)
+    NETLOOM_SIGN_IN_RATE      password sign-ins one client address may try, any account, before 429
+                              with Retry-After (DRF's rate: "30/min", the default, "500/hour")
     NETLOOM_MAX_TOKENS_PER_USER   most live (unrevoked, unexpired) API tokens one user may hold; default 100
     NETLOOM_DEVICES           devices this deployment's workers have, checked when a run is created:
                               "cpu" (default), "cuda" (GPUs: cuda and cuda:N pass; a worker checks the
@@ -79,7 +85,9 @@ webapp/queues.py. tests/webapp/test_settings.py checks that this list names ever
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -140,7 +148,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI's files, served by us: no CDN
     "channels",
-    "axes",  # failed sign-ins per client address, and the lockout after too many
+    "axes",  # failed sign-ins per account and client address, and the lockout after too many
     "webapp.accounts",
     "webapp.jobs",
     "webapp.datasets",
@@ -166,16 +174,31 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 
-# --- sign-in lockout (django-axes) --------------------------------------------------------
-# The first backend refuses every sign-in from a client address that failed too often; the
-# failures are rows in the database (AccessAttempt), so every web process sees the same count.
+# --- sign-in lockout (django-axes) and throttle -------------------------------------------
+# The first backend refuses every sign-in to an account that failed too often from the client's
+# address; the failures are rows in the database (AccessAttempt), so every web process sees the
+# same count. Another account, or the same one from elsewhere, is not affected: behind a proxy
+# every user may share one address (webapp/api/lockout.py).
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("NETLOOM_LOGIN_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("NETLOOM_LOGIN_LOCKOUT_MINUTES", 15))
-AXES_LOCKOUT_PARAMETERS = ["ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# Proxies whose X-Forwarded-For is believed (addresses or networks): the client's address is then
+# the nearest one in it that is not a trusted proxy (webapp/api/client_address.py).
+NETLOOM_TRUSTED_PROXIES = env_list("NETLOOM_TRUSTED_PROXIES", [])
+for _proxy in NETLOOM_TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise RuntimeError(f"NETLOOM_TRUSTED_PROXIES: {_proxy!r} is not an address or network") from None
+AXES_CLIENT_IP_CALLABLE = "webapp.api.lockout.lockout_client_address"
+# Password sign-ins per client address (any account): past this rate, 429 with Retry-After.
+NETLOOM_SIGN_IN_RATE = os.environ.get("NETLOOM_SIGN_IN_RATE", "30/min")
+if not re.fullmatch(r"\d+/(s|sec|second|m|min|minute|h|hour|d|day)", NETLOOM_SIGN_IN_RATE):
+    raise RuntimeError(f"NETLOOM_SIGN_IN_RATE={NETLOOM_SIGN_IN_RATE!r}: expected a count per s, min, hour or day (30/min)")
 AXES_RESET_ON_SUCCESS = True
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_LOCKOUT_CALLABLE = "webapp.api.lockout.lockout_response"
@@ -312,6 +335,8 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "webapp.api.errors.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    # Only the sign-in views name a scope (webapp/api/lockout.py SignInRateThrottle).
+    "DEFAULT_THROTTLE_RATES": {"sign_in": NETLOOM_SIGN_IN_RATE},
 }
 
 SPECTACULAR_SETTINGS = {
@@ -437,10 +462,14 @@ if not DEBUG:
     if env_bool("NETLOOM_BEHIND_TLS_PROXY", False):
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
+# No secret in a log: one filter (webapp/logredact.py) on this handler, and, through
+# LOGGING_CONFIG, on every handler the process has (Django's own, the servers').
+LOGGING_CONFIG = "webapp.logredact.configure_logging"
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"redact": {"()": "webapp.logredact.RedactingFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "filters": ["redact"]}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {"django.request": {"level": "ERROR"}},
 }

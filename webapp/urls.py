@@ -5,6 +5,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from webapp import health, pages
+from webapp.api.lockout import sign_in_throttled
 from webapp.jobs.urls import API_ROUTES as JOB_ROUTES
 
 api_patterns = [
@@ -27,6 +28,8 @@ urlpatterns = [
     path("api/", include("webapp.runs.urls")),
     path("api/", include(api_patterns)),
     path("api/", include("webapp.sweeps.urls")),
+    # The admin's password form is throttled per address as the API's sign-ins are.
+    path("admin/login/", sign_in_throttled(admin.site.login), name="admin-login"),
     path("admin/", admin.site.urls),
     re_path(r"^app(?:/(?P<path>.*))?$", pages.app_shell, name="app"),
 ]

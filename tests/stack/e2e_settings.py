@@ -8,6 +8,7 @@ Environment (set by tests/stack/stack.py):
     NETLOOM_E2E_MEDIA    MEDIA_ROOT
     NETLOOM_E2E_STEP_DELAY seconds added to every training step (so a test can catch a run mid-way)
     NETLOOM_E2E_DATASET_PROCESSING "sync" (default) or "celery" (uploads processed by the worker)
+    NETLOOM_E2E_LOG_LEVEL  the root logger's level; default WARNING (a deployment's is INFO)
 """
 
 import os
@@ -53,4 +54,4 @@ RUNS_SPACE_WAIT_SECONDS = 60.0
 # Every event the worker and daphne store, publish or send is checked against its model; a misfit
 # raises and logs EVENT_SCHEMA_VIOLATION (webapp/runs/stream/event_types.py) in web.log / worker-N.log.
 NETLOOM_CHECK_EVENTS = True
-LOGGING = {**LOGGING, "root": {"handlers": ["console"], "level": "WARNING"}}  # noqa: F405
+LOGGING = {**LOGGING, "root": {"handlers": ["console"], "level": os.environ.get("NETLOOM_E2E_LOG_LEVEL", "WARNING")}}  # noqa: F405

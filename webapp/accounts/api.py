@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from webapp.api.errors import ApiError
+from webapp.api.lockout import SIGN_IN_SCOPE, SignInRateThrottle
 from webapp.api.mixins import TeamScopedMixin
 from webapp.api.serializers import KnownFieldsOnly, StrictSerializer
 
@@ -144,6 +145,9 @@ class TokenObtainView(APIView):
 
     authentication_classes: list[type] = []
     permission_classes = [AllowAny]
+    # Password attempts per client address: slowed past NETLOOM_SIGN_IN_RATE, never locked.
+    throttle_classes = [SignInRateThrottle]
+    throttle_scope = SIGN_IN_SCOPE
 
     @extend_schema(request=TokenRequestSerializer, responses={201: NewTokenSerializer})
     def post(self, request: Request) -> Response:
@@ -211,6 +215,9 @@ class LoginView(APIView):
 
     authentication_classes: list[type] = []
     permission_classes = [AllowAny]
+    # Password attempts per client address: slowed past NETLOOM_SIGN_IN_RATE, never locked.
+    throttle_classes = [SignInRateThrottle]
+    throttle_scope = SIGN_IN_SCOPE
 
     @extend_schema(request=CredentialsSerializer, responses=MeSerializer)
     def post(self, request: Request) -> Response:

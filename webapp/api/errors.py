@@ -11,6 +11,7 @@ client never has to parse an HTML page.
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -146,7 +147,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if getattr(exc, "auth_header", None):
         headers["WWW-Authenticate"] = exc.auth_header  # type: ignore[attr-defined]
     if getattr(exc, "wait", None):
-        headers["Retry-After"] = str(int(exc.wait))  # type: ignore[attr-defined]
+        # Whole seconds, rounded up: "0" would invite an immediate retry that is refused again.
+        headers["Retry-After"] = str(max(1, math.ceil(exc.wait)))  # type: ignore[attr-defined]
 
     if isinstance(exc, ApiError):
         body = error_body(exc.code, exc.message, exc.fields, **exc.extra)

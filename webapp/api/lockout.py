@@ -1,15 +1,32 @@
-"""The answer to a sign-in from a client address that is locked out (django-axes calls it)."""
+"""Sign-in protection: the lockout's answer and client address (django-axes calls them), and the
+per-address throttle on password sign-ins.
+
+Two rules, for two attacks (docs/subsystems/accounts.md, "Lockout"):
+- guessing one account's password: django-axes counts failures per account *and* client address
+  (AXES_LOCKOUT_PARAMETERS), and after NETLOOM_LOGIN_FAILURE_LIMIT that account is locked out
+  from that address for NETLOOM_LOGIN_LOCKOUT_MINUTES. Other accounts, and the same account from
+  elsewhere, sign in as before: behind a proxy every user may share one address.
+- trying many accounts from one address: `SignInRateThrottle` answers 429 with Retry-After past
+  NETLOOM_SIGN_IN_RATE attempts per address (DRF's throttle, counted in the shared cache). It
+  slows, it never locks: the next window lets the address sign in again.
+"""
 
 from __future__ import annotations
 
 import math
+from functools import wraps
 from typing import Any
 
 from axes.helpers import get_cool_off
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from rest_framework.settings import api_settings
+from rest_framework.throttling import ScopedRateThrottle
 
+from webapp.api.client_address import client_address
 from webapp.api.errors import error_body
+
+SIGN_IN_SCOPE = "sign_in"
 
 
 def lockout_response(
@@ -22,8 +39,8 @@ def lockout_response(
     response = JsonResponse(
         error_body(
             "locked_out",
-            f"Too many failed sign-ins from this address ({settings.AXES_FAILURE_LIMIT} "
-            f"in a row).{window}",
+            f"Too many failed sign-ins for this account from this address "
+            f"({settings.AXES_FAILURE_LIMIT} in a row).{window}",
             retry_after=seconds,
         ),
         status=429,
@@ -31,3 +48,48 @@ def lockout_response(
     if seconds:
         response["Retry-After"] = str(seconds)
     return response
+
+
+def lockout_client_address(request: HttpRequest) -> str | None:
+    """AXES_CLIENT_IP_CALLABLE: the client as NETLOOM_TRUSTED_PROXIES lets us see it."""
+    return client_address(request)
+
+
+class SignInRateThrottle(ScopedRateThrottle):
+    """Password sign-ins per client address (views with `throttle_scope = "sign_in"`)."""
+
+    def get_rate(self) -> str | None:
+        # Read per request, not at import as DRF's class attribute is: the setting may change.
+        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+
+    def get_ident(self, request: Any) -> str:
+        # DRF's own reads X-Forwarded-For as the client writes it: a new value, a new count.
+        return client_address(request) or ""
+
+    def get_cache_key(self, request: Any, view: Any) -> str:
+        # Per address even for a signed-in caller: the attempt is about another account.
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+
+class _SignInView:
+    throttle_scope = SIGN_IN_SCOPE
+
+
+def sign_in_throttled(view: Any) -> Any:
+    """The throttle of the API's sign-ins around a plain Django view (the admin's login form):
+    a POST past the rate answers the API's 429."""
+
+    @wraps(view)
+    def throttled(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.method == "POST":
+            throttle = SignInRateThrottle()
+            if not throttle.allow_request(request, _SignInView()):
+                wait = max(1, math.ceil(throttle.wait() or 1))
+                response = JsonResponse(
+                    error_body("throttled", f"Too many sign-ins from this address. Try again in "
+                               f"{wait} seconds."), status=429)
+                response["Retry-After"] = str(wait)
+                return response
+        return view(request, *args, **kwargs)
+
+    return throttled

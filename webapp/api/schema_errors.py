@@ -11,7 +11,7 @@ operation, the error statuses it can answer, derived from what the operation is:
 - 409 for writes that depend on an object's state (cancel a finished run), and for reads of
   what an object makes (an export before the run succeeded, a preview before the data is ready);
 - 413 and 415 for an operation that takes a body (too large; not JSON or multipart);
-- 429 for the sign-in operations (django-axes lockout).
+- 429 for the sign-in operations (django-axes lockout per account and address, the per-address throttle).
 """
 
 from __future__ import annotations
@@ -50,7 +50,8 @@ DESCRIPTIONS = {
     "409": "The object is not in a state that allows this now.",
     "413": "The request body is larger than the limit.",
     "415": "The body's content type is not one this operation reads.",
-    "429": "Too many failed sign-ins from this address; try again after Retry-After seconds.",
+    "429": ("Too many sign-ins: this account is locked out from this address (locked_out), or this "
+            "address is slowed (throttled); try again after Retry-After seconds."),
 }
 
 SIGN_IN_PATHS = {"/api/auth/token/", "/api/auth/login/"}

@@ -3876,7 +3876,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Too many failed sign-ins from this address; try again after Retry-After seconds. */
+            /** @description Too many sign-ins: this account is locked out from this address (locked_out), or this address is slowed (throttled); try again after Retry-After seconds. */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4017,7 +4017,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Too many failed sign-ins from this address; try again after Retry-After seconds. */
+            /** @description Too many sign-ins: this account is locked out from this address (locked_out), or this address is slowed (throttled); try again after Retry-After seconds. */
             429: {
                 headers: {
                     [name: string]: unknown;
