@@ -55,9 +55,16 @@ export function problemOf(status: number, data: unknown, fallback: string): ApiE
   return new ApiError(status, code, message, fields, error);
 }
 
-/** One JSON request with the session cookie; throws ApiError on an error answer. */
-export async function apiRequest<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
-  const headers: Record<string, string> = { Accept: "application/json", ...csrfHeaders(method) };
+/** One JSON request with the session cookie; throws ApiError on an error answer. `extra` adds
+ * request headers (`Prefer: respond-async` for work the server may run as a job). */
+export async function apiRequest<T>(
+  method: string,
+  path: string,
+  body?: unknown,
+  signal?: AbortSignal,
+  extra: Record<string, string> = {},
+): Promise<T> {
+  const headers: Record<string, string> = { Accept: "application/json", ...csrfHeaders(method), ...extra };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const response = await fetch(path, {
     method,

@@ -2,6 +2,8 @@
 // kind, step, epoch, its validation metrics, which one the default export holds; per checkpoint the
 // downloads, an evaluation on the test split, and a new run from it (fine-tune or resume).
 import { useId, useState } from "react";
+import { fromJob } from "../jobs/jobState";
+import { evaluateAsJob } from "./evaluateJob";
 import { runsApi } from "./api";
 import { formatMetric } from "./format";
 import type { InitChoice, InitMode } from "./initPlan";
@@ -64,7 +66,9 @@ export function CheckpointsPanel({
   async function evaluate(name: string) {
     setEvaluations((e) => ({ ...e, [name]: "evaluating…" }));
     try {
-      const answer = await runsApi.evaluate(run.id, name);
+      const answer = await evaluateAsJob(run.id, name, (job) =>
+        setEvaluations((e) => ({ ...e, [name]: `evaluating… ${fromJob(job).label.toLowerCase()}` })),
+      );
       setEvaluations((e) => ({ ...e, [name]: evaluationLine(answer) }));
     } catch (err) {
       setEvaluations((e) => ({ ...e, [name]: (err as Error).message }));

@@ -1,12 +1,16 @@
 // How good is the model and where is it wrong: the engine's evaluation of the test split
 // (GET /api/runs/<id>/evaluation/[?checkpoint=]) for the weights the user picks: the downloads'
-// weights (stored when the run succeeded) or any other kept checkpoint (computed on request).
-// Every figure names the checkpoint it is about.
+// weights (stored when the run succeeded) or any other kept checkpoint (computed on request, as a
+// job on the workers whose progress shows like every job's). Every figure names the checkpoint it
+// is about.
 import { useEffect, useId, useMemo, useState } from "react";
 import { ApiError } from "../api/client";
+import { JobProgress } from "../jobs/JobProgress";
+import { type JobView, fromJob } from "../jobs/jobState";
 import { runsApi } from "./api";
 import { checkpointOptions, evaluatedWords } from "./evaluationChoice";
 import { EvaluationReport } from "./EvaluationReport";
+import { evaluateAsJob } from "./evaluateJob";
 import type { EvaluationAnswer } from "./judgeTypes";
 import type { Checkpoint, DatasetSummary, Run } from "./types";
 
@@ -24,6 +28,7 @@ export function EvaluationPanel({ run, summary, canEdit, checkpoints = [] }: { r
   const [missing, setMissing] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [job, setJob] = useState<JobView | null>(null);
   const trained = run.status === "succeeded";
   const options = useMemo(() => checkpointOptions(run, checkpoints), [run, checkpoints]);
   const about = evaluatedWords(choice, run, checkpoints);
@@ -51,8 +56,9 @@ export function EvaluationPanel({ run, summary, canEdit, checkpoints = [] }: { r
     setBusy(true);
     setError(null);
     try {
-      setEvaluation(await runsApi.evaluate(run.id, choice || undefined));
+      setEvaluation(await evaluateAsJob(run.id, choice || undefined, (asked) => setJob(fromJob(asked))));
       setMissing(false);
+      setJob(null);
     } catch (e) {
       setError((e as Error).message);
     } finally {
@@ -91,6 +97,7 @@ export function EvaluationPanel({ run, summary, canEdit, checkpoints = [] }: { r
           )}
         </p>
       )}
+      {job && <JobProgress view={job} what="The evaluation" testid="evaluation-job" barLabel="Evaluating on the test split" live />}
       {trained && !evaluation && !missing && !error && <p className="muted">Loading…</p>}
       {evaluation && <EvaluationReport run={run} evaluation={evaluation} images={isImageData(summary)} about={about} />}
     </section>

@@ -13,6 +13,7 @@ import type {
 } from "./types";
 import type { EvaluationAnswer, PredictAnswer, SampleAnswer, SampleRowsAnswer } from "./judgeTypes";
 import type { StepWindow } from "./series";
+import type { Job } from "../jobs/jobState";
 
 /** Everything POST /api/runs/ takes (the graph's latest revision unless `revision` is given). */
 export type RunCreateBody = Schema<"RunCreateRequest">;
@@ -59,9 +60,11 @@ export const runsApi = {
   /** The engine's evaluation on the test split: the downloads' weights, or a checkpoint (404 until computed). */
   evaluation: (id: number, checkpoint?: string) =>
     apiRequest<EvaluationAnswer>("GET", `/api/runs/${id}/evaluation/${checkpoint ? `?checkpoint=${encodeURIComponent(checkpoint)}` : ""}`),
-  /** Compute the evaluation now (a run from before evaluations, or a checkpoint). */
+  /** Evaluate the downloads' weights or a checkpoint as a job on the workers (202 and the job;
+   * its result is the evaluation, also stored): poll it with `job`. */
   evaluate: (id: number, checkpoint?: string) =>
-    apiRequest<EvaluationAnswer>("POST", `/api/runs/${id}/evaluation/`, checkpoint ? { checkpoint } : {}),
+    apiRequest<Job>("POST", `/api/runs/${id}/evaluation/`, checkpoint ? { checkpoint } : {}, undefined, { Prefer: "respond-async" }),
+  job: (id: number) => apiRequest<Job>("GET", `/api/jobs/${id}/`),
   /** The trained model's answer for a typed row, numbers or a test index. */
   predict: (id: number, body: { input: Record<string, unknown> | unknown[] } | { index: number }) =>
     apiRequest<PredictAnswer>("POST", `/api/runs/${id}/predict/`, body),
