@@ -1108,6 +1108,8 @@ export interface components {
             rows: number;
             description: string;
         };
+        /** @enum {string} */
+        BuiltinEnum: "iris" | "wine" | "breast_cancer" | "diabetes" | "digits" | "moons" | "spirals";
         /** @description GET /api/datasets/builtins/. */
         BuiltinList: {
             results: components["schemas"]["BuiltinDataset"][];
@@ -1277,9 +1279,8 @@ export interface components {
         DatasetCreateRequest: {
             /** Format: int64 */
             team: number;
-            /** @default  */
             name?: string;
-            builtin: string;
+            builtin: components["schemas"]["BuiltinEnum"];
             options?: {
                 [key: string]: unknown;
             };
@@ -1343,7 +1344,6 @@ export interface components {
             /** Format: int64 */
             team: number;
             kind: components["schemas"]["DatasetUploadKindEnum"];
-            /** @default  */
             name?: string;
             /** @default {} */
             options?: string;
@@ -1517,6 +1517,7 @@ export interface components {
         };
         /** @description What POST /api/runs/<id>/explanations/ takes. */
         ExplanationCreateRequest: {
+            /** Format: int64 */
             index?: number | null;
             /** @description Numbers of the feature shape, or a row as in the CSV {column: raw value}. */
             input?: unknown;
@@ -2198,7 +2199,7 @@ export interface components {
             };
         };
         PatchedGraphRenameRequest: {
-            name?: string;
+            name: string;
         };
         PatchedLayoutRequest: {
             layout?: {
@@ -2507,7 +2508,6 @@ export interface components {
             config?: unknown;
             transforms?: unknown;
             split?: unknown;
-            /** @default  */
             name?: string;
             /** @default  */
             notes?: string;
@@ -2554,6 +2554,7 @@ export interface components {
         };
         /** @description `init` of POST /api/runs/: start from a checkpoint of a run you can see. */
         RunInitRequest: {
+            /** @description The run's id. */
             run: number;
             /** @description The checkpoint's name (best, epoch-0003, step-0000120). */
             checkpoint: string;
@@ -3102,14 +3103,12 @@ export interface components {
             name: string;
         };
         TokenCreateRequest: {
-            /** @default  */
             name?: string;
             expires_in_days?: number | null;
         };
         TokenRequestRequest: {
             username: string;
             password: string;
-            /** @default  */
             name?: string;
             expires_in_days?: number | null;
         };
@@ -7228,6 +7227,15 @@ export interface operations {
             };
             /** @description Not signed in, or the token is unknown, revoked or expired. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

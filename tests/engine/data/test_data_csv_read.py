@@ -59,7 +59,7 @@ def test_a_mixed_encoding_csv_is_named_by_row_and_byte_with_the_bytes_escaped(tm
 
 def test_a_file_that_is_not_utf8_names_the_byte_it_stopped_at(tmp_path: Path) -> None:
     path = tmp_path / "latin.csv"
-    path.write_bytes("a,kind\n1,b\n".encode() + "2,caf\xe9\n".encode("latin-1"))
+    path.write_bytes(b"a,kind\n1,b\n" + "2,caf\xe9\n".encode("latin-1"))
     with pytest.raises(DataError) as err:
         load_dataset({"source": {"kind": "csv", "path": str(path), "target": "kind", "encoding": "utf-8"}})
     assert err.value.row == 3 and "b'\\xe9' at byte 16" in str(err.value)
