@@ -121,9 +121,3 @@ def refuse_json_value(data: Any) -> None:
         path, message = problem
         field = path or "non_field_errors"
         raise ApiError(400, "invalid", f"{path}: {message}" if path else message, fields={field: [message]})
-
-
-def holds_nul(value: Any) -> bool:
-    """Whether any string or key in a parsed JSON value contains U+0000."""
-    problem = json_value_problem(value)
-    return problem is not None and "NUL" in problem[1]

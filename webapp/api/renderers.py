@@ -5,8 +5,8 @@ process, orjson about a tenth of that. What orjson does not encode itself goes t
 (lazy strings, Decimal, sets, numpy values), and so do datetimes, so every answer keeps DRF's
 formats ("Z" for UTC). NaN and infinities, which strict JSON cannot hold, become null.
 
-An integer orjson cannot write (beyond 64 bits) sends the answer through the standard library's
-encoder instead: the parser refuses such numbers (webapp/api/parsers.py), but a row stored before
+An integer orjson cannot write (beyond 64 bits) or a lone surrogate sends the answer through the
+standard library's encoder instead: the parser refuses such numbers (webapp/api/parsers.py), but a row stored before
 that rule, or by a path that bypasses it, must never make a list answer 500 for everyone.
 """
 
@@ -40,7 +40,8 @@ class FastJSONRenderer(JSONRenderer):
             return orjson.dumps(data, default=self._fallback.default, option=_OPTIONS)
         except orjson.JSONEncodeError:
             # Python's encoder writes any integer; non-finite floats become null as above.
-            return json.dumps(_finite(data), cls=JSONEncoder, ensure_ascii=False, allow_nan=False,
+            # ensure_ascii: a lone surrogate stored long ago is written as its escape, not a 500.
+            return json.dumps(_finite(data), cls=JSONEncoder, ensure_ascii=True, allow_nan=False,
                               separators=(",", ":")).encode()
 
 
