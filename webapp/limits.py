@@ -15,4 +15,5 @@ def engine_limits() -> Any:
         max_nodes=settings.NETLOOM_MAX_NODES,
         max_params=settings.NETLOOM_MAX_PARAMS,
         max_activation_bytes=settings.NETLOOM_MAX_ACTIVATION_BYTES,
+        max_spec_bytes=settings.NETLOOM_MAX_SPEC_BYTES,
     )

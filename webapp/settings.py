@@ -32,7 +32,8 @@ Environment (all optional on a developer machine):
                               server, a lost client) and is removed at server start and by the reaper;
                               default 600
     NETLOOM_MAX_PARAMS        largest model a graph may describe; default 100 million parameters
-    NETLOOM_MAX_NODES         most nodes in one graph; default 500
+    NETLOOM_MAX_NODES         most nodes in one graph; default 500 (a longer spec is refused before it is stored)
+    NETLOOM_MAX_SPEC_BYTES    largest graph spec or block definition; default 5 MiB (a larger body is a 413)
     NETLOOM_DATASET_PROCESSING "auto" (default: on the short-queue worker when one answers, else
                               inside the request), "sync" or "celery" (webapp/datasets/processing.py)
     NETLOOM_BEHIND_TLS_PROXY  1 when a proxy terminates TLS and sets X-Forwarded-Proto
@@ -303,6 +304,9 @@ FILE_UPLOAD_HANDLERS = ["webapp.datasets.uploads.LimitedUploadHandler"]
 
 NETLOOM_MAX_PARAMS = env_int("NETLOOM_MAX_PARAMS", 100_000_000)
 NETLOOM_MAX_NODES = env_int("NETLOOM_MAX_NODES", 500)
+# The engine's own limit on a spec document (engine.spec.DEFAULT_MAX_SPEC_BYTES); a body that
+# carries a spec or block may be this plus the few fields around it, else 413 before it is parsed.
+NETLOOM_MAX_SPEC_BYTES = env_int("NETLOOM_MAX_SPEC_BYTES", 5 * 1024 * 1024)
 NETLOOM_MAX_ACTIVATION_BYTES = env_int("NETLOOM_MAX_ACTIVATION_BYTES", 2 * 1024**3)
 NETLOOM_DATASET_PROCESSING = os.environ.get("NETLOOM_DATASET_PROCESSING", "auto")
 # The reaper re-sends an upload's processing job still queued this long after its send (webapp/datasets/jobs.py).

@@ -264,7 +264,7 @@ class Dataset(TypedDict):
 class DatasetCreateRequest(TypedDict):
     team: int
     name: NotRequired[str]
-    builtin: str
+    builtin: BuiltinEnum
     options: NotRequired[dict[str, Any]]
 
 
@@ -904,7 +904,7 @@ class PatchedDatasetUpdateRequest(TypedDict):
 
 
 class PatchedGraphRenameRequest(TypedDict):
-    name: NotRequired[str]
+    name: str
 
 
 class PatchedLayoutRequest(TypedDict):
@@ -1553,6 +1553,9 @@ class Worker(TypedDict):
     alive: bool
 
 
+BuiltinEnum: TypeAlias = Literal["iris", "wine", "breast_cancer", "diabetes", "digits", "moons", "spirals"]
+
+
 CheckpointJsonKindEnum: TypeAlias = Literal["best", "epoch", "cancelled"]
 
 
@@ -1638,6 +1641,7 @@ __all__ = [
     "BlockVersionCreateRequest",
     "BlockVersionSummary",
     "BuiltinDataset",
+    "BuiltinEnum",
     "BuiltinList",
     "CheckpointEvent",
     "CheckpointJson",

@@ -55,16 +55,54 @@ class CsvFormat:
         return asdict(self)
 
 
-def _is_utf8(path: str) -> bool:
+@dataclass(frozen=True)
+class NotUtf8:
+    """Where a file stops being UTF-8: the first byte sequence that does not decode."""
+
+    offset: int  # of the first bad byte, from 0
+    row: int  # the line it is on (the header is row 1)
+    bad: bytes  # the bytes that do not decode, shown escaped (b'\xe9')
+    mixed: bool  # other non-ASCII text in the file is UTF-8: the file mixes encodings
+
+    def message(self, hint: str = "") -> str:
+        """What the user reads: the byte, the bytes escaped, the encoding tried."""
+        if self.mixed:
+            return (f"byte {self.offset}: {self.bad!r} is not UTF-8, though the file's other "
+                    "accented text is: the file mixes encodings. Save it as UTF-8 throughout"
+                    f"{', or choose its encoding (latin-1 or utf-16)' if hint else ''}")
+        return f"the file is not UTF-8 text: {self.bad!r} at byte {self.offset} does not decode{hint}"
+
+
+def find_not_utf8(path: str, *, lookahead: int = BLOCK_BYTES * 4) -> NotUtf8 | None:
+    """The first place the file is not UTF-8, or None; reads the file once, in blocks.
+
+    `mixed` looks for UTF-8 text before the bad bytes and in up to `lookahead` bytes after them.
+    """
     decoder = codecs.getincrementaldecoder("utf-8")()
+    consumed = newlines = 0
+    seen_non_ascii = False
     with open(path, "rb") as f:
+        while chunk := f.read(BLOCK_BYTES * 4):
+            pending = decoder.getstate()[0]
+            try:
+                text = decoder.decode(chunk)
+            except UnicodeDecodeError as exc:
+                start = consumed - len(pending) + exc.start
+                seen_non_ascii = seen_non_ascii or not exc.object[: exc.start].decode(
+                    "utf-8", errors="ignore").isascii()
+                after = exc.object[exc.end :] + f.read(lookahead)
+                mixed = seen_non_ascii or not after.decode("utf-8", errors="ignore").isascii()
+                row = newlines + exc.object[: exc.start].count(b"\n") + 1
+                return NotUtf8(start, row, bytes(exc.object[exc.start : exc.end]), mixed)
+            seen_non_ascii = seen_non_ascii or not text.isascii()
+            newlines += chunk.count(b"\n")
+            consumed += len(chunk)
         try:
-            while chunk := f.read(BLOCK_BYTES * 4):
-                decoder.decode(chunk)
             decoder.decode(b"", final=True)
-        except UnicodeDecodeError:
-            return False
-    return True
+        except UnicodeDecodeError as exc:  # the file ends inside a character
+            return NotUtf8(consumed - len(exc.object) + exc.start, newlines + 1,
+                           bytes(exc.object[exc.start :]), seen_non_ascii)
+    return None
 
 
 def resolve_encoding(path: str, requested: str, *, guess: bool = False) -> tuple[str, bool]:
@@ -82,8 +120,13 @@ def resolve_encoding(path: str, requested: str, *, guess: bool = False) -> tuple
         return "utf-8", False  # pyarrow skips the BOM itself
     if head[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
         return "utf-16", True
-    if guess and not _is_utf8(path):
-        return "latin-1", True
+    if guess:
+        bad = find_not_utf8(path)
+        if bad is not None and bad.mixed:
+            # Read as Latin-1, its UTF-8 text would show as mojibake ("CafÃ©") in every message.
+            raise DataError(bad.message("choose"), row=bad.row)
+        if bad is not None:
+            return "latin-1", True
     return "utf-8", False
 
 
@@ -153,13 +196,10 @@ def _locate(path: str, fmt: CsvFormat, n_columns: int, cause: str) -> DataError:
     codec = "utf-8-sig" if fmt.encoding == "utf-8" else fmt.encoding
     hint = "; choose its encoding (latin-1 or utf-16)" if fmt.requested_encoding == "auto" else ""
     if fmt.encoding == "utf-8":
-        # Decoding line by line names the line; the text reader below decodes ahead of the rows.
-        with open(path, "rb") as raw:
-            for line_number, line in enumerate(raw, start=1):
-                try:
-                    line.decode("utf-8")
-                except UnicodeDecodeError:
-                    return DataError(f"the file is not UTF-8 text{hint}", row=line_number)
+        # Decoding in blocks names the line and byte; the text reader below decodes ahead of the rows.
+        bad = find_not_utf8(path)
+        if bad is not None:
+            return DataError(bad.message(hint), row=bad.row)
     row = 0
     try:
         with open(path, encoding=codec, newline="") as f:

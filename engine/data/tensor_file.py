@@ -42,12 +42,17 @@ def _read_safetensors(path: str) -> dict[str, np.ndarray]:
 def _check_npz_members(path: str, limits: DataLimits) -> None:
     """Refuse an .npz whose x or y would inflate past what an uncompressed upload may hold.
 
-    An .npz is a zip of .npy files: the zip's declared sizes and compression ratio, and each
-    array's own header (shape and dtype), are checked before numpy allocates anything.
+    An .npz is a zip of .npy files. What x and y inflate to is judged, not how well they
+    compress: each member's declared size, and their sum, may not pass the cap (what the same
+    arrays uploaded uncompressed could be), and each array's own header (shape times itemsize)
+    must fit inside its member's declared size. Python's zipfile never yields more than a member
+    declares (and fails its CRC when the data disagrees), so numpy allocates at most the header's
+    size and reads at most the declared bytes: memory stays under the cap whatever the ratio.
+    A ratio limit alone refused honest data: 20,000 class-sorted int64 labels compress 450:1.
     """
     # An .npz may hold no more than the same arrays uploaded as an uncompressed file could.
     cap = min(limits.max_uncompressed_bytes, limits.max_bytes)
-    bounded = dataclasses.replace(limits, max_uncompressed_bytes=cap)
+    bounded = dataclasses.replace(limits, max_uncompressed_bytes=cap, max_ratio=math.inf)
     try:
         with zipfile.ZipFile(path) as zf:
             total = 0
@@ -56,6 +61,13 @@ def _check_npz_members(path: str, limits: DataLimits) -> None:
                     info = zf.getinfo(name)
                 except KeyError:
                     continue  # _check_keys names what is missing
+                if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                    # zipfile inflates bzip2/lzma a whole read at a time, past the declared size.
+                    raise DataError(
+                        f"is compressed with method {info.compress_type}; an .npz member is stored "
+                        "or deflated (as numpy writes it)",
+                        entry=name,
+                    )
                 total = check_entry(info, bounded, total, max_bytes=cap)
                 with zf.open(info) as f:
                     major, _ = np.lib.format.read_magic(f)

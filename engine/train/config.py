@@ -35,6 +35,8 @@ _UNION_MEMBER = re.compile(r"[\[\]']")
 ClassWeights = Literal["balanced"] | Annotated[list[Annotated[float, Field(ge=0)]], Field(min_length=2)]
 
 
+MAX_EPOCHS = 100_000  # the most epochs one run may train
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
@@ -117,7 +119,7 @@ class TrainConfig(_Strict):
     loss: LossName | None = None  # None: cross_entropy for classification, mse for regression
     optimizer: OptimizerConfig = Field(default_factory=OptimizerConfig)
     scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
-    epochs: Annotated[int, Field(ge=1, le=100_000)] = 10
+    epochs: Annotated[int, Field(ge=1, le=MAX_EPOCHS)] = 10
     batch_size: Annotated[int, Field(ge=1, le=1_048_576)] = 32
     eval_batch_size: Annotated[int, Field(ge=1, le=1_048_576)] | None = None
     grad_clip: Annotated[float, Field(gt=0)] | None = None

@@ -252,3 +252,36 @@ def test_malformed_multipart_gets_a_4xx_in_the_error_envelope(
     # 400 for a body that does not parse; 415 for a boundary longer than RFC 2046 allows.
     assert status in (400, 415), answer
     assert set(answer["error"]) >= {"code", "message", "fields"} and answer["error"]["message"]
+
+
+def _chain_spec(nodes: int) -> dict[str, Any]:
+    """A spec of `nodes` ReLUs in a chain (the shape of the campaign's 100,000-node spec)."""
+    chain = [{"id": f"r{i}", "op": "ReLU", "inputs": [f"r{i - 1}" if i else "x"]} for i in range(nodes)]
+    return {"version": 1, "inputs": [{"id": "x", "shape": [4]}], "nodes": chain, "outputs": [f"r{nodes - 1}"]}
+
+
+@pytest.mark.parametrize(
+    ("nodes", "status", "code"),
+    [(100_000, 413, "payload_too_large"), (70_000, 400, "too_many_nodes")],
+    ids=["100k-nodes-over-the-size-limit", "70k-nodes-under-it"],
+)
+def test_a_spec_past_the_graph_limits_is_refused_before_it_is_stored_or_built(
+    stack: ServiceStack, nodes: int, status: int, code: str
+) -> None:
+    api = stack.api("a")
+    before = api.get("/api/graphs/?page_size=500").json()["count"]
+    body = json.dumps({"team": stack.world["a"]["team"], "name": "huge", "spec": _chain_spec(nodes)}).encode()
+    api.post("/api/graphs/validate/", json={"spec": _chain_spec(2)})  # the first request loads the code
+    assert stack.web is not None
+    with PeakMemory(stack.web_pids()) as peak:
+        answered, answer = _send(stack, "/api/graphs/", iter([body]), content_type="application/json",
+                                 length=len(body), token=stack.token("a"))
+    print(f"\n{nodes} nodes ({len(body) / MiB:.1f} MiB): {answered}, web process +{peak.growth_mib:.1f} MiB")
+    assert answered == status, answer
+    assert answer["error"]["code"] == code
+    assert "limit" in answer["error"]["message"]
+    if code == "too_many_nodes":
+        assert answer["error"]["fields"] == {"spec.nodes": [answer["error"]["message"]]}
+        assert "the limit is 500" in answer["error"]["message"]
+    assert api.get("/api/graphs/?page_size=500").json()["count"] == before
+    assert peak.growth_mib < 100, f"the web process grew by {peak.growth_mib:.0f} MiB"

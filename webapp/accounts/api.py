@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 from webapp.api.errors import ApiError
 from webapp.api.lockout import SIGN_IN_SCOPE, SignInRateThrottle
 from webapp.api.mixins import TeamScopedMixin
-from webapp.api.serializers import KnownFieldsOnly, StrictSerializer
+from webapp.api.serializers import ColumnBounds, KnownFieldsOnly, NameField, StrictSerializer
 
 from . import services
 from .models import ApiToken, Membership, Role, Team
@@ -37,14 +37,14 @@ class CredentialsSerializer(StrictSerializer):
 
 
 class TokenRequestSerializer(CredentialsSerializer):
-    name = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    name = NameField(max_length=100, required=False, allow_blank=True, default="")
     expires_in_days = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, max_value=services.MAX_TOKEN_DAYS
     )
 
 
 class TokenCreateSerializer(StrictSerializer):
-    name = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    name = NameField(max_length=100, required=False, allow_blank=True, default="")
     expires_in_days = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, max_value=services.MAX_TOKEN_DAYS
     )
@@ -83,7 +83,7 @@ class MemberSerializer(serializers.Serializer):
     role = serializers.ChoiceField(choices=Role.choices)
 
 
-class TeamSerializer(KnownFieldsOnly, serializers.ModelSerializer):
+class TeamSerializer(KnownFieldsOnly, ColumnBounds, serializers.ModelSerializer):
     role = serializers.SerializerMethodField()
 
     class Meta:

@@ -7,7 +7,7 @@ operation, the error statuses it can answer, derived from what the operation is:
 - 400 for an operation that takes a body or query parameters (validation, `invalid_*`);
 - 401 for every operation that needs a sign-in; 403 for one that writes (role too low);
 - 404 for an operation on one object (`{id}` in the path: unknown, or another team's) and
-  for a page past the end of a list;
+  for a page past the end of a list, and for objects named in the query (`?ids=` of runs to compare);
 - 409 for writes that depend on an object's state (cancel a finished run), and for reads of
   what an object makes (an export before the run succeeded, a preview before the data is ready);
 - 413 and 415 for an operation that takes a body (too large; not JSON or multipart);
@@ -69,7 +69,7 @@ def _statuses(path: str, method: str, operation: dict[str, Any]) -> set[str]:
         if method in WRITE_METHODS:
             statuses.add("403")
     names = {p.get("name") for p in operation.get("parameters", [])}
-    if "{" in path or "page" in names:  # one object; or a page past the end of a list
+    if "{" in path or "page" in names or "ids" in names:  # one object; a page past the end; ?ids= naming one
         statuses.add("404")
     # A write depends on the object's state; so does a read of what an object has made
     # (/runs/{id}/export/, /datasets/{id}/preview/: 409 until it exists).

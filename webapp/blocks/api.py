@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from webapp.api.mixins import TeamScopedMixin, scope_to_user_teams
+from webapp.api.parsers import SpecJSONParser
 from webapp.api.serializers import IdField, StrictSerializer, UserRefSerializer
 
 from . import services
@@ -156,7 +157,11 @@ class BlockCreateSerializer(BlockVersionCreateSerializer):
     """A new block: its team, name and description, and its first version."""
 
     team = IdField()
-    name = serializers.CharField(max_length=64)
+    name = serializers.RegexField(
+        services.NAME_PATTERN.pattern, max_length=64,
+        error_messages={"invalid": "A block's name must be a Python identifier (letters, digits, _; not "
+                                   "starting with a digit; at most 64 characters)."},
+    )
     description = serializers.CharField(
         required=False, allow_blank=True, max_length=services.DESCRIPTION_MAX
     )
@@ -174,6 +179,8 @@ class BlockViewSet(
     viewsets.GenericViewSet,
 ):
     """The blocks of the user's teams (viewers read, editors write)."""
+
+    parser_classes = [SpecJSONParser]  # a definition body: NETLOOM_MAX_SPEC_BYTES, 413 past it
 
     queryset = blocks_with_latest(Block.objects.select_related("created_by")).order_by(
         "-latest_at", "-id"
@@ -232,6 +239,8 @@ class BlockViewSet(
 
 class BlockVersionViewSet(TeamScopedMixin, viewsets.GenericViewSet):
     """Versions of one block: list, save a new one (POST), read one with what it uses."""
+
+    parser_classes = [SpecJSONParser]  # a definition body: NETLOOM_MAX_SPEC_BYTES, 413 past it
 
     queryset = BlockVersion.objects.select_related("created_by", "block")
     team_lookup = "block__team"

@@ -28,10 +28,8 @@ NOTE_MAX = 500
 
 
 def _max_definition_bytes() -> int:
-    """A definition may be as large as a whole spec (the engine's limit)."""
-    from engine.validate import Limits
-
-    return int(getattr(settings, "NETLOOM_MAX_SPEC_BYTES", Limits().max_spec_bytes))
+    """A definition may be as large as a whole spec (NETLOOM_MAX_SPEC_BYTES, the engine's limit)."""
+    return int(settings.NETLOOM_MAX_SPEC_BYTES)
 
 
 def block_name_clean(name: Any) -> str:

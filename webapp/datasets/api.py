@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from django.db import transaction
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import exceptions, generics, mixins, serializers, status, viewsets
@@ -17,8 +18,8 @@ from rest_framework.response import Response
 
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
-from webapp.api.parsers import holds_nul
-from webapp.api.serializers import IdField, StrictSerializer, UserRefSerializer
+from webapp.api.parsers import json_value_problem
+from webapp.api.serializers import IdField, NameField, StrictSerializer, UserRefSerializer
 
 from . import services
 from .models import Dataset, DatasetKind, DatasetStatus
@@ -67,17 +68,32 @@ class DatasetSerializer(serializers.ModelSerializer):
         return {k: v for k, v in dataset.recipe.items() if k not in ("path", "table")}
 
 
+class BuiltinNameField(serializers.CharField):
+    """The name of a built-in dataset: the schema lists them (BuiltinNameFieldSchema)."""
+
+
+class BuiltinNameFieldSchema(OpenApiSerializerFieldExtension):
+    """The enum of built-in names, read from the engine when the schema is made (not at import)."""
+
+    target_class = BuiltinNameField
+
+    def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        from engine.data import BUILTIN_DATASETS
+
+        return {"type": "string", "enum": list(BUILTIN_DATASETS)}
+
+
 class DatasetCreateSerializer(StrictSerializer):
     team = IdField()
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    builtin = serializers.CharField(max_length=100)
+    name = NameField(max_length=200, required=False, allow_blank=True, default="")
+    builtin = BuiltinNameField(max_length=100)
     options = serializers.DictField(required=False, default=dict)
 
 
 class DatasetUpdateSerializer(StrictSerializer):
     """PATCH body: a new name, new CSV options (merged; null removes one), or both."""
 
-    name = serializers.CharField(max_length=200, required=False)
+    name = NameField(max_length=200, required=False)
     options = serializers.DictField(
         required=False,
         help_text="CSV only: target, features, categorical, task, delimiter, encoding, missing "
@@ -107,7 +123,7 @@ class DatasetUploadSerializer(StrictSerializer):
     kind = serializers.ChoiceField(
         choices=[k for k in DatasetKind.values if k != DatasetKind.BUILTIN]
     )
-    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    name = NameField(max_length=200, required=False, allow_blank=True, default="")
     options = serializers.CharField(required=False, allow_blank=True, default="{}")
     file = serializers.FileField()
 
@@ -126,8 +142,10 @@ class DatasetUploadSerializer(StrictSerializer):
             ) from None
         if not isinstance(options, dict):
             raise serializers.ValidationError("Must be a JSON object.")
-        if holds_nul(options):  # PostgreSQL's jsonb cannot store it
-            raise serializers.ValidationError("A string holds the NUL character (\\u0000).")
+        problem = json_value_problem(options)  # what no column can store (webapp/api/parsers.py)
+        if problem is not None:
+            path, message = problem
+            raise serializers.ValidationError(f"{path}: {message}" if path else message)
         return options
 
 

@@ -20,7 +20,15 @@ from rest_framework.views import APIView
 
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin, scope_to_user_teams
-from webapp.api.serializers import IdField, StrictSerializer, UserRefSerializer
+from webapp.api.parsers import SpecJSONParser
+from webapp.api.serializers import (
+    IdField,
+    NameField,
+    StrictSerializer,
+    UserRefSerializer,
+    column_bounds,
+    column_range,
+)
 
 from . import services
 from .models import Graph, GraphRevision
@@ -120,12 +128,12 @@ class GraphSavedSerializer(GraphDetailSerializer):
 
 class GraphCreateSerializer(StrictSerializer):
     team = IdField()
-    name = serializers.CharField(max_length=200)
+    name = NameField(max_length=200)
     spec = SpecField(required=False)
 
 
 class GraphRenameSerializer(StrictSerializer):
-    name = serializers.CharField(max_length=200)
+    name = NameField(max_length=200)
 
 
 class SpecSerializer(StrictSerializer):
@@ -136,7 +144,7 @@ class RevisionSaveSerializer(SpecSerializer):
     base = serializers.IntegerField(
         required=False,
         allow_null=True,
-        min_value=1,
+        **column_bounds(GraphRevision, "number", min_value=1),
         help_text="The revision the editor started from: when someone saved a newer one since, "
         "the save is refused (409 stale_base, with `latest` and `base`). Leave out to not check.",
     )
@@ -145,12 +153,17 @@ class RevisionSaveSerializer(SpecSerializer):
     )
 
 
+# A revision number in a query string: 1 up to what its column holds (the schema says the same).
+REVISION_NUMBER = {"type": "integer", "minimum": 1, "maximum": column_range(GraphRevision, "number")[1]}
+
+
 def revision_number_param(request: Request, name: str) -> int | None:
     """A revision number from the query string, or None (the caller answers 400 naming it)."""
     value = request.query_params.get(name, "").strip()
-    if not (value.isascii() and value.isdigit()) or len(value) > 9 or int(value) < 1:
+    if not (value.isascii() and value.isdigit()) or len(value) > 10:
         return None
-    return int(value)
+    number = int(value)
+    return number if REVISION_NUMBER["minimum"] <= number <= REVISION_NUMBER["maximum"] else None
 
 
 class LayoutSerializer(StrictSerializer):
@@ -204,6 +217,8 @@ class GraphViewSet(
 ):
     """Graphs of the user's teams."""
 
+    parser_classes = [SpecJSONParser]  # a spec body: NETLOOM_MAX_SPEC_BYTES, 413 past it
+
     queryset = graphs_with_latest_number(Graph.objects.select_related("created_by")).order_by("-updated_at", "-id")
 
     def get_serializer_class(self):
@@ -224,8 +239,8 @@ class GraphViewSet(
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("from", int, required=True, description="The revision number to compare from."),
-            OpenApiParameter("to", int, required=True, description="The revision number to compare to."),
+            OpenApiParameter("from", REVISION_NUMBER, required=True, description="The revision number to compare from."),
+            OpenApiParameter("to", REVISION_NUMBER, required=True, description="The revision number to compare to."),
         ],
         responses=RevisionDiff,
     )
@@ -276,6 +291,8 @@ class RevisionViewSet(
     TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
 ):
     """Revisions of one graph: list, save (POST), read, change the canvas layout, source code."""
+
+    parser_classes = [SpecJSONParser]
 
     queryset = GraphRevision.objects.select_related("created_by", "graph")
     team_lookup = "graph__team"
@@ -352,6 +369,8 @@ class RevisionViewSet(
 class ValidateView(APIView):
     """POST /api/graphs/validate/ {spec}: the engine's report, unchanged (200 even when invalid)."""
 
+    parser_classes = [SpecJSONParser]
+
     @extend_schema(request=SpecSerializer, responses=ValidationReport)
     def post(self, request: Request) -> Response:
         from engine.validate import validate
@@ -365,6 +384,8 @@ class ValidateView(APIView):
 
 class CodegenView(APIView):
     """POST /api/graphs/codegen/ {spec}: {"source"}, or 400 with the node-keyed errors."""
+
+    parser_classes = [SpecJSONParser]
 
     @extend_schema(request=SpecSerializer, responses=SourceResponse)
     def post(self, request: Request) -> Response:

@@ -29,6 +29,26 @@ def spec_problems_error(exc: Any) -> DomainError:
     return DomainError("not_a_spec", str(exc), field=field)
 
 
+def check_node_count(spec: Any) -> None:
+    """Refuse (400 too_many_nodes, naming NETLOOM_MAX_NODES) a spec with more nodes than a graph may
+    have, counted in the parsed JSON before the engine builds anything from it.
+
+    A draft with errors is stored, but not one past this limit: it could never become valid, and a
+    100,000-node spec cost the web process hundreds of MiB to parse and keep.
+    """
+    if not isinstance(spec, dict):
+        return
+    limit = engine_limits().max_nodes
+    parts = [("spec.nodes", spec.get("nodes"))]
+    blocks = spec.get("blocks")
+    if isinstance(blocks, list):
+        parts += [(f"spec.blocks.{i}.nodes", b.get("nodes")) for i, b in enumerate(blocks) if isinstance(b, dict)]
+    for field, nodes in parts:
+        if isinstance(nodes, list) and len(nodes) > limit:
+            raise DomainError("too_many_nodes", f"{field} holds {len(nodes)} nodes; the limit is {limit} "
+                              "(NETLOOM_MAX_NODES).", field=field)
+
+
 def check_spec(spec: Any) -> tuple[dict[str, Any], str, Any]:
     """Parse and validate a spec: (normalised JSON, spec_hash, report); raises if not a spec.
 
@@ -37,6 +57,7 @@ def check_spec(spec: Any) -> tuple[dict[str, Any], str, Any]:
     from engine.spec import SpecError, parse_spec, spec_hash
     from engine.validate import validate
 
+    check_node_count(spec)
     try:
         parsed = parse_spec(spec)
     except SpecError as exc:

@@ -15,7 +15,7 @@ from rest_framework import mixins, serializers, viewsets
 
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
-from webapp.api.serializers import UserRefSerializer
+from webapp.api.serializers import ID_PARAMETER, UserRefSerializer, comma_separated
 
 from .models import Job, JobState
 
@@ -65,9 +65,9 @@ class JobSerializer(serializers.ModelSerializer):
 
 
 JOB_LIST_PARAMETERS = [
-    OpenApiParameter("team", int, description="Only jobs of this team."),
+    OpenApiParameter("team", ID_PARAMETER, description="Only jobs of this team."),
     OpenApiParameter("kind", str, description='Only jobs of this kind ("datasets.process").'),
-    OpenApiParameter("state", str, description="Comma-separated states (queued, running, done, failed, cancelled)."),
+    OpenApiParameter("state", comma_separated(JobState.values), description="Comma-separated states (queued, running, done, failed, cancelled)."),
 ]
 
 

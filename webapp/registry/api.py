@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from webapp.accounts.models import Role
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
-from webapp.api.serializers import StrictSerializer, UserRefSerializer
+from webapp.api.serializers import IdField, NameField, StrictSerializer, UserRefSerializer
 
 from .models import ModelVersion, RegisteredModel
 from .selectors import model_aliases, model_history, version_files, version_folder
@@ -106,13 +106,13 @@ class RegisteredModelDetailSerializer(RegisteredModelSerializer):
 
 
 class ModelWriteSerializer(StrictSerializer):
-    team = serializers.IntegerField(required=False, help_text="The team (on creation).")
-    name = serializers.CharField(max_length=100)
+    team = IdField(required=False, help_text="The team (on creation).")
+    name = NameField(max_length=100)
     description = serializers.CharField(required=False, allow_blank=True, max_length=5000)
 
 
 class ModelVersionCreateSerializer(StrictSerializer):
-    run = serializers.IntegerField(min_value=1, max_value=2**53, help_text="A run of the model's team.")
+    run = IdField(help_text="A run of the model's team.")
     checkpoint = serializers.CharField(required=False, allow_blank=True, max_length=100,
                                        help_text="A kept checkpoint (best, epoch-0003); empty: the run's final export.")
     note = serializers.CharField(required=False, allow_blank=True, max_length=500)

@@ -22,7 +22,16 @@ from rest_framework.response import Response
 from webapp.accounts.models import Role
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
-from webapp.api.serializers import ID_MAX, IdField, StrictSerializer, TrainingSettingHints
+from webapp.api.parsers import INT_MAX, INT_MIN
+from webapp.api.serializers import (
+    ID_MAX,
+    ID_PARAMETER,
+    IdField,
+    NameField,
+    StrictSerializer,
+    TrainingSettingHints,
+    comma_separated,
+)
 
 from . import services
 from .models import Sweep, SweepPruner, SweepStatus, SweepStrategy, TrialState
@@ -35,6 +44,7 @@ from .selectors import (
     trial_state,
 )
 
+_INT64 = {"type": "integer", "minimum": INT_MIN, "maximum": INT_MAX}  # what the body parser lets through
 SPACE_ENTRY_SCHEMA: dict[str, Any] = {
     "oneOf": [
         {"type": "object", "required": ["type", "low", "high"], "additionalProperties": False,
@@ -42,8 +52,8 @@ SPACE_ENTRY_SCHEMA: dict[str, Any] = {
                         "high": {"type": "number"}, "log": {"type": "boolean", "default": False},
                         "step": {"type": "number", "nullable": True}}},
         {"type": "object", "required": ["type", "low", "high"], "additionalProperties": False,
-         "properties": {"type": {"type": "string", "enum": ["int"]}, "low": {"type": "integer"},
-                        "high": {"type": "integer"}, "step": {"type": "integer", "default": 1},
+         "properties": {"type": {"type": "string", "enum": ["int"]}, "low": _INT64,
+                        "high": _INT64, "step": {**_INT64, "minimum": 1, "default": 1},
                         "log": {"type": "boolean", "default": False}}},
         {"type": "object", "required": ["type", "choices"], "additionalProperties": False,
          "properties": {"type": {"type": "string", "enum": ["categorical"]},
@@ -198,7 +208,7 @@ class SweepCreateSerializer(TrainingSettingHints, StrictSerializer):
     """What POST /api/sweeps/ takes: the base (graph revision, dataset, config), the space and the search."""
 
     team = IdField(required=False)
-    name = serializers.CharField(max_length=200)
+    name = NameField(max_length=200)
     graph = IdField(required=False)
     revision = IdField(required=False)
     graph_revision = IdField(required=False)
@@ -225,9 +235,10 @@ class SweepCreateSerializer(TrainingSettingHints, StrictSerializer):
 
 
 SWEEP_LIST_PARAMETERS = [
-    OpenApiParameter("status", str, description="Comma-separated statuses (running, succeeded, cancelled, failed)."),
-    OpenApiParameter("graph", int, description="Only sweeps of this graph."),
-    OpenApiParameter("team", int, description="Only sweeps of this team."),
+    OpenApiParameter("status", comma_separated(SweepStatus.values),
+                     description="Comma-separated statuses (running, succeeded, cancelled, failed)."),
+    OpenApiParameter("graph", ID_PARAMETER, description="Only sweeps of this graph."),
+    OpenApiParameter("team", ID_PARAMETER, description="Only sweeps of this team."),
 ]
 
 

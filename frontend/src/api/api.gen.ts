@@ -1332,6 +1332,8 @@ export interface components {
             rows: number;
             description: string;
         };
+        /** @enum {string} */
+        BuiltinEnum: "iris" | "wine" | "breast_cancer" | "diabetes" | "digits" | "moons" | "spirals";
         /** @description GET /api/datasets/builtins/. */
         BuiltinList: {
             results: components["schemas"]["BuiltinDataset"][];
@@ -1505,9 +1507,8 @@ export interface components {
         DatasetCreateRequest: {
             /** Format: int64 */
             team: number;
-            /** @default  */
             name?: string;
-            builtin: string;
+            builtin: components["schemas"]["BuiltinEnum"];
             options?: {
                 [key: string]: unknown;
             };
@@ -1571,7 +1572,6 @@ export interface components {
             /** Format: int64 */
             team: number;
             kind: components["schemas"]["DatasetUploadKindEnum"];
-            /** @default  */
             name?: string;
             /** @default {} */
             options?: string;
@@ -1745,6 +1745,7 @@ export interface components {
         };
         /** @description What POST /api/runs/<id>/explanations/ takes. */
         ExplanationCreateRequest: {
+            /** Format: int64 */
             index?: number | null;
             /** @description Numbers of the feature shape, or a row as in the CSV {column: raw value}. */
             input?: unknown;
@@ -2169,7 +2170,10 @@ export interface components {
             note?: string;
         };
         ModelWriteRequest: {
-            /** @description The team (on creation). */
+            /**
+             * Format: int64
+             * @description The team (on creation).
+             */
             team?: number;
             name: string;
             description?: string;
@@ -2573,7 +2577,7 @@ export interface components {
             };
         };
         PatchedGraphRenameRequest: {
-            name?: string;
+            name: string;
         };
         PatchedLayoutRequest: {
             layout?: {
@@ -2597,7 +2601,10 @@ export interface components {
             priority?: unknown;
         };
         PatchedRunViewWriteRequest: {
-            /** @description The team (on creation). */
+            /**
+             * Format: int64
+             * @description The team (on creation).
+             */
             team?: number;
             name?: string;
             /** @description An expression of the runs query language (GET /api/runs/?filter=). */
@@ -2952,7 +2959,6 @@ export interface components {
             config?: unknown;
             transforms?: unknown;
             split?: unknown;
-            /** @default  */
             name?: string;
             /** @default  */
             notes?: string;
@@ -2999,6 +3005,7 @@ export interface components {
         };
         /** @description `init` of POST /api/runs/: start from a checkpoint of a run you can see. */
         RunInitRequest: {
+            /** @description The run's id. */
             run: number;
             /** @description The checkpoint's name (best, epoch-0003, step-0000120). */
             checkpoint: string;
@@ -3089,7 +3096,10 @@ export interface components {
             readonly updated_at: string;
         };
         RunViewWriteRequest: {
-            /** @description The team (on creation). */
+            /**
+             * Format: int64
+             * @description The team (on creation).
+             */
             team?: number;
             name: string;
             /** @description An expression of the runs query language (GET /api/runs/?filter=). */
@@ -3571,14 +3581,12 @@ export interface components {
             name: string;
         };
         TokenCreateRequest: {
-            /** @default  */
             name?: string;
             expires_in_days?: number | null;
         };
         TokenRequestRequest: {
             username: string;
             password: string;
-            /** @default  */
             name?: string;
             expires_in_days?: number | null;
         };
@@ -8749,6 +8757,15 @@ export interface operations {
             };
             /** @description Not signed in, or the token is unknown, revoked or expired. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -54,16 +54,48 @@ def _peak_rss_loading(path: Path, source: str = "tensors") -> tuple[str, int]:
     return lines[0], int(lines[-1].split()[1])
 
 
-def test_npz_bomb_is_refused_before_it_inflates(tmp_path: Path) -> None:
-    # 400 MiB of zeros (under the upload limit) deflate to 0.4 MiB: a ratio of ~1000:1.
+def test_npz_bomb_is_refused_naming_the_limit_before_it_inflates(tmp_path: Path) -> None:
+    # 2 GiB of zeros declared (past the 512 MiB an upload may be) in a file of a few MiB.
     path = tmp_path / "bomb.npz"
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        _write_npz_member(zf, "x.npy", (100 << 18, 4), 400)
-        _write_npz_member(zf, "y.npy", (100 << 18,), 0)
-    assert path.stat().st_size < 4 << 20
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        _write_npz_member(zf, "x.npy", (1 << 29,), 2048)
+        _write_npz_member(zf, "y.npy", (1 << 29,), 0)
+    assert path.stat().st_size < 16 << 20
     message, growth_kib = _peak_rss_loading(path)
-    assert message.startswith("ERROR") and "compression ratio" in message and "x.npy" in message
+    assert message.startswith("ERROR") and "x.npy" in message
+    assert f"the limit per entry is {512 << 20}" in message
     assert growth_kib < 100 * 1024  # the worker never holds the inflated array
+
+
+def test_npz_of_class_sorted_labels_is_accepted_however_well_it_compresses(tmp_path: Path) -> None:
+    # 20,000 int64 labels sorted by class compress some 450:1: honest data, not a bomb.
+    from engine.data.limits import DataLimits
+    from engine.data.recipe import TensorsSource
+    from engine.data.tensor_file import tensors_raw
+
+    y = np.repeat(np.arange(10, dtype=np.int64), 2_000)
+    x = np.random.default_rng(0).standard_normal((20_000, 4)).astype(np.float32)
+    np.savez_compressed(tmp_path / "labels.npz", x=x, y=y)
+    with zipfile.ZipFile(tmp_path / "labels.npz") as zf:
+        info = zf.getinfo("y.npy")
+    assert info.file_size / info.compress_size > 200  # what the ratio rule refused
+    raw = tensors_raw(TensorsSource(kind="tensors", path=str(tmp_path / "labels.npz")), DataLimits())
+    assert np.array_equal(np.asarray(raw.y), y)
+
+
+def test_npz_member_compressed_with_lzma_is_refused(tmp_path: Path) -> None:
+    from engine.data.limits import DataLimits
+    from engine.data.recipe import TensorsSource
+    from engine.data.tensor_file import tensors_raw
+
+    path = tmp_path / "lzma.npz"
+    np.savez(path, x=np.zeros((4, 2), np.float32), y=np.zeros(4, np.int64))
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp_path / "re.npz", "w", zipfile.ZIP_LZMA) as dst:
+        for name in src.namelist():
+            dst.writestr(name, src.read(name))
+    with pytest.raises(DataError) as err:
+        tensors_raw(TensorsSource(kind="tensors", path=str(tmp_path / "re.npz")), DataLimits())
+    assert err.value.entry == "x.npy" and "stored or deflated" in str(err.value)
 
 
 def test_npz_whose_header_lies_about_its_size_is_refused(tmp_path: Path) -> None:
@@ -84,7 +116,7 @@ def test_npz_larger_than_an_upload_may_be_is_refused(tmp_path: Path) -> None:
 
     x = np.zeros((64, 1024), dtype=np.float32)  # 256 KiB uncompressed, ~1 KiB compressed
     np.savez_compressed(tmp_path / "big.npz", x=x, y=np.zeros(64, dtype=np.int64))
-    limits = DataLimits(max_bytes=200 * 1024, max_ratio=1e9)
+    limits = DataLimits(max_bytes=200 * 1024)
     with pytest.raises(DataError) as err:
         tensors_raw(TensorsSource(kind="tensors", path=str(tmp_path / "big.npz")), limits)
     assert err.value.entry == "x.npy" and "limit per entry" in str(err.value)

@@ -41,6 +41,30 @@ def test_latin1_is_read_when_chosen_and_named_when_not(tmp_path: Path) -> None:
     assert err.value.row == 2 and "latin-1" in str(err.value)
 
 
+def test_a_mixed_encoding_csv_is_named_by_row_and_byte_with_the_bytes_escaped(tmp_path: Path) -> None:
+    # UTF-8 throughout but one row saved as Latin-1: read as Latin-1 the rest would be "CafÃ©".
+    path = tmp_path / "mixed.csv"
+    path.write_bytes("name,city,y\nAnne,Café,1\n".encode() + b"Bob,Z\xe9rich,0\n" + "Cara,Köln,1\n".encode())
+    for read in (
+        lambda: inspect_upload(str(path), "csv", {"target": "city", "task": "regression"}),
+        lambda: load_dataset({"source": {"kind": "csv", "path": str(path), "target": "y"}}),
+    ):
+        with pytest.raises(DataError) as err:
+            read()
+        message = str(err.value)
+        assert err.value.row == 3 and "byte 30" in message and "b'\\xe9'" in message
+        assert "UTF-8" in message and "mixes encodings" in message
+        assert "Ã" not in message and "\ufffd" not in message
+
+
+def test_a_file_that_is_not_utf8_names_the_byte_it_stopped_at(tmp_path: Path) -> None:
+    path = tmp_path / "latin.csv"
+    path.write_bytes(b"a,kind\n1,b\n" + "2,caf\xe9\n".encode("latin-1"))
+    with pytest.raises(DataError) as err:
+        load_dataset({"source": {"kind": "csv", "path": str(path), "target": "kind", "encoding": "utf-8"}})
+    assert err.value.row == 3 and "b'\\xe9' at byte 16" in str(err.value)
+
+
 def test_quoted_cells_with_delimiters_and_newlines(tmp_path: Path) -> None:
     text = 'a,b,label\n1,"x, y",p\n2,"two\nlines",q\n3,plain,p\n4,\'q\',q\n'
     summary = inspect_upload(_write(tmp_path, text, "utf-8"), "csv")

@@ -12,7 +12,7 @@ from rest_framework.request import Request
 
 from webapp.api.mixins import TeamScopedMixin
 from webapp.api.renderers import FileFormatNegotiation
-from webapp.api.serializers import StrictSerializer
+from webapp.api.serializers import ID_MAX, StrictSerializer, column_bounds
 
 from ..inference.explanations import explanation_image
 from ..models import Explanation, ExplanationStatus
@@ -42,7 +42,8 @@ class ExplanationSerializer(serializers.ModelSerializer):
 class ExplanationCreateSerializer(StrictSerializer):
     """What POST /api/runs/<id>/explanations/ takes."""
 
-    index = serializers.IntegerField(required=False, min_value=0, allow_null=True, default=None)
+    # The index is stored in the sample's JSON: at most what a 64-bit integer holds (as an id).
+    index = serializers.IntegerField(required=False, min_value=0, max_value=ID_MAX, allow_null=True, default=None)
     input = serializers.JSONField(
         required=False, default=None,
         help_text="Numbers of the feature shape, or a row as in the CSV {column: raw value}.",
@@ -52,7 +53,8 @@ class ExplanationCreateSerializer(StrictSerializer):
         help_text="An uploaded image as a data: URL (or base64), instead of index or input.",
     )
     method = serializers.CharField(default="integrated_gradients")
-    target = serializers.IntegerField(required=False, min_value=0, allow_null=True, default=None)
+    target = serializers.IntegerField(required=False, allow_null=True, default=None,
+                                      **column_bounds(Explanation, "target", min_value=0))
     layer = serializers.CharField(required=False, allow_blank=True, allow_null=True, default=None)
     checkpoint = serializers.CharField(
         required=False, allow_null=True, default=None,

@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from engine.train.config import MAX_EPOCHS
 from webapp.api.serializers import IdField, StrictSerializer
 
 from ..checks import init_plan_read
@@ -26,7 +27,7 @@ class InitPlanRequestSerializer(StrictSerializer):
     from_run = IdField()
     checkpoint = serializers.CharField()
     mode = serializers.ChoiceField(choices=["finetune", "resume"], default="finetune")
-    epochs = serializers.IntegerField(required=False, min_value=1, help_text="The new run's epochs (resume checks them).")
+    epochs = serializers.IntegerField(required=False, min_value=1, max_value=MAX_EPOCHS, help_text="The new run's epochs (resume checks them).")
     freeze = serializers.ListField(
         child=serializers.CharField(), required=False, max_length=1000,
         help_text="The new run's config.freeze: a node whose parameters do not load is a problem.",

@@ -31,8 +31,10 @@ from webapp.api.renderers import FileFormatNegotiation
 from webapp.api.serializers import (
     ID_MAX,
     IdField,
+    NameField,
     StrictSerializer,
     TrainingSettingHints,
+    name_problem,
     require_known_fields,
 )
 from webapp.jobs.api import JobSerializer
@@ -232,7 +234,7 @@ class RunCreateSerializer(TrainingSettingHints, StrictSerializer):
     config = serializers.JSONField(required=False, default=dict)
     transforms = serializers.JSONField(required=False, default=None)
     split = serializers.JSONField(required=False, default=None)
-    name = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    name = NameField(required=False, allow_blank=True, default="", max_length=200)
     notes = serializers.CharField(required=False, allow_blank=True, default="", trim_whitespace=False)
     tags = serializers.JSONField(required=False, default=None, help_text="At most 20 distinct tags of 1..40 characters.")
     init = RunInitRequestField(
@@ -243,6 +245,9 @@ class RunCreateSerializer(TrainingSettingHints, StrictSerializer):
         required=False, default=None, help_text="-10..10: the order among the team's own queued runs (higher first)."
     )
 
+    def validate_tags(self, value: Any) -> Any:
+        return _visible_tags(value)
+
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         """A run needs `graph_revision`, or `graph` (with `revision`, the latest by default)."""
         if not attrs.get("graph_revision") and not attrs.get("graph"):
@@ -250,15 +255,28 @@ class RunCreateSerializer(TrainingSettingHints, StrictSerializer):
         return attrs
 
 
+def _visible_tags(value: Any) -> Any:
+    """Tags are shown as names: none may hold a control or bidi character (the rest is the service's)."""
+    if isinstance(value, list):
+        for tag in value:
+            problem = name_problem(tag) if isinstance(tag, str) else None
+            if problem is not None:
+                raise serializers.ValidationError(f"{tag!r}: {problem}")
+    return value
+
+
 class RunUpdateSerializer(StrictSerializer):
     """What PATCH /api/runs/<id>/ takes (each optional)."""
 
-    name = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    name = NameField(required=False, allow_blank=True, max_length=200)
     notes = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
     tags = serializers.JSONField(required=False, help_text="At most 20 distinct tags of 1..40 characters.")
     priority = serializers.JSONField(
         required=False, help_text="-10..10: the order among the team's own queued runs (higher first)."
     )
+
+    def validate_tags(self, value: Any) -> Any:
+        return _visible_tags(value)
 
 
 class CheckpointSerializer(serializers.ModelSerializer):
@@ -464,9 +482,10 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         if upload is not None and isinstance(value, str):  # multipart fields are text
             value = None
         index = body.get("index") if hasattr(body, "get") else None
-        if index is not None and (isinstance(index, bool) or not (str(index).isascii() and str(index).isdigit())):
-            raise ApiError(400, "invalid_input", "index must be a whole number >= 0.",
-                           fields={"index": ["A whole number >= 0."]})
+        if index is not None and (isinstance(index, bool) or not (str(index).isascii() and str(index).isdigit())
+                                  or len(str(index)) > 19 or int(index) > ID_MAX):
+            raise ApiError(400, "invalid_input", f"index must be a whole number from 0 to {ID_MAX}.",
+                           fields={"index": [f"A whole number from 0 to {ID_MAX}."]})
         answer = run_predict(run=run, input=value, image=upload.read() if upload is not None else None,
                              index=int(index) if index is not None else None)
         return Response(answer)

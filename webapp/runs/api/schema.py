@@ -24,6 +24,7 @@ from rest_framework import serializers
 from engine.train import TrainConfig
 from webapp.api.prefer import PREFER_PARAMETER
 from webapp.api.schema import OPEN_WIRE_CONFIG, WIRE_CONFIG, components_add, pydantic_components
+from webapp.api.serializers import ID_PARAMETER
 
 from ..stream.event_types import stream_openapi_components
 
@@ -93,7 +94,7 @@ class RunInitRequest(BaseModel):
 
     model_config = WIRE_CONFIG
 
-    run: int
+    run: int = Field(ge=1, le=2**63 - 1, description="The run's id.")
     checkpoint: str = Field(description="The checkpoint's name (best, epoch-0003, step-0000120).")
     mode: Literal["finetune", "resume"] = "finetune"
 
@@ -497,7 +498,7 @@ PREDICT_REQUEST = {
             "input": {"description": "A row {column: raw value} (categories as strings) or numbers of the "
                                      "feature shape.", "oneOf": [{"type": "object", "additionalProperties": {}},
                                                                  {"type": "array", "items": {}}]},
-            "index": {"type": "integer", "minimum": 0, "description": "A test-split sample."},
+            "index": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1, "description": "A test-split sample."},
         },
     },
     "multipart/form-data": {
@@ -538,29 +539,32 @@ EXPORT_FORMAT_PARAMETER = OpenApiParameter(
     default="safetensors",
     description="Which file of the export.",
 )
+STEP_PARAMETER = {"type": "integer", "minimum": -ID_PARAMETER["maximum"], "maximum": ID_PARAMETER["maximum"]}
 METRICS_PARAMETERS = [
     OpenApiParameter("keys", str, description="Comma-separated metric names (all when absent)."),
     OpenApiParameter(
-        "max_points", int, description="Downsample each series to at most this many points (>= 2)."
+        "max_points", {**ID_PARAMETER, "minimum": 2},
+        description="Downsample each series to at most this many points (>= 2).",
     ),
-    OpenApiParameter("from_step", int, description="First step of the window (the series' first when absent)."),
+    OpenApiParameter("from_step", STEP_PARAMETER, description="First step of the window (the series' first when absent)."),
     OpenApiParameter(
-        "to_step", int,
+        "to_step", STEP_PARAMETER,
         description="Last step of the window; a window of at most max_points points comes back point for point.",
     ),
 ]
 COMPARE_PARAMETERS = [
-    OpenApiParameter("ids", str, required=True, description="Comma-separated run ids (2 to 100)."),
+    OpenApiParameter("ids", {"type": "string", "pattern": r"^[1-9][0-9]{0,17}(,[1-9][0-9]{0,17}){1,99}$"},
+                     required=True, description="Comma-separated run ids (2 to 100)."),
     *METRICS_PARAMETERS,
 ]
 RUN_LIST_PARAMETERS = [
     OpenApiParameter("status", str, description="Comma-separated statuses."),
-    OpenApiParameter("graph", int),
-    OpenApiParameter("dataset", int),
-    OpenApiParameter("team", int),
+    OpenApiParameter("graph", ID_PARAMETER),
+    OpenApiParameter("dataset", ID_PARAMETER),
+    OpenApiParameter("team", ID_PARAMETER),
     OpenApiParameter("tag", str, description="Runs carrying this tag."),
     OpenApiParameter("q", str, description="Text in the run's name or notes, its graph's or dataset's name."),
-    OpenApiParameter("sweep", int, description="Trials of this sweep (origin.sweep)."),
+    OpenApiParameter("sweep", ID_PARAMETER, description="Trials of this sweep (origin.sweep)."),
     OpenApiParameter(
         "filter", str,
         description='An expression over what runs achieved: comparisons (= != < <= > >= ~) of '

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 
 from webapp.accounts.models import Role
 from webapp.api.mixins import TeamScopedMixin
-from webapp.api.serializers import StrictSerializer, UserRefSerializer
+from webapp.api.serializers import IdField, NameField, StrictSerializer, UserRefSerializer
 
 from ..models import RunView
 from ..saved_views import run_view_create, run_view_update
@@ -30,8 +30,8 @@ class RunViewSerializer(serializers.ModelSerializer):
 
 
 class RunViewWriteSerializer(StrictSerializer):
-    team = serializers.IntegerField(required=False, help_text="The team (on creation).")
-    name = serializers.CharField(max_length=100)
+    team = IdField(required=False, help_text="The team (on creation).")
+    name = NameField(max_length=100)
     filter = serializers.CharField(required=False, allow_blank=True, max_length=2000,
                                    help_text="An expression of the runs query language (GET /api/runs/?filter=).")
     ordering = serializers.CharField(required=False, allow_blank=True, max_length=200)

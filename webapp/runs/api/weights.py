@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from webapp.accounts.models import Role
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
-from webapp.api.serializers import IdField, StrictSerializer
+from webapp.api.serializers import IdField, NameField, StrictSerializer
 
 from ..models import Run
 from .runs import RunSerializer
@@ -26,7 +26,7 @@ class WeightsImportSerializer(StrictSerializer):
 
     file = serializers.FileField(help_text="A .safetensors file whose keys and shapes are the revision's "
                                  "state dict (`python -m engine import ... --weights-out`). Never a pickle.")
-    name = serializers.CharField(required=False, allow_blank=True, max_length=200,
+    name = NameField(required=False, allow_blank=True, max_length=200,
                                  help_text='The run\'s name (default "imported <file>").')
 
 
