@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 COMPOSE_FILE = ROOT / "docker-compose.yml"
 COMPOSE_SCHEMA = ROOT / "tests" / "data" / "compose-spec.schema.json"
 ENV_EXAMPLE = ROOT / ".env.example"
-SERVICES = {"web", "worker-train", "worker-short", "beat", "redis", "postgres"}
+SERVICES = {"web", "worker-train", "worker-short", "worker-datasets", "beat", "redis", "postgres"}
 # The modules whose environment reads count as "variables Netloom reads": the settings, and what
 # the services run besides Django (the server launcher, the Celery app and tasks, the health check).
 READERS = [
@@ -212,9 +212,11 @@ def test_workers_consume_the_queues_webapp_queues_names(services):
     assert consumed("worker-train") == [queues.TRAIN_QUEUE]
     assert services["worker-train"]["environment"]["NETLOOM_DEVICES"].startswith("cuda")
     assert consumed("worker-short") == [queues.SHORT_QUEUE]
+    # Uploads have a worker of their own: a large archive never holds an explanation.
+    assert consumed("worker-datasets") == [queues.DATASETS_QUEUE]
     every = {queue for name in services if "worker" in name for queue in consumed(name)}
-    assert every <= set(queues.QUEUES)
-    for name in ("worker-train", "worker-short"):
+    assert every == set(queues.QUEUES), "every queue has a worker"
+    for name in ("worker-train", "worker-short", "worker-datasets"):
         worker = next(argv for argv in commands(services[name]) if "worker" in argv)
         node = option(worker, "-n", "--hostname")
         ping = next(argv for argv in commands(services[name]) if "ping" in argv)

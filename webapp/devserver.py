@@ -2,9 +2,11 @@
 
 Migrates, collects static files, creates the demo login, starts a private Redis when none is
 reachable at REDIS_URL (installing redis-server first when it is missing and we are root; else it
-says in one line what to do), two Celery workers as docker-compose has them -- one for training
-(`-Q train`: at start it consumes the train queues its devices fit, webapp/runs/scheduling/devices.py) and one for short jobs (`-Q short`: explanations, exports, dataset checks, so none
-waits behind a long run) -- and the ASGI server on 127.0.0.1:$PORT (8000). Uploads are processed
+says in one line what to do), three Celery workers as docker-compose has them -- one for training
+(`-Q train`: at start it consumes the train queues its devices fit, webapp/runs/scheduling/devices.py),
+one for short jobs (`-Q short`: explanations and exports, so none waits behind a long run) and one
+for uploads (`-Q datasets`: a large archive's check never holds another team's explanation) -- and
+the ASGI server on 127.0.0.1:$PORT (8000). Uploads are processed
 by the worker (NETLOOM_DATASET_PROCESSING=celery unless the environment says otherwise).
 
 Each checkout is its own instance: NETLOOM_INSTANCE (the Redis key prefix of its Celery queues and
@@ -70,8 +72,9 @@ def cohosted_worker_threads() -> str:
 
 
 def worker_commands(instance: str) -> list[list[str]]:
-    """The Celery workers `make run` starts: training (one run at a time) and short jobs, apart."""
-    from webapp.queues import SHORT_QUEUE, TRAIN_QUEUE
+    """The Celery workers `make run` starts: training (one run at a time), short jobs and dataset
+    processing, each apart."""
+    from webapp.queues import DATASETS_QUEUE, SHORT_QUEUE, TRAIN_QUEUE
 
     def worker(queue: str, concurrency: int) -> list[str]:
         return [
@@ -79,7 +82,7 @@ def worker_commands(instance: str) -> list[list[str]]:
             "-Q", queue, "-c", str(concurrency), "-n", f"{queue}-{instance}@%h", "--loglevel", "INFO",
         ]  # fmt: skip
 
-    return [worker(TRAIN_QUEUE, 1), worker(SHORT_QUEUE, 1)]
+    return [worker(TRAIN_QUEUE, 1), worker(SHORT_QUEUE, 1), worker(DATASETS_QUEUE, 1)]
 
 
 def redis_server_path() -> str | None:
@@ -187,7 +190,7 @@ def main() -> int:
     """Bring everything up and wait; stop the children on Ctrl-C / SIGTERM."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
     os.environ.setdefault("DEBUG", "1")
-    # The worker exists here, so uploads answer 202 and are checked on the "short" queue (the
+    # The worker exists here, so uploads answer 202 and are checked on the "datasets" queue (the
     # settings default stays "sync" for deployments without a worker and for unit tests).
     os.environ.setdefault("NETLOOM_DATASET_PROCESSING", "celery")
     instance = os.environ.setdefault("NETLOOM_INSTANCE", checkout_instance())
@@ -219,7 +222,7 @@ def main() -> int:
             f"\nNetloom is running at http://127.0.0.1:{port}/  (app: /app/, API docs: /api/docs/)",
             flush=True,
         )
-        print(f"Redis key prefix {instance!r} (NETLOOM_INSTANCE); workers: train, short "
+        print(f"Redis key prefix {instance!r} (NETLOOM_INSTANCE); workers: train, short, datasets "
               f"({os.environ['NETLOOM_WORKER_THREADS']} torch thread(s) each, NETLOOM_WORKER_THREADS)", flush=True)
         print("log in as demo / demo; a process that dies is restarted; Ctrl-C stops everything\n", flush=True)
         supervise(children)

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 # What a training worker is started with (`-Q train`); it consumes the train queues it fits.
 TRAIN_QUEUE = "train"
-# Explanations, exports, jobs (dataset checks), the reaper: seconds each, never behind a long run.
+# Explanations, exports, the reaper: seconds each, never behind a long run.
 SHORT_QUEUE = "short"
-QUEUES = (TRAIN_QUEUE, SHORT_QUEUE)
+# Processing an upload (the check and summary of a dataset): up to tens of seconds for a large
+# archive, so it has a queue and a worker of its own and never holds anyone's explanation.
+DATASETS_QUEUE = "datasets"
+QUEUES = (TRAIN_QUEUE, SHORT_QUEUE, DATASETS_QUEUE)
 
 # Kinds of worker, and of what a run needs ("any": `device: auto`, taken by either kind).
 WORKER_KINDS = ("cpu", "gpu")
@@ -40,14 +43,14 @@ def train_queues_for(kind: str, capacity: int) -> list[str]:
 
 # Every train queue (declared on the broker, with its own exchange: webapp/celery.py).
 TRAIN_QUEUES = tuple(train_queue(kind, n) for kind in NEED_KINDS for n in range(1, MAX_DEVICES + 1))
-ALL_QUEUES = (TRAIN_QUEUE, *TRAIN_QUEUES, SHORT_QUEUE)
+ALL_QUEUES = (TRAIN_QUEUE, *TRAIN_QUEUES, SHORT_QUEUE, DATASETS_QUEUE)
 
 RUNS_TRAIN = "runs.train"
 RUNS_REAP = "runs.reap"
 # Every job (webapp/jobs) of any kind: one task, args [job_id], on the queue its kind names.
 JOBS_RUN = "jobs.run"
 # Job kinds (run by jobs.run, not tasks of their own): an explanation, a run's ONNX and zip, an
-# evaluation asked for asynchronously.
+# evaluation asked for asynchronously (on SHORT_QUEUE), an upload's processing (on DATASETS_QUEUE).
 RUNS_EXPLAIN = "runs.explain"
 RUNS_EXPORT = "runs.export"
 RUNS_EVALUATE = "runs.evaluate"
@@ -59,5 +62,5 @@ TASK_QUEUES: dict[str, str] = {
     RUNS_TRAIN: train_queue("any", 1),
     RUNS_REAP: SHORT_QUEUE,
     JOBS_RUN: SHORT_QUEUE,
-    DATASETS_PROCESS: SHORT_QUEUE,
+    DATASETS_PROCESS: DATASETS_QUEUE,
 }

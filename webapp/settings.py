@@ -31,10 +31,13 @@ Environment (all optional on a developer machine):
     NETLOOM_UPLOAD_STALE_SECONDS an upload's file not written to for this long is a leftover (a killed
                               server, a lost client) and is removed at server start and by the reaper;
                               default 600
+    NETLOOM_MAX_ARCHIVE_ENTRIES   most entries in an uploaded image archive; default 100,000
+    NETLOOM_MAX_IMAGE_PIXELS      largest image (width x height) in an archive; default 4096 x 4096
+    NETLOOM_MAX_ARCHIVE_PIXELS    most pixels of all an archive's images together; default 1,000,000,000
     NETLOOM_MAX_PARAMS        largest model a graph may describe; default 100 million parameters
     NETLOOM_MAX_NODES         most nodes in one graph; default 500 (a longer spec is refused before it is stored)
     NETLOOM_MAX_SPEC_BYTES    largest graph spec or block definition; default 5 MiB (a larger body is a 413)
-    NETLOOM_DATASET_PROCESSING "auto" (default: on the short-queue worker when one answers, else
+    NETLOOM_DATASET_PROCESSING "auto" (default: on the datasets-queue worker when one answers, else
                               inside the request), "sync" or "celery" (webapp/datasets/processing.py)
     NETLOOM_BEHIND_TLS_PROXY  1 when a proxy terminates TLS and sets X-Forwarded-Proto
     NETLOOM_CHECK_EVENTS      1 to check every stream event against its model (webapp/runs/stream/event_types.py;
@@ -290,6 +293,11 @@ NETLOOM_MAX_WEIGHTS_BYTES = env_int("NETLOOM_MAX_WEIGHTS_BYTES", NETLOOM_MAX_UPL
 NETLOOM_DISK_MARGIN_BYTES = env_int("NETLOOM_DISK_MARGIN_BYTES", 100 * 1024 * 1024)
 # An upload's file untouched this long is a leftover (webapp/datasets/services.py::upload_leftovers_sweep).
 NETLOOM_UPLOAD_STALE_SECONDS = env_int("NETLOOM_UPLOAD_STALE_SECONDS", 600)
+# An image archive is bounded by the work it holds, read from its directory and image headers
+# before anything is decoded (engine/data/limits.py; docs/subsystems/data.md "Archives and limits").
+NETLOOM_MAX_ARCHIVE_ENTRIES = env_int("NETLOOM_MAX_ARCHIVE_ENTRIES", 100_000)
+NETLOOM_MAX_IMAGE_PIXELS = env_int("NETLOOM_MAX_IMAGE_PIXELS", 4096 * 4096)
+NETLOOM_MAX_ARCHIVE_PIXELS = env_int("NETLOOM_MAX_ARCHIVE_PIXELS", 1_000_000_000)
 # Uploaded files always go to disk (our own handler streams them into MEDIA_ROOT). Under ASGI
 # Django also copies every request body into a spooled file of this size before a view runs:
 # past 1 MiB it is on disk (0 would mean "never roll over", holding any body in memory).

@@ -7,7 +7,7 @@ import multiprocessing
 import os
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -18,10 +18,11 @@ from torch import Tensor, nn
 from torch.utils.data import DataLoader, Dataset
 
 from engine.data.errors import DataError
-from engine.data.limits import DataLimits, checked_file_size
+from engine.data.limits import DataLimits, MiB, checked_file_size
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".bmp", ".webp", ".tif", ".tiff"})
 RATIO_FLOOR = 64 * 1024  # smaller entries are never bombs, however well they compress
+STREAM_CHUNK_BYTES = 16 * MiB  # decoded images held at once while streaming through an archive
 
 
 @dataclass
@@ -110,7 +111,10 @@ def scan_archive(path: str, limits: DataLimits) -> ArchiveIndex:
     with open_archive(path, limits) as zf:
         infos = zf.infolist()
     if len(infos) > limits.max_entries:
-        raise DataError(f"the archive has {len(infos)} entries; the limit is {limits.max_entries}")
+        raise DataError(
+            f"the archive has {len(infos)} entries; the limit is {limits.max_entries} entries "
+            f"per archive"
+        )
     total = 0
     images: list[tuple[list[str], str]] = []
     skipped: list[str] = []
@@ -216,27 +220,81 @@ def decode_all(
     return out
 
 
+def image_size(zf: zipfile.ZipFile, name: str) -> tuple[int, int]:
+    """(width, height) of one archive image, read from its header: Pillow's `Image.open` is lazy,
+    so no pixel is decoded (and Pillow's own MAX_IMAGE_PIXELS check runs on the header too)."""
+    try:
+        with zf.open(name) as f, Image.open(f) as img:
+            return img.size
+    except Image.DecompressionBombError as exc:
+        raise DataError(f"image is too large to read ({exc})", entry=name) from None
+    except (zipfile.BadZipFile, zlib.error, NotImplementedError) as exc:
+        raise DataError(f"corrupt archive entry ({exc})", entry=name) from None
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, EOFError) as exc:
+        raise DataError(f"not a readable image ({type(exc).__name__}: {exc})", entry=name) from None
+
+
+def check_pixels(index: ArchiveIndex, limits: DataLimits) -> int:
+    """Refuse an archive by the work it holds: each image's width x height and the sum over all
+    images, read from their headers before any image is decoded.
+
+    Returns:
+        The archive's pixels, summed over its images.
+    """
+    total = 0
+    with open_archive(index.path, limits) as zf:
+        for name in index.entries:
+            width, height = image_size(zf, name)
+            if width * height > limits.max_image_pixels:
+                raise DataError(
+                    f"image is {width}x{height} pixels; the limit per image is "
+                    f"{limits.max_image_pixels} pixels",
+                    entry=name,
+                )
+            total += width * height
+            if total > limits.max_total_pixels:
+                raise DataError(
+                    f"the archive's images hold more than {limits.max_total_pixels} pixels "
+                    f"together (the limit per archive), reached at this entry",
+                    entry=name,
+                )
+    return total
+
+
 def channel_stats(
-    index: ArchiveIndex, size: tuple[int, int], channels: int, limits: DataLimits, train: np.ndarray
+    index: ArchiveIndex,
+    size: tuple[int, int],
+    channels: int,
+    limits: DataLimits,
+    train: np.ndarray,
+    progress: Callable[[float], object] | None = None,
 ) -> dict[str, np.ndarray]:
-    """Decode every image once (which validates it) and sum per-channel statistics over train."""
+    """Decode every image once (which validates it) and sum per-channel statistics over train.
+
+    Images are decoded a chunk at a time into one preallocated buffer, so memory stays the same
+    whatever the archive's length. `progress` hears the fraction decoded after each image.
+    """
     in_train = np.zeros(len(index), dtype=bool)
     in_train[train] = True
+    chunk = max(1, STREAM_CHUNK_BYTES // (channels * size[0] * size[1] * 4))
+    buffer = np.empty((min(chunk, len(index)), channels, *size), dtype=np.float32)  # (K, C, H, W)
     total = np.zeros(channels)
     squares = np.zeros(channels)
     lo = np.full(channels, np.inf)
     hi = np.full(channels, -np.inf)
     with open_archive(index.path, limits) as zf:
-        for i, name in enumerate(index.entries):
-            img = decode_image(read_entry(zf, name, limits), name, size, channels, limits).astype(
-                np.float64
-            )
-            if in_train[i]:
-                flat = img.reshape(channels, -1)
-                total += flat.sum(axis=1)
-                squares += (flat**2).sum(axis=1)
-                lo = np.minimum(lo, flat.min(axis=1))
-                hi = np.maximum(hi, flat.max(axis=1))
+        for start in range(0, len(index), chunk):
+            names = index.entries[start : start + chunk]
+            for k, name in enumerate(names):
+                buffer[k] = decode_image(read_entry(zf, name, limits), name, size, channels, limits)
+                if progress is not None:
+                    progress((start + k + 1) / len(index))
+            rows = buffer[: len(names)][in_train[start : start + len(names)]]  # (k, C, H, W)
+            if len(rows):
+                total += rows.sum(axis=(0, 2, 3), dtype=np.float64)
+                squares += np.einsum("nchw,nchw->c", rows, rows, dtype=np.float64)
+                lo = np.minimum(lo, rows.min(axis=(0, 2, 3)))
+                hi = np.maximum(hi, rows.max(axis=(0, 2, 3)))
     count = len(train) * size[0] * size[1]
     mean = total / count
     std = np.sqrt(np.maximum(squares / count - mean**2, 0.0))

@@ -23,6 +23,9 @@ class DataLimits:
     max_entry_bytes: int = 64 * MiB  # one archive entry, uncompressed
     max_ratio: float = 200.0  # uncompressed / compressed size of one entry (zip bombs)
     max_image_pixels: int = 4096 * 4096  # width * height of one image before resizing
+    # Sum of width * height over an archive's images, read from their headers before any is
+    # decoded: decoding costs time by pixels (about 30 Mpixel/s on one core), not by bytes.
+    max_total_pixels: int = 1_000_000_000
     in_memory_bytes: int = 2048 * MiB  # decoded images above this are read lazily
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +15,7 @@ from engine.data.archive import (
     ArchiveIndex,
     LazyImageSet,
     channel_stats,
+    check_pixels,
     decode_all,
     decode_image,
     decoded_bytes,
@@ -52,13 +54,21 @@ def load_dataset(
     return load(recipe, limits).splits
 
 
-def load(recipe: DataRecipe | dict[str, Any] | str, limits: DataLimits | None = None) -> Loaded:
-    """load_dataset, keeping the reader's preview (summaries use it)."""
+def load(
+    recipe: DataRecipe | dict[str, Any] | str,
+    limits: DataLimits | None = None,
+    *,
+    progress: Callable[[float], object] | None = None,
+) -> Loaded:
+    """load_dataset, keeping the reader's preview (summaries use it).
+
+    `progress` hears the fraction of an image archive decoded, when it is streamed (lazy).
+    """
     model = parse_recipe(recipe)
     limits = limits or DataLimits()
     source = model.source
     if isinstance(source, ImagesSource):
-        return _load_images(model, source, limits)
+        return _load_images(model, source, limits, progress)
     if source.kind == "builtin":
         raw = BUILTIN_DATASETS[source.name].load(source.seed)
     elif source.kind == "csv":
@@ -131,9 +141,17 @@ def _finish(
     return Splits(part(train, transform), part(val), part(test), info)
 
 
-def _load_images(model: DataRecipe, source: ImagesSource, limits: DataLimits) -> Loaded:
+def _load_images(
+    model: DataRecipe,
+    source: ImagesSource,
+    limits: DataLimits,
+    progress: Callable[[float], object] | None = None,
+) -> Loaded:
     size = (source.size[0], source.size[1])
     index = scan_archive(source.path, limits)
+    # Bounded by work, not bytes: every image's size is read from its header and held to the
+    # pixel limits before any image is decoded.
+    check_pixels(index, limits)
     train, val, test = split_indices(len(index), model.split, index.labels)
     feature_shape = [source.channels, size[0], size[1]]
     if decoded_bytes(index, size, source.channels) <= limits.in_memory_bytes:
@@ -150,7 +168,7 @@ def _load_images(model: DataRecipe, source: ImagesSource, limits: DataLimits) ->
         return Loaded(splits, skipped=index.skipped, index=index)
     # Too big to hold decoded: one pass validates every image and sums train statistics,
     # then workers decode per batch.
-    sums = channel_stats(index, size, source.channels, limits, train)
+    sums = channel_stats(index, size, source.channels, limits, train, progress)
     method = model.transforms.normalize
     mean: list[float] | None
     std: list[float] | None

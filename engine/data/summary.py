@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -118,7 +119,10 @@ def _columns(info: DatasetInfo) -> list[dict[str, Any]]:
 
 
 def summarize(
-    data: DataRecipe | dict[str, Any] | str | Splits | Loaded, limits: DataLimits | None = None
+    data: DataRecipe | dict[str, Any] | str | Splits | Loaded,
+    limits: DataLimits | None = None,
+    *,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Rows per split, task, shapes, class balance, columns and a small preview, as JSON."""
     if isinstance(data, Splits):
@@ -126,7 +130,7 @@ def summarize(
     elif isinstance(data, Loaded):
         loaded = data
     else:
-        loaded = load(data, limits)
+        loaded = load(data, limits, progress=progress)
     splits, info = loaded.splits, loaded.splits.info
     out: dict[str, Any] = {
         "task": info.task,
@@ -241,7 +245,7 @@ def inspect_upload(
             listed under "problems" rather than raised, since the user has not picked columns yet.
         table_path: CSV only: where the columnar copy (Arrow IPC) is written, or kept when it
             already matches the file and options; the check then reads it.
-        progress: called with the fraction of the CSV read so far.
+        progress: called with the fraction of the CSV read, or of an image archive decoded.
     Returns:
         For a CSV also "csv" (encoding, delimiter, quotechar, whether the encoding was detected)
         and "missing" (per column with gaps: count, strategy in force, fitted fill).
@@ -294,7 +298,11 @@ def inspect_upload(
         options["table"] = str(table_path)
     # The file is the one given here, whatever the options say.
     recipe = parse_recipe({"source": {**options, "kind": kind, "path": str(path)}, **extra})
-    summary = {"kind": kind, **summarize(recipe, limits)}
+    if kind == "images":
+        # The check streams through the archive a chunk at a time, never holding it decoded,
+        # so its memory is the same whatever the archive's length.
+        limits = replace(limits, in_memory_bytes=0)
+    summary = {"kind": kind, **summarize(recipe, limits, progress=progress)}
     if kind == "csv":
         summary["missing"] = _missing_summary(summary["columns"])
         summary["csv"] = csv_format

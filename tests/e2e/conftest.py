@@ -174,7 +174,7 @@ def netloom_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSer
 
 @pytest.fixture(scope="session")
 def celery_worker(netloom_server: LiveServer) -> Iterator[Path]:
-    """A Celery worker (train + short queues, solo pool) on the live server's database and Redis.
+    """A Celery worker (train, short and datasets queues, solo pool) on the live server's database and Redis.
 
     Yields the worker's log file; the worker is stopped at the end of the session.
     """
@@ -188,7 +188,7 @@ def celery_worker(netloom_server: LiveServer) -> Iterator[Path]:
     log_path = Path(env["MEDIA_ROOT"]).parent / "worker.log"
     log = open(log_path, "ab")  # noqa: SIM115 (closed below)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "webapp.celery", "worker", "-Q", "train,short",
+        [sys.executable, "-m", "celery", "-A", "webapp.celery", "worker", "-Q", "train,short,datasets",
          "-c", "1", "--pool=solo", "-n", f"{env['NETLOOM_E2E_PREFIX']}@%h", "--without-gossip",
          "--without-mingle", "--without-heartbeat", "-l", "info"],
         cwd=REPO, env=worker_env, stdout=log, stderr=subprocess.STDOUT,

@@ -124,11 +124,13 @@ class ServiceStack:
     ) -> None:
         """`env` is added to the processes' environment (e.g. another DJANGO_SETTINGS_MODULE).
 
-        `split_workers`: as `make run` and docker-compose, a worker on `-Q train` and another on
-        `-Q short` (`self.short_worker`); otherwise one worker serves both queues.
+        `split_workers`: as `make run` and docker-compose, a worker on `-Q train`, one on `-Q short`
+        (`self.short_worker`) and one on `-Q datasets` (`self.datasets_worker`); otherwise one
+        worker serves every queue.
         """
         self.split_workers = split_workers
         self.short_worker: subprocess.Popen | None = None
+        self.datasets_worker: subprocess.Popen | None = None
         self.tmp = Path(tmp)
         self.tmp.mkdir(parents=True, exist_ok=True)
         self.redis = redis
@@ -215,10 +217,17 @@ class ServiceStack:
                 self._worker_args(("short",), "short"), cwd=ROOT, env=self.env,
                 stdout=open(self.short_log, "ab"), stderr=subprocess.STDOUT,
             )
+            self.datasets_log = self.tmp / "worker-datasets.log"
+            self.datasets_worker = subprocess.Popen(
+                self._worker_args(("datasets",), "datasets"), cwd=ROOT, env=self.env,
+                stdout=open(self.datasets_log, "ab"), stderr=subprocess.STDOUT,
+            )
         self.start_web()
         self.wait_worker_ready()
         if self.short_worker is not None:
             self._wait_ready(self.short_worker, self.short_log, 60)
+        if self.datasets_worker is not None:
+            self._wait_ready(self.datasets_worker, self.datasets_log, 60)
 
     def start_web(self, env: dict[str, str] | None = None) -> None:
         """Start the web server (webapp/serve.py), stopping a running one first; `env` on top of
@@ -253,7 +262,8 @@ class ServiceStack:
         return found
 
     def start_worker(self, *, wait: bool = True) -> None:
-        """Start `celery -A webapp.celery worker -Q train,short` (solo pool: one task at a time)."""
+        """Start `celery -A webapp.celery worker -Q train,short,datasets` (solo pool: one task at a
+        time); with `split_workers`, `-Q train` only."""
         self._worker_count += 1
         self.worker_log = self.tmp / f"worker-{self._worker_count}.log"
         queues = ("train",) if self.split_workers else QUEUES
@@ -302,7 +312,8 @@ class ServiceStack:
             self.worker.wait(10)
 
     def drop_queued_messages(self) -> list[str]:
-        """Delete this stack's Celery queue keys ("train", "short") from Redis; the keys deleted.
+        """Delete this stack's Celery queue keys ("train", "short", "datasets") from Redis; the keys
+        deleted.
 
         What a Redis restart without persistence does to messages no worker has taken yet.
         """
@@ -319,10 +330,10 @@ class ServiceStack:
 
     def stop(self) -> None:
         """Stop the processes this stack started (and its private Redis)."""
-        for proc in (self.worker, self.short_worker, self.web):
+        for proc in (self.worker, self.short_worker, self.datasets_worker, self.web):
             if proc is not None and proc.poll() is None:
                 proc.terminate()
-        for proc in (self.worker, self.short_worker, self.web):
+        for proc in (self.worker, self.short_worker, self.datasets_worker, self.web):
             if proc is not None:
                 try:
                     proc.wait(10)

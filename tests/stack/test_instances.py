@@ -1,8 +1,10 @@
 """No job waits behind another, and two Netloom instances share one Redis without meeting (issue 12).
 
-- With a training worker (`-Q train`) and a short-job worker (`-Q short`), as `make run` and
-  docker-compose start them, ten explanations asked for together with a long run are ready while
-  that run is still running (issue 13's "two workers on two queues").
+- With a training worker (`-Q train`), a short-job worker (`-Q short`) and a dataset worker
+  (`-Q datasets`), as `make run` and docker-compose start them, ten explanations asked for
+  together with a long run are ready while that run is still running (issue 13's "two workers on
+  two queues"), and one team's explanation is answered while another team's large image archive
+  is still being checked.
 - Two stacks on the same Redis database, each with its own NETLOOM_INSTANCE prefix: a run created
   in stack 1 is trained by stack 1's worker only (stack 2's queued run, with the same id, stays
   queued with its message waiting in its own queue), and stack 2's stream of its run with that
@@ -38,17 +40,21 @@ def _shared_redis() -> RedisServer:
 
 @pytest.fixture(scope="module")
 def split_stack(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """A stack with a training worker and a short-job worker, as `make run` starts them."""
+    """A stack with a training, a short-job and a dataset worker, as `make run` starts them; uploads
+    are processed on the dataset worker, as under `make run`."""
     with ServiceStack(
-        tmp_path_factory.mktemp("split"), _shared_redis(), step_delay=E2E_STEP_DELAY, split_workers=True
+        tmp_path_factory.mktemp("split"), _shared_redis(), step_delay=E2E_STEP_DELAY, split_workers=True,
+        dataset_processing="celery",
     ) as running:
         yield running
 
 
-def _wait_json(stack: ServiceStack, path: str, done: Any, timeout: float = TIMEOUT) -> dict[str, Any]:
+def _wait_json(
+    stack: ServiceStack, path: str, done: Any, timeout: float = TIMEOUT, who: str = "a"
+) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while True:
-        answer = stack.api("a").get(path)
+        answer = stack.api(who).get(path)
         assert answer.status_code == 200, answer.text
         body = answer.json()
         if done(body):
@@ -99,6 +105,81 @@ def test_ten_explanations_finish_while_a_long_run_is_still_training(split_stack:
         cancelled = api.post(f"/api/runs/{long_run['id']}/cancel/")
         assert cancelled.status_code in (200, 202), cancelled.text
     assert wait_status(stack, long_run["id"], {"cancelled", "succeeded"})["status"] == "cancelled"
+
+
+def _slow_archive(images: int = 30) -> bytes:
+    """Two classes of 4096 x 4096 PNGs: within every limit (0.5 Gpixel, 0.5 MB), and seconds of
+    decoding each on a shared core (the campaign's 300 of them held a worker for 163 s)."""
+    import io
+    import zipfile
+
+    from PIL import Image
+
+    picture = io.BytesIO()
+    Image.new("L", (4096, 4096), 128).save(picture, format="PNG")
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zf:
+        for i in range(images):
+            zf.writestr(f"{'ab'[i % 2]}/{i}.png", picture.getvalue())
+    return archive.getvalue()
+
+
+def _explain(stack: ServiceStack, run_id: int, index: int) -> tuple[float, float]:
+    """Team B asks for an explanation of its run: (seconds until it succeeded, seconds its job
+    waited in the queue before a worker started it, by the job's own record)."""
+    from datetime import datetime
+
+    api = stack.api("b")
+    asked = time.monotonic()
+    answer = api.post(f"/api/runs/{run_id}/explanations/", {"index": index, "method": "saliency"})
+    assert answer.status_code in (201, 202), answer.text
+    done = _wait_json(stack, f"/api/explanations/{answer.json()['id']}/",
+                      lambda e: e["status"] in ("succeeded", "failed"), who="b")
+    took = time.monotonic() - asked
+    assert done["status"] == "succeeded", done
+    jobs = api.get(f"/api/jobs/?team={stack.world['b']['team']}&kind=runs.explain").json()
+    [job] = [j for j in (jobs["results"] if isinstance(jobs, dict) else jobs) if j["subject_id"] == done["id"]]
+    queued = datetime.fromisoformat(job["started_at"]) - datetime.fromisoformat(job["created_at"])
+    return took, queued.total_seconds()
+
+
+def test_another_teams_explanation_is_answered_while_an_archive_is_checked(
+    split_stack: ServiceStack,
+) -> None:
+    """Uploads have a queue and a worker of their own: team A's large archive, still being
+    checked, never holds team B's explanation (which waited 66 s behind one on the short queue)."""
+    stack = split_stack
+    api_a = stack.api("a")
+    workers = api_a.get("/api/workers/").json()
+    assert any(w["queues"] == ["datasets"] for w in workers), workers
+    run = stack.create_run("b", epochs=1)
+    # Team B's own export job (queued when its run succeeds) is done first: only A's upload is in
+    # the way of B's explanation.
+    finished = _wait_json(stack, f"/api/runs/{run['id']}/", lambda r: r["status"] in ("succeeded", "failed")
+                          and r["exports"]["status"] in ("ready", "failed"), who="b")
+    assert finished["status"] == "succeeded" and finished["exports"]["status"] == "ready", stack.logs()
+
+    alone, _ = _explain(stack, run["id"], 1)  # the worker's first, with nothing else running
+
+    answer = api_a.post_multipart(
+        "/api/datasets/upload/", {"team": stack.world["a"]["team"], "kind": "images", "options": "{}"},
+        {"file": ("big-pictures.zip", _slow_archive())},
+    )
+    assert answer.status_code == 202, answer.text
+    dataset_path = f"/api/datasets/{answer.json()['id']}/"
+    started = _wait_json(stack, dataset_path, lambda d: (d["progress"] or 0) > 0 or d["status"] != "processing")
+    assert started["status"] == "processing", ("the check must still run when B asks", started)
+
+    explained, queued = _explain(stack, run["id"], 0)
+    meanwhile = api_a.get(dataset_path).json()
+    print(f"\nteam B's explanation answered in {explained:.2f} s (its first, alone: {alone:.2f} s), "
+          f"{queued:.2f} s of it queued, while team A's archive was at {meanwhile['progress']:.0%} "
+          "of its check")
+    assert meanwhile["status"] == "processing", "the explanation finished before the archive's check"
+
+    ready = _wait_json(stack, dataset_path, lambda d: d["status"] != "processing", timeout=300)
+    assert ready["status"] == "ready", ready
+    assert ready["summary"]["rows"]["total"] == 30
 
 
 def test_two_instances_on_one_redis_never_see_each_others_tasks_or_groups(

@@ -1,4 +1,4 @@
-"""The service with real parts around the worker: uploads checked on the "short" queue, and a
+"""The service with real parts around the worker: uploads checked on the "datasets" queue, and a
 queued run whose broker message was lost, sent again by the reaper and trained.
 
 Uses the session's stack (tests/stack/conftest.py), which processes uploads the way `make run`

@@ -1,5 +1,5 @@
 """The datasets app's job kind: processing an upload (the engine's check and summary) on the
-short queue. Its handler is workers/datasets.py::process_dataset_job; the job's subject is the
+datasets queue, served by a worker of its own so a large archive never holds an explanation. Its handler is workers/datasets.py::process_dataset_job; the job's subject is the
 dataset. The dataset keeps its own status, progress and error (what users see); the job records
 the attempts, and a job that fails without the dataset knowing (its worker lost too often)
 fails the dataset too."""
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 
 from webapp.jobs.registry import JobType, job_types
-from webapp.queues import DATASETS_PROCESS, SHORT_QUEUE
+from webapp.queues import DATASETS_PROCESS, DATASETS_QUEUE
 
 if TYPE_CHECKING:
     from webapp.jobs.models import Job
@@ -21,7 +21,7 @@ class DatasetProcessJob(JobType):
     """Check and summarise one uploaded dataset (subject_id: the dataset)."""
 
     kind = DATASETS_PROCESS
-    queue = SHORT_QUEUE
+    queue = DATASETS_QUEUE
     reports_progress = True
 
     @property

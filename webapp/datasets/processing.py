@@ -1,7 +1,7 @@
-"""Where an upload is processed: inside the request, or on the short-job worker when one runs.
+"""Where an upload is processed: inside the request, or on the datasets worker when one runs.
 
 NETLOOM_DATASET_PROCESSING is "sync", "celery" or "auto" (the default): "auto" asks the broker
-whether a worker consumes the short queue (one broadcast, half a second at most, remembered for
+whether a worker consumes the datasets queue (one broadcast, half a second at most, remembered for
 a while) and queues the work there if so, so a large CSV never holds a request open on a
 deployment that has workers, and a laptop without one still gets its upload processed.
 """
@@ -24,10 +24,10 @@ _lock = threading.Lock()
 _answer: tuple[float, bool] | None = None  # (monotonic time of the answer, a worker was there)
 
 
-def short_worker_running() -> bool:
-    """Whether a Celery worker consumes the short queue now (False when the broker is down)."""
+def datasets_worker_running() -> bool:
+    """Whether a Celery worker consumes the datasets queue now (False when the broker is down)."""
     from webapp.celery import app
-    from webapp.queues import SHORT_QUEUE
+    from webapp.queues import DATASETS_QUEUE
 
     try:
         with app.connection_for_read() as conn:
@@ -37,7 +37,7 @@ def short_worker_running() -> bool:
         logger.info("no broker for dataset processing (%s); processing in the request", exc)
         return False
     return any(
-        queue.get("name") == SHORT_QUEUE for queues in (replies or {}).values() for queue in queues
+        queue.get("name") == DATASETS_QUEUE for queues in (replies or {}).values() for queue in queues
     )
 
 
@@ -53,7 +53,7 @@ def processing_mode() -> str:
             at, found = _answer
             if now - at < (REMEMBER_FOUND_S if found else REMEMBER_MISSING_S):
                 return "celery" if found else "sync"
-    found = short_worker_running()
+    found = datasets_worker_running()
     with _lock:
         _answer = (time.monotonic(), found)
     return "celery" if found else "sync"

@@ -31,10 +31,15 @@ UPLOAD_SUFFIXES: dict[str, tuple[str, ...]] = {
 
 
 def data_limits() -> Any:
-    """The engine's DataLimits with the service's upload size."""
+    """The engine's DataLimits with the service's upload size and archive limits."""
     from engine.data import DataLimits
 
-    return DataLimits(max_bytes=settings.NETLOOM_MAX_UPLOAD_BYTES)
+    return DataLimits(
+        max_bytes=settings.NETLOOM_MAX_UPLOAD_BYTES,
+        max_entries=settings.NETLOOM_MAX_ARCHIVE_ENTRIES,
+        max_image_pixels=settings.NETLOOM_MAX_IMAGE_PIXELS,
+        max_total_pixels=settings.NETLOOM_MAX_ARCHIVE_PIXELS,
+    )
 
 
 def dataset_builtin_create(

@@ -136,7 +136,7 @@ def test_an_upload_made_while_the_broker_is_down_is_201_and_processed_once_it_is
     assert jobs_resend(now=later) == [], "still down: tried, not sent"
     broker.up()
     assert jobs_resend(now=later) == [job.pk], "the failed try left it owed"
-    assert broker.take("short") == [("jobs.run", [job.pk])]
+    assert broker.take("datasets") == [("jobs.run", [job.pk])]
     assert jobs_resend(now=later + timedelta(seconds=30)) == [], "backing off"
     assert run_job(job.pk) == "done"
     assert Dataset.objects.get(pk=dataset_id).status == DatasetStatus.READY

@@ -53,16 +53,23 @@ def test_with_the_broker_stopped_each_kind_is_sent_by_the_reaper_once_it_is_back
     assert Job.objects.filter(send_owed=True).count() == len(KINDS)
     broker.up()
     run_reap()
-    sent = sorted(broker.take("short"))
-    assert sent == sorted(("jobs.run", [job.pk]) for job in jobs.values()), "each kind once, as jobs.run"
+    def taken() -> dict[str, list[Any]]:
+        return {queue: sorted(broker.take(queue)) for queue in ("short", "datasets")}
+
+    sent = taken()
+    # Each kind once, as jobs.run; an upload's processing on the datasets queue, apart.
+    assert sent == {
+        "short": sorted(("jobs.run", [job.pk]) for kind, job in jobs.items() if kind != "datasets.process"),
+        "datasets": [("jobs.run", [jobs["datasets.process"].pk])],
+    }
     assert not Job.objects.filter(send_owed=True).exists()
     run_reap()
-    assert broker.take("short") == [], "sent once; later passes only re-send work queued too long"
+    assert taken() == {"short": [], "datasets": []}, "sent once; later passes only re-send work queued too long"
 
     # The messages were taken and lost (a Redis restart): past every kind's resend interval (60 s,
     # 120 s, 60 s, 60 s) the same path sends each again.
     run_reap(now=timezone.now() + timedelta(seconds=125))
-    assert sorted(broker.take("short")) == sent
+    assert taken() == sent
     assert Explanation.objects.get().status == ExplanationStatus.QUEUED
 
 
