@@ -277,3 +277,27 @@ def test_successive_halving_keeps_its_rungs_on_the_trials_and_stops_a_bad_one(
     assert monitor.pruned_reason.startswith("pruned at epoch 1 by successive halving: val/loss 1.2")
     assert api_a.get(f"/api/runs/{bad.run_id}/").json()["status"] == "pruned"
     assert not monitor.errors
+
+
+def test_a_report_that_cannot_be_stored_fails_the_trial_loudly_instead_of_leaving_a_hole(
+    api_a: Any, sweep_body: dict[str, Any], commits: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    from django.db import OperationalError
+
+    from webapp.sweeps import services
+    from webapp.sweeps.services import TrialReportLost, trial_monitor
+    from workers.training import user_message
+
+    sweep = create(api_a, sweep_body, commits).json()
+    monitor = trial_monitor(sweep["trials"][0]["run"])
+
+    def locked(*_: Any) -> None:
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr(services, "_trial_value_store", locked)
+    with pytest.raises(TrialReportLost) as lost:
+        monitor.on_validation_end(SimpleNamespace(epoch=1, epochs=4), {"val/loss": 0.5})
+    # The message the run (and so the trial) fails with.
+    assert user_message(lost.value).startswith("the sweep could not store the objective of epoch 1 (database is locked)")
