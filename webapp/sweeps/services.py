@@ -348,13 +348,13 @@ def _trial_value_store(trial_id: int, epoch: int, value: float) -> SweepTrial:
 
 
 def _trial_prune(trial: SweepTrial) -> tuple[bool, str]:
-    with transaction.atomic():
-        sweep = Sweep.objects.get(pk=trial.sweep_id)
-        dims = space_dimensions(sweep.space, strategy=sweep.strategy)
-        others = list(sweep.trials.exclude(pk=trial.pk))
-        answer = study_prune(sweep, dims, others, trial)
-        if answer.system_attrs != (trial.system_attrs or {}):
-            SweepTrial.objects.filter(pk=trial.pk).update(system_attrs=answer.system_attrs)
+    # Reads, then one UPDATE (its own transaction): no write lock held while Optuna thinks.
+    sweep = trial.sweep
+    dims = space_dimensions(sweep.space, strategy=sweep.strategy)
+    others = list(sweep.trials.exclude(pk=trial.pk))
+    answer = study_prune(sweep, dims, others, trial)
+    if answer.system_attrs != (trial.system_attrs or {}):
+        SweepTrial.objects.filter(pk=trial.pk).update(system_attrs=answer.system_attrs)
     return answer.prune, answer.reason
 
 
