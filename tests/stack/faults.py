@@ -254,6 +254,8 @@ def kill_mid_epoch(stack: ServiceStack, *, at_step: int, epochs: int = 3) -> tup
     detail = run_finished(stack, run["id"])
     complete = series_complete(stack, run["id"])
     whole, stream = stream_whole(stack, run["id"], watcher.received())
-    ok = detail["status"] == "succeeded" and complete and detail["attempts"] in (1, 2) and whole
+    # A third attempt as in kill_mid_checkpoint_write: the 3 s lease of the test stacks can run out
+    # for the living worker too on a loaded machine (3 of 10 in a campaign beside other stacks).
+    ok = detail["status"] == "succeeded" and complete and detail["attempts"] in (1, 2, 3) and whole
     return ok, (f"killed at step >= {at_step}; run {outcome(detail)} in {detail['attempts']} attempts, "
                 f"series complete: {complete}; {stream}")
