@@ -70,9 +70,10 @@ test-fast: $(VENV)/.installed frontend/node_modules/.package-lock.json
 	bash scripts/test_fast.sh
 
 # The long seeded fault campaign (tests/stack/test_fault_campaign.py): FAULT_TRIALS trials of
-# every fault (SIGKILL mid-epoch, mid-checkpoint-write, during runs.export; Redis restarted), a table
+# every fault (SIGKILL mid-epoch, mid-checkpoint-write, during runs.export; Redis restarted; after
+# each training kill the replay from seq 0 is checked against a live watcher), a table
 # at the end. `make test` runs the short default (tests/stack/test_faults.py). docs/reliability.md.
-FAULT_TRIALS ?= 5
+FAULT_TRIALS ?= 10
 test-faults: $(VENV)/.installed
 	FAULT_TRIALS=$(FAULT_TRIALS) $(BIN)/python -m pytest -q -s -p no:cacheprovider tests/stack/test_fault_campaign.py
 

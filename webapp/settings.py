@@ -243,16 +243,27 @@ def postgres_database(url: str, *, conn_max_age: int) -> dict[str, Any]:
     return database
 
 
+# SQLite shared by the web process and the workers (docs/reliability.md "SQLite"): WAL lets
+# readers go on while one connection writes; IMMEDIATE transactions take the write lock at BEGIN,
+# waiting up to `timeout` seconds for it, where a deferred one that read first and then wrote
+# would fail at once with "database is locked" (a lock upgrade SQLite will not wait for).
+SQLITE_OPTIONS: dict[str, Any] = {
+    "timeout": 30,
+    "init_command": "PRAGMA journal_mode=WAL;",
+    "transaction_mode": "IMMEDIATE",
+}
+
 if DATABASE_URL:
     DATABASES = {"default": postgres_database(DATABASE_URL, conn_max_age=60)}
+    if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # sqlite:///path: the same options
+        DATABASES["default"]["OPTIONS"] = SQLITE_OPTIONS
 else:
     VAR_DIR.mkdir(exist_ok=True)
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": VAR_DIR / "netloom.sqlite3",
-            # Workers and the web process share the file; wait instead of failing on a lock.
-            "OPTIONS": {"timeout": 20},
+            "OPTIONS": SQLITE_OPTIONS,
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -25,7 +25,7 @@ from webapp.runs.models import Run, RunStatus
 from webapp.runs.scheduling.leases import run_requeue, run_token_send
 from webapp.runs.selectors import run_data_recipe, run_start_from
 from webapp.runs.services import metrics_json, run_finish, run_log, run_recipe_record
-from webapp.sweeps.services import TrialMonitor, trial_monitor
+from webapp.sweeps.services import TrialMonitor, TrialReportLost, trial_monitor
 from workers.recorder import RunCallbacks, RunRecorder
 
 logger = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ def user_message(exc: BaseException) -> str:
     from engine.data import DataError
     from engine.train import ConfigError, TrainingError
 
-    if isinstance(exc, TrainingError | DataError | ConfigError | ValueError):
+    if isinstance(exc, TrainingError | DataError | ConfigError | ValueError | TrialReportLost):
         return str(exc)
     return f"internal error while training ({type(exc).__name__}: {exc}); the administrators have the details"
 

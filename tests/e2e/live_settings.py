@@ -15,10 +15,6 @@ os.environ["NETLOOM_INSTANCE"] = os.environ["NETLOOM_E2E_PREFIX"]
 
 from webapp.settings import *  # noqa: E402, F403
 
-# The server, the worker and manage.py share one SQLite file: WAL lets readers go on while one
-# writes, and IMMEDIATE transactions wait for the lock instead of failing on an upgrade.
-if DATABASES["default"]["ENGINE"].endswith("sqlite3"):  # noqa: F405
-    DATABASES["default"].setdefault("OPTIONS", {}).update(  # noqa: F405
-        {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL;", "transaction_mode": "IMMEDIATE"}
-    )
+# The server, the worker and manage.py share one SQLite file, with `make run`'s options
+# (webapp/settings.py SQLITE_OPTIONS: WAL, IMMEDIATE transactions, a busy timeout).
 RUNS_STEP_DELAY_SECONDS = float(os.environ.get("NETLOOM_E2E_STEP_DELAY", "0"))

@@ -21,9 +21,8 @@ DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": os.environ["NETLOOM_E2E_DB"],
-        # Three processes share the file: WAL lets readers go on while one writes, and
-        # IMMEDIATE transactions wait for the lock instead of failing on an upgrade.
-        "OPTIONS": {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL;", "transaction_mode": "IMMEDIATE"},
+        # Three processes share the file, with `make run`'s options (WAL, IMMEDIATE, a busy timeout).
+        "OPTIONS": SQLITE_OPTIONS,  # noqa: F405
     }
 }
 REDIS_URL = os.environ["NETLOOM_E2E_REDIS"]

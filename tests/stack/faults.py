@@ -8,13 +8,17 @@ Used by test_faults.py (the short default) and test_fault_campaign.py (FAULT_TRI
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import json
 import os
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
+
+from websockets.asyncio.client import connect
 
 from tests.stack.stack import E2E_STEP_DELAY, RedisServer, ServiceStack
 from tests.webapp.conftest import iris_like_csv
@@ -142,6 +146,74 @@ def leftovers(stack: ServiceStack) -> list[Path]:
     return sorted(p for pattern in (".*.tmp-*", ".*.old-*") for p in media.rglob(pattern))
 
 
+class Watcher:
+    """A live watcher of a run's stream on its own thread, from seq 0 until the run ends."""
+
+    def __init__(self, stack: ServiceStack, run_id: int) -> None:
+        self.stack, self.run_id = stack, run_id
+        self.events: list[dict[str, Any]] = []
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._watch, name=f"watch-run-{run_id}", daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        try:
+            asyncio.run(self._frames())
+        except BaseException as exc:  # noqa: BLE001 - reported by received()
+            self.error = exc
+
+    async def _frames(self) -> None:
+        headers = {"Authorization": f"Bearer {self.stack.token('a')}"}
+        async with connect(self.stack.ws_url(self.run_id), additional_headers=headers) as ws:
+            deadline = time.monotonic() + 3 * TIMEOUT
+            while True:
+                frame = json.loads(await asyncio.wait_for(ws.recv(), deadline - time.monotonic()))
+                if frame.get("type") in ("state", "replayed"):
+                    continue
+                self.events.append(frame)
+                if frame.get("type") == "status" and frame.get("status") in TERMINAL:
+                    return
+
+    def received(self) -> list[dict[str, Any]]:
+        """Every event the watcher was sent, once the run has ended."""
+        self._thread.join(3 * TIMEOUT)
+        if self.error is not None:
+            raise AssertionError(f"the live watcher failed: {self.error!r}")
+        return self.events
+
+
+def replay(stack: ServiceStack, run_id: int) -> list[dict[str, Any]]:
+    """Every stored event of the run: a fresh stream from seq 0 up to its `replayed` frame."""
+
+    async def frames() -> list[dict[str, Any]]:
+        headers = {"Authorization": f"Bearer {stack.token('a')}"}
+        got: list[dict[str, Any]] = []
+        async with connect(stack.ws_url(run_id, since=0), additional_headers=headers) as ws:
+            while True:
+                frame = json.loads(await asyncio.wait_for(ws.recv(), TIMEOUT))
+                if frame.get("type") == "replayed":
+                    return got
+                if frame.get("type") != "state":
+                    got.append(frame)
+
+    return asyncio.run(frames())
+
+
+def stream_whole(stack: ServiceStack, run_id: int, live: list[dict[str, Any]]) -> tuple[bool, str]:
+    """The replay from 0 holds every seq once, none missing, and every event the live watcher got
+    (a live metric event's `progress` is not stored)."""
+    stored = replay(stack, run_id)
+    seqs = [event["seq"] for event in stored]
+    missing = sorted(set(range(1, (max(seqs) if seqs else 0) + 1)) - set(seqs))
+    repeated = len(seqs) - len(set(seqs))
+    by_seq = {event["seq"]: event for event in stored}
+    differ = [event["seq"] for event in live if by_seq.get(event["seq"]) != (
+        {k: v for k, v in event.items() if k != "progress"} if event["type"] == "metric" else event)]
+    ok = seqs == list(range(1, len(seqs) + 1)) and not differ
+    return ok, (f"replay {len(seqs)} seqs, missing {missing or 'none'}, repeated {repeated}; "
+                f"{len(live)} live events, {len(differ)} not in the replay{' ' + str(differ[:10]) if differ else ''}")
+
+
 # --- the faults: each returns (what the user saw was right, a note) -------------------------------
 
 
@@ -190,6 +262,7 @@ def kill_mid_checkpoint_write(stack: ServiceStack, *, epochs: int = 3) -> tuple[
     and succeed with its whole series, and the half-written folder must be swept."""
     arm(stack, "checkpoint")
     run = stack.create_run(epochs=epochs)
+    watcher = Watcher(stack, run["id"])
     wait_hit(stack, "checkpoint")
     stack.kill_worker()
     left = leftovers(stack)
@@ -197,30 +270,35 @@ def kill_mid_checkpoint_write(stack: ServiceStack, *, epochs: int = 3) -> tuple[
     stack.start_worker()
     detail = run_finished(stack, run["id"])
     complete = series_complete(stack, run["id"])
+    whole, stream = stream_whole(stack, run["id"], watcher.received())
     export_ready(stack, run["id"])  # runs.export writes a .tmp folder of its own meanwhile
     remaining = leftovers(stack)
     # Two attempts: the killed one and its resume. A third only when the test stacks' 3 s lease ran
     # out under a loaded machine and the living worker was judged lost too (seen once in a
     # clean-clone run beside other stacks); the run must still end whole.
     ok = (detail["status"] == "succeeded" and detail["attempts"] in (2, 3) and complete and bool(left)
-          and not remaining)
+          and not remaining and whole)
     media = stack.tmp / "media"
     return ok, (f"{len(left)} half-written folder(s) at the kill, {len(remaining)} after"
                 f"{' (' + ', '.join(str(p.relative_to(media)) for p in remaining) + ')' if remaining else ''}; "
-                f"run {outcome(detail)} in {detail['attempts']} attempts, series complete: {complete}")
+                f"run {outcome(detail)} in {detail['attempts']} attempts, series complete: {complete}; {stream}")
 
 
 def kill_mid_epoch(stack: ServiceStack, *, at_step: int, epochs: int = 3) -> tuple[bool, str]:
     """SIGKILL the worker at a training step; the run must resume and succeed with its whole series."""
     run = stack.create_run(epochs=epochs)
+    watcher = Watcher(stack, run["id"])
     wait_step(stack, run["id"], at_step)
     stack.kill_worker()
     stack.start_worker()
     detail = run_finished(stack, run["id"])
     complete = series_complete(stack, run["id"])
-    ok = detail["status"] == "succeeded" and complete and detail["attempts"] in (1, 2)
+    whole, stream = stream_whole(stack, run["id"], watcher.received())
+    # A third attempt as in kill_mid_checkpoint_write: the 3 s lease of the test stacks can run out
+    # for the living worker too on a loaded machine (3 of 10 in a campaign beside other stacks).
+    ok = detail["status"] == "succeeded" and complete and detail["attempts"] in (1, 2, 3) and whole
     return ok, (f"killed at step >= {at_step}; run {outcome(detail)} in {detail['attempts']} attempts, "
-                f"series complete: {complete}")
+                f"series complete: {complete}; {stream}")
 
 
 def disk_full(stack: ServiceStack) -> tuple[bool, str]:

@@ -4,7 +4,9 @@ Each of N trials runs every fault once on one stack, at points drawn from the se
 worker mid-epoch (at a random step) and mid-checkpoint-write, SIGKILL during runs.export, Redis
 stopped (for a random while) and started with a run, an upload and an explanation created
 meanwhile, and MEDIA_ROOT's volume full (a 64 MiB tmpfs, where mounting is permitted: an upload and
-a run while it is full, space freed after). Prints a table (fault / tries / held / notes) and fails if any trial did not hold.
+a run while it is full, space freed after). A kill of the training worker holds only when the
+resumed run's replay from seq 0 is contiguous and holds every event a live watcher was sent
+(faults.stream_whole). Prints a table (fault / tries / held / notes) and fails if any trial did not hold.
 Skipped unless FAULT_TRIALS is set; the short default is test_faults.py.
 """
 

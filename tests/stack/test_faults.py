@@ -1,7 +1,9 @@
 """The fault campaign's short default, against the real stack: Redis stopped and started while
 a run, an upload and an explanation are created; SIGKILL of the worker inside runs.export and in
-the middle of a checkpoint write. Each asserts what the user sees: the answers, then the work
-done with no action on their side. `FAULT_TRIALS=N make test-faults` runs the long seeded
+the middle of a checkpoint write, and mid-epoch a few steps after a checkpoint. Each asserts what
+the user sees: the answers, then the work done with no action on their side; after a training
+worker's kill, a replay of the run's stream from seq 0 holds every seq once and every event a live
+watcher was sent. `FAULT_TRIALS=N make test-faults` runs the long seeded
 campaign (test_fault_campaign.py). Results: docs/reliability.md.
 """
 
@@ -51,4 +53,13 @@ def test_a_worker_killed_mid_checkpoint_write_resumes_and_its_half_written_folde
     fault_stack: Any, trained_run: int
 ) -> None:
     ok, note = faults.kill_mid_checkpoint_write(fault_stack)
+    assert ok, f"{note}\n{fault_stack.logs()}"
+
+
+@pytest.mark.parametrize("at_step", [9, 12])
+def test_a_worker_killed_mid_epoch_resumes_and_the_replay_from_zero_holds_every_seq_a_watcher_got(
+    fault_stack: Any, trained_run: int, at_step: int
+) -> None:
+    # Killed a few steps after an epoch's checkpoint: the resume redoes the steps after it.
+    ok, note = faults.kill_mid_epoch(fault_stack, at_step=at_step)
     assert ok, f"{note}\n{fault_stack.logs()}"

@@ -48,7 +48,7 @@ class MetricBlock(models.Model):
 
 class MetricChunk(models.Model):
     """The record of one metric's points in one level-0 block (64 steps): a redone step
-    overwrites its point (webapp/metrics/store.py).
+    overwrites its point (webapp/metrics/store.py; the replaced point is kept as a RunEvent).
 
     Steps, epochs, values (NaN for a value that was NaN or infinite) and the seqs of the events
     that wrote them, packed as little-endian int64 / float64 arrays in step order, with their

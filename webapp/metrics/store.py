@@ -11,7 +11,8 @@ instead of one per point is what lets a recorder's batch of 5,000 points go in a
 Writing (`metric_points_write`, inside `events_record`'s transaction, which holds the run row's
 lock): a batch's points are sorted per key with numpy; each chunk the batch touches is read (the
 series' tail chunk, usually) and merged with the batch's points, a redone step replacing the
-stored point of that step; a level-0 summary is the stored one combined with the batch's when
+stored point of that step (the replaced point goes back to the caller, which keeps it as the
+event it was sent in, so a replay misses no seq); a level-0 summary is the stored one combined with the batch's when
 the batch only appends, else made again from the merged points. A block of the levels above is
 combined the same way, or made again from its child blocks when the batch rewrites a step in it.
 New rows go in by binary COPY (PostgreSQL), stored ones by an upsert.
@@ -242,22 +243,32 @@ class _Series:
         return self.blocks(None)[0][3]
 
 
+# A stored point a redone step replaced: (seq, key, step, epoch, value).
+Replaced = tuple[int, str, int, float, float | None]
+
+
 def metric_points_write(
     *, run_id: int, points: dict[tuple[str, int], tuple[float, float | None, int]]
-) -> None:
+) -> list[Replaced]:
     """Store points {(key, step): (epoch, value, seq)} of one run, a stored step overwritten.
 
+    Returns the stored points that redone steps replaced, with their seqs: the caller keeps them
+    (events_record stores them as the events they were, so the stream's replay keeps every seq).
     Runs inside the caller's transaction (events_record's), which holds the run row's lock, so
     no other writer of this run's points interleaves.
     """
     by_key: dict[str, list[tuple[int, float, float | None, int]]] = {}
     for (key, step), (epoch, value, seq) in points.items():
         by_key.setdefault(key, []).append((step, epoch, value, seq))
+    replaced: list[Replaced] = []
     for key, key_points in by_key.items():
-        _series_write(run_id, key, _Series.of(key_points))
+        replaced += _series_write(run_id, key, _Series.of(key_points))
+    return replaced
 
 
-def _series_write(run_id: int, key: str, series: _Series) -> None:
+def _series_write(run_id: int, key: str, series: _Series) -> list[Replaced]:
+    """Write one metric's points; the stored points of the steps they redo (seq, key, step, epoch, value)."""
+    replaced: list[Replaced] = []
     stored, packed = _stored_blocks(run_id, key, series)
     rows: list[tuple[int, int, Summary, _Series | None]] = []  # (level, block, summary, points)
     for block, start, end, summary in series.blocks(LEVELS[0]):
@@ -269,6 +280,11 @@ def _series_write(run_id: int, key: str, series: _Series) -> None:
             joined = _Series.joined([old, part])
             rows.append((0, block, stored[(0, block)].combined(summary), joined))
         else:  # a redone step: the old summary may hold the point it replaced
+            gone = old.part(np.isin(old.steps, part.steps))
+            replaced += [
+                (int(seq), key, step, epoch, value)
+                for seq, (step, epoch, value) in zip(gone.seqs.tolist(), gone.points(), strict=True)
+            ]
             merged = old.merged(part)
             rows.append((0, block, merged.summary(), merged))
     for level, size in enumerate(LEVELS[1:], 1):
@@ -290,6 +306,7 @@ def _series_write(run_id: int, key: str, series: _Series) -> None:
                 if again is not None:
                     rows.append((level, block, again, None))
     _blocks_upsert(run_id, key, rows, stored)
+    return replaced
 
 
 def _blocks_upsert(

@@ -192,7 +192,8 @@ class Worker(models.Model):
 
 
 class RunEvent(models.Model):
-    """A non-metric event of a run's stream (status, log, checkpoint, explanation)."""
+    """A non-metric event of a run's stream (status, log, checkpoint, explanation), or a metric
+    event whose points redone steps replaced in the metric store (kept so the replay has its seq)."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="events")
     seq = models.BigIntegerField()

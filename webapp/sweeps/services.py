@@ -18,9 +18,10 @@ from types import SimpleNamespace
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import OperationalError, transaction
 from django.utils import timezone
 
+from webapp.db_locks import retry_while_locked
 from webapp.errors import Conflict, DomainError
 
 from .models import (
@@ -283,13 +284,17 @@ def sweep_run_finished(sender: Any = None, *, run_id: int, status: str, **_: Any
     if found is None:
         return
     trial_id, sweep_id = found
-    try:
+
+    def record_and_schedule() -> None:
         with transaction.atomic():
             sweep = _sweep_lock(sweep_id)
             trial = SweepTrial.objects.select_related("run").get(pk=trial_id)
             if trial.state in ACTIVE_TRIAL_STATES and trial.run is not None:
                 _trial_record(sweep, trial, trial.run)
             _schedule(sweep)
+
+    try:
+        retry_while_locked(record_and_schedule, what=f"sweep {sweep_id}: after run {run_id}")
     except Exception as exc:
         logger.exception("sweep %s: scheduling after run %s failed", sweep_id, run_id)
         Sweep.objects.filter(pk=sweep_id, status=SweepStatus.RUNNING).update(
@@ -328,23 +333,50 @@ def sweep_cancel(*, sweep: Sweep, user: AbstractBaseUser | None = None) -> Sweep
 # --- the worker's side: each epoch's objective, the pruner's answer ---------------------------------
 
 
-def trial_report(*, trial_id: int, epoch: int, value: float, last_epoch: bool) -> tuple[bool, str]:
-    """Store the trial's objective at `epoch` and ask the pruner: (stop now, why)."""
+class TrialReportLost(RuntimeError):
+    """An epoch's objective could not be stored: the trial's run fails with this message."""
+
+
+def _trial_value_store(trial_id: int, epoch: int, value: float) -> SweepTrial:
     with transaction.atomic():
         trial = SweepTrial.objects.select_related("sweep").get(pk=trial_id)
         values = {int(e): v for e, v in trial.intermediate or []}
         values[int(epoch)] = float(value)
         trial.intermediate = [[e, values[e]] for e in sorted(values)]
         SweepTrial.objects.filter(pk=trial_id).update(intermediate=trial.intermediate)
-        sweep = trial.sweep
-        if sweep.pruner == SweepPruner.NONE or last_epoch or sweep.status != SweepStatus.RUNNING:
-            return False, ""
-        dims = space_dimensions(sweep.space, strategy=sweep.strategy)
-        others = list(sweep.trials.exclude(pk=trial_id))
-        answer = study_prune(sweep, dims, others, trial)
-        if answer.system_attrs != (trial.system_attrs or {}):
-            SweepTrial.objects.filter(pk=trial_id).update(system_attrs=answer.system_attrs)
+    return trial
+
+
+def _trial_prune(trial: SweepTrial) -> tuple[bool, str]:
+    # Reads, then one UPDATE (its own transaction): no write lock held while Optuna thinks.
+    sweep = trial.sweep
+    dims = space_dimensions(sweep.space, strategy=sweep.strategy)
+    others = list(sweep.trials.exclude(pk=trial.pk))
+    answer = study_prune(sweep, dims, others, trial)
+    if answer.system_attrs != (trial.system_attrs or {}):
+        SweepTrial.objects.filter(pk=trial.pk).update(system_attrs=answer.system_attrs)
     return answer.prune, answer.reason
+
+
+def trial_report(*, trial_id: int, epoch: int, value: float, last_epoch: bool) -> tuple[bool, str]:
+    """Store the trial's objective at `epoch`, then ask the pruner: (stop now, why).
+
+    Each is its own short write transaction, tried again while SQLite is locked
+    (webapp/db_locks.py). A value that still cannot be stored raises TrialReportLost: the pruner
+    and the sweep's charts read these values, so a trial never goes on with a hole in them.
+    """
+    try:
+        trial = retry_while_locked(lambda: _trial_value_store(trial_id, epoch, value),
+                                   what=f"trial {trial_id}: storing epoch {epoch}")
+    except OperationalError as exc:
+        raise TrialReportLost(
+            f"the sweep could not store the objective of epoch {int(epoch)} ({exc}); the trial stops rather "
+            "than go on with a hole in its reports"
+        ) from exc
+    sweep = trial.sweep
+    if sweep.pruner == SweepPruner.NONE or last_epoch or sweep.status != SweepStatus.RUNNING:
+        return False, ""
+    return retry_while_locked(lambda: _trial_prune(trial), what=f"trial {trial_id}: pruning at epoch {epoch}")
 
 
 @dataclass
@@ -364,15 +396,22 @@ class TrialMonitor:
         return bool(self.pruned_reason)
 
     def on_validation_end(self, state: Any, metrics: Any) -> None:
-        """Report the objective of the epoch just validated; a failure here never stops training."""
+        """Report the objective of the epoch just validated; stop when pruned.
+
+        A value that could not be stored (TrialReportLost) fails the run, and so the trial, with
+        the reason; the pruner's own failure is logged and training goes on unpruned.
+        """
         value = metrics.get(self.metric)
         if not isinstance(value, int | float) or not math.isfinite(value) or self.pruned_reason:
             return
         try:
             prune, reason = trial_report(trial_id=self.trial_id, epoch=int(state.epoch), value=float(value),
                                          last_epoch=int(state.epoch) >= int(state.epochs))
+        except TrialReportLost:
+            logger.exception("trial %s: the report of epoch %s was not stored", self.trial_id, state.epoch)
+            raise
         except Exception as exc:
-            logger.exception("trial %s: reporting epoch %s failed", self.trial_id, state.epoch)
+            logger.exception("trial %s: asking the pruner at epoch %s failed", self.trial_id, state.epoch)
             self.errors.append(str(exc))
             return
         if prune:
@@ -389,6 +428,7 @@ def trial_monitor(run_id: int) -> TrialMonitor | None:
 
 __all__ = [
     "TrialMonitor",
+    "TrialReportLost",
     "sweep_cancel",
     "sweep_create",
     "sweep_run_finished",

@@ -90,14 +90,32 @@ def test_replay_after_since_then_live_events_once_and_gaps_from_the_database(run
     assert [f["seq"] for f in live] == [5, 6, 7, 8]
 
 
-def test_redone_steps_overwrite_their_points_and_move_to_a_new_seq(run_a: Any) -> None:
+def test_redone_steps_overwrite_their_points_and_the_replay_keeps_every_seq(run_a: Any) -> None:
     from webapp.metrics.selectors import run_metric_keys
     from webapp.metrics.series import metric_series_read
     from webapp.runs.stream.events import events_since, flatten
 
-    events_record(run_id=run_a.pk, events=[metric(1), metric(2)])
-    events_record(run_id=run_a.pk, events=[{**metric(2), "values": {"train/loss": 9.0}}, metric(2)])
+    first = events_record(run_id=run_a.pk, events=[metric(1), metric(2)])
+    # A resume redoes step 2 (twice in one batch here): the series keeps the newest point.
+    again = events_record(run_id=run_a.pk, events=[{**metric(2), "values": {"train/loss": 9.0}}, metric(2)])
     stored = metric_series_read(series=[(run_a.pk, key) for key in run_metric_keys(run=run_a)])
     assert sum(len(points) for points in stored.values()) == 2
-    replay = [e for e in flatten(events_since(run_id=run_a.pk)) if e["type"] == "metric"]
-    assert [(e["step"], e["seq"]) for e in replay] == [(1, 2), (2, 5)]
+    # The replay is what a live watcher was sent: every seq once, none missing, the old values too.
+    replay = flatten(events_since(run_id=run_a.pk))
+    assert [e["seq"] for e in replay] == list(range(1, 6))
+    metrics = [e for e in replay if e["type"] == "metric"]
+    assert metrics == [{k: v for k, v in e.items() if k != "progress"} for e in first + again]
+    assert [(e["step"], e["values"]["train/loss"]) for e in metrics] == [(1, 1.0), (2, 0.5), (2, 9.0), (2, 0.5)]
+
+
+def test_a_seq_whose_metrics_are_redone_one_key_at_a_time_replays_whole(run_a: Any) -> None:
+    from webapp.runs.stream.events import events_since, flatten
+
+    (both,) = events_record(run_id=run_a.pk, events=[
+        {"type": "metric", "step": 3, "epoch": 1.0, "values": {"train/loss": 0.5, "val/loss": 0.7}}])
+    events_record(run_id=run_a.pk, events=[{"type": "metric", "step": 3, "epoch": 1.0, "values": {"train/loss": 0.4}}])
+    events_record(run_id=run_a.pk, events=[{"type": "metric", "step": 3, "epoch": 1.0, "values": {"val/loss": 0.6}}])
+    replay = flatten(events_since(run_id=run_a.pk))
+    assert [e["seq"] for e in replay] == list(range(1, 5))
+    assert replay[1] == both
+    assert [e["values"] for e in replay[2:]] == [{"train/loss": 0.4}, {"val/loss": 0.6}]

@@ -300,3 +300,27 @@ def test_a_hyperband_sweep_prunes_bad_trials_in_their_bracket_and_names_it(
     detail = api_a.get(f"/api/sweeps/{sweep['id']}/").json()
     assert detail["status"] == "succeeded" and detail["pruner"] == "hyperband"
     assert {t["state"] for t in detail["trials"]} == {"complete", "pruned"}
+
+
+def test_a_report_that_cannot_be_stored_fails_the_trial_loudly_instead_of_leaving_a_hole(
+    api_a: Any, sweep_body: dict[str, Any], commits: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    from django.db import OperationalError
+
+    from webapp.sweeps import services
+    from webapp.sweeps.services import TrialReportLost, trial_monitor
+    from workers.training import user_message
+
+    sweep = create(api_a, sweep_body, commits).json()
+    monitor = trial_monitor(sweep["trials"][0]["run"])
+
+    def locked(*_: Any) -> None:
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr(services, "_trial_value_store", locked)
+    with pytest.raises(TrialReportLost) as lost:
+        monitor.on_validation_end(SimpleNamespace(epoch=1, epochs=4), {"val/loss": 0.5})
+    # The message the run (and so the trial) fails with.
+    assert user_message(lost.value).startswith("the sweep could not store the objective of epoch 1 (database is locked)")

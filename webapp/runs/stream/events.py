@@ -12,6 +12,11 @@ Event shapes are declared once, as the pydantic models of webapp/runs/stream/eve
 them. With NETLOOM_CHECK_EVENTS on (tests), `events_record` checks what it stores and
 `events_publish` what it sends, and a misshapen event raises EventSchemaError.
 
+A resumed run redoes the steps after its checkpoint. The metric store keeps the newer point of a
+step; the point it replaced is kept as the metric event it was stored and published in (a
+RunEvent row of type "metric", `_replaced_keep`), so a replay from 0 holds every seq once and
+everything a live watcher was sent.
+
 `progress` is {"epoch", "step", "total_steps", "fraction", "eta_seconds"}, as in the run's JSON.
 `event_emit` adds the run row's progress to every status event; the worker's recorder adds the
 progress at each metric event's own step to the metric events it publishes (stored metric
@@ -31,7 +36,7 @@ from channels.layers import get_channel_layer
 from django.db import transaction
 from django.db.models import F
 
-from webapp.metrics.store import metric_points_since, metric_points_write
+from webapp.metrics.store import Replaced, metric_points_since, metric_points_write
 
 from ..models import Checkpoint, Run, RunEvent
 from .event_types import EVENT_TYPES, events_check
@@ -104,6 +109,7 @@ def events_record(
         others: list[RunEvent] = []
         checkpoints: dict[str, Checkpoint] = {}
         latest: dict[str, float | None] = {}
+        replaced: list[Replaced] = []
         for offset, event in enumerate(events):
             seq = first_seq + offset
             kind = event["type"]
@@ -113,7 +119,11 @@ def events_record(
                 step, epoch = int(event["step"]), float(event["epoch"])
                 values = {str(k): finite_or_none(v) for k, v in event["values"].items()}
                 for key, value in values.items():
-                    # A batch may hold a redone step twice: the later point wins, as in the table.
+                    # A batch may hold a redone step twice: the later point wins, as in the table,
+                    # and the earlier one is kept as its event (replaced below).
+                    earlier = points.get((key, step))
+                    if earlier is not None:
+                        replaced.append((earlier[2], key, step, earlier[0], earlier[1]))
                     points[(key, step)] = (epoch, value, seq)
                     latest[key] = value
                 # Built whole: the hot path of the recorder's batches (50,000 points a second).
@@ -141,8 +151,10 @@ def events_record(
         events_check(stored, where="events_record")
         if points:
             # One upsert of the points (unique run/key/step) plus their block summaries (webapp/metrics/store.py).
-            metric_points_write(run_id=run_id, points=points)
+            replaced += metric_points_write(run_id=run_id, points=points)
             Run.objects.filter(pk=run_id).update(latest_metrics={**(latest_metrics or {}), **latest})
+        if replaced:
+            _replaced_keep(run_id, replaced)
         if others:
             RunEvent.objects.bulk_create(others)
         if checkpoints:
@@ -153,6 +165,30 @@ def events_record(
                 update_fields=["step", "epoch", "path", "metrics"],
             )
     return stored
+
+
+def _replaced_keep(run_id: int, replaced: list[Replaced]) -> None:
+    """Keep metric points that redone steps replaced as the metric events they were sent as.
+
+    A resumed run redoes the steps after its checkpoint, and the metric store keeps one point per
+    step (the newer); the events the killed attempt stored and published keep their seqs as
+    RunEvent rows of type "metric", so a replay from 0 holds every seq a live watcher received.
+    A seq replaced key by key over several batches gathers its values in one row.
+    """
+    by_seq: dict[int, dict[str, Any]] = {}
+    for seq, key, step, epoch, value in replaced:
+        event = by_seq.setdefault(seq, {"step": step, "epoch": epoch, "values": {}})
+        event["values"][key] = value
+    for seq, data in RunEvent.objects.filter(run_id=run_id, seq__in=list(by_seq), type="metric").values_list(
+        "seq", "data"
+    ):
+        by_seq[seq]["values"] = {**data.get("values", {}), **by_seq[seq]["values"]}
+    RunEvent.objects.bulk_create(
+        [RunEvent(run_id=run_id, seq=seq, type="metric", data=data) for seq, data in by_seq.items()],
+        update_conflicts=True,
+        unique_fields=["run", "seq"],
+        update_fields=["data"],
+    )
 
 
 def events_publish(*, run_id: int, events: list[dict[str, Any]]) -> bool:
@@ -240,6 +276,11 @@ def _events_between(run_id: int, after: int, upto: int) -> list[dict[str, Any]]:
         .order_by("seq")
         .values_list("seq", "type", "data")
     ):
+        kept = by_seq.get(seq)
+        if kind == "metric" and kept is not None:
+            # A metric event some of whose points a redone step replaced: the rest are in the store.
+            kept["values"] = {**data.get("values", {}), **kept["values"]}
+            continue
         by_seq[seq] = {"type": kind, **data, "run": run_id, "seq": seq}
     return [by_seq[seq] for seq in sorted(by_seq)]
 
