@@ -1,7 +1,8 @@
 """The runs page at team scale, in the browser: four runs of the iris MLP (different learning
 rates, two tagged "baseline") trained by the real Celery worker; the table sorted by a metric on the
 server, narrowed by a typed filter expression (completion of field names, the exact count), a wrong
-expression answered with its column, a saved view reopened after a reload, the top two compared.
+expression answered with its column, a saved view reopened after a reload, the top two compared;
+then 97 more (cancelled before they train) make a second page.
 axe-core checks the page with the filter error and the views shown.
 
 Every order and count asserted is what GET /api/runs/ answers for the same query."""
@@ -69,6 +70,7 @@ def test_user_sorts_filters_saves_a_view_and_compares_the_top_runs(
     expect(table.locator("tbody tr").first).to_have_attribute("data-testid", f"run-row-{best[0]}")
     rows = [r.get_attribute("data-testid") for r in table.locator("tbody tr").all()]
     assert rows == [f"run-row-{i}" for i in best], (rows, best)
+    expect(page.locator(tid("runs-order"))).to_have_text("· by metrics.test/accuracy, descending")
     steps.shot("sorted-by-test-accuracy")
 
     # --- a filter expression: field names complete, the count is the server's --------------------
@@ -147,3 +149,24 @@ def test_user_sorts_filters_saves_a_view_and_compares_the_top_runs(
     page.click(tid("runs-view-delete"))
     expect(page.locator(f"{tid('runs-view')} option")).to_have_text(["No saved views"])
     assert api.get(f"/api/run-views/?team={team}")["results"] == []
+
+    # --- more than a page: 97 more runs, cancelled before they train ----------------------------
+    for i in range(97):
+        extra = api.post("/api/runs/", {
+            "graph": graph["id"], "dataset": iris["id"], "name": f"extra {i}", "config": {"epochs": 1},
+        })  # fmt: skip
+        # A run the worker already took is cancelled at its next step, or has finished (409): both do.
+        page.request.post(f"{netloom_server.url}/api/runs/{extra['id']}/cancel/", headers=api._headers())
+    page.reload()
+    expect(page.locator(tid("runs-count"))).to_have_text("101 runs")
+    expect(page.locator(tid("runs-range"))).to_have_text(" · 1–100 of 101")
+    expect(page.locator(tid("runs-page-of"))).to_have_text("Page 1 of 2")
+    expect(table.locator("tbody tr")).to_have_count(100)
+    page.click(tid("runs-next"))
+    expect(page.locator(tid("runs-range"))).to_have_text(" · 101–101 of 101")
+    expect(table.locator("tbody tr")).to_have_count(1)
+    oldest = first_ids("", "created_at", 1)[0]  # newest first: the second page holds the oldest run
+    expect(table.locator("tbody tr")).to_have_attribute("data-testid", f"run-row-{oldest}")
+    steps.shot("second-page")
+    page.click(tid("runs-previous"))
+    expect(table.locator("tbody tr")).to_have_count(100)

@@ -146,9 +146,13 @@ export function RunsPage({ graphId }: { graphId: number | null }) {
         )}
         {runs === null && team && <p className="muted">Loading…</p>}
         {runs && (
-          <p className="runs-count muted" data-testid="runs-count" aria-live="polite">
-            {count === 1 ? "1 run" : `${count} runs`}
-            {pages > 1 && ` · ${pageRange(page, rows.length, count)}`}
+          <p className="runs-count muted" aria-live="polite">
+            <span data-testid="runs-count">{count === 1 ? "1 run" : `${count} runs`}</span>
+            {pages > 1 && <span data-testid="runs-range"> · {pageRange(page, rows.length, count)}</span>}
+            <span data-testid="runs-order">
+              {" "}
+              · by {sort.column}, {sort.direction === "asc" ? "ascending" : "descending"}
+            </span>
           </p>
         )}
         {runs && runs.length === 0 && (
