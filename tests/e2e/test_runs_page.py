@@ -128,6 +128,11 @@ def test_user_sorts_filters_saves_a_view_and_compares_the_top_runs(
     rows = [r.get_attribute("data-testid") for r in table.locator("tbody tr").all()]
     assert rows == [f"run-row-{i}" for i in top], (rows, top)
     steps.shot("saved-view-reopened")
+    page.click(tid("sort-config:optimizer.lr"))  # another order: the view is no longer what is shown
+    expect(page.locator(tid("runs-view"))).to_have_value("")
+    expect(page.locator(tid("runs-view-delete"))).to_be_disabled()
+    page.select_option(tid("runs-view"), label="small rates")
+    expect(page.locator(tid("runs-order"))).to_have_text("· by metrics.test/accuracy, descending")
     if AXE.is_file():
         assert violations(page) == [], violations(page)
 

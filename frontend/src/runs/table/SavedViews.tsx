@@ -57,7 +57,7 @@ export function SavedViews({ team, canEdit, current, onApply }: SavedViewsProps)
   }
 
   async function remove() {
-    const view = views.find((v) => v.id === chosen);
+    const view = views.find((v) => v.id === picked);
     if (!view || !window.confirm(`Delete the view "${view.name}" for the whole team?`)) return;
     try {
       await apiRequest<void>("DELETE", `/api/run-views/${view.id}/`);
@@ -69,11 +69,15 @@ export function SavedViews({ team, canEdit, current, onApply }: SavedViewsProps)
     }
   }
 
+  // A view stays picked while the page shows its filter and order; a change of either unpicks it.
+  const now = current();
+  const picked = views.find((v) => v.id === chosen && v.filter === now.filter && v.ordering === now.ordering)?.id ?? null;
+
   return (
     <div className="saved-views row">
       <label>
         <span>View</span>
-        <select data-testid="runs-view" value={chosen ?? ""} onChange={(e) => pick(e.target.value ? Number(e.target.value) : null)}>
+        <select data-testid="runs-view" value={picked ?? ""} onChange={(e) => pick(e.target.value ? Number(e.target.value) : null)}>
           <option value="">{views.length ? "Pick a saved view" : "No saved views"}</option>
           {views.map((v) => (
             <option key={v.id} value={v.id}>
@@ -87,7 +91,7 @@ export function SavedViews({ team, canEdit, current, onApply }: SavedViewsProps)
           <button type="button" data-testid="runs-view-save" onClick={() => void save()}>
             Save view
           </button>
-          <button type="button" data-testid="runs-view-delete" disabled={chosen === null} onClick={() => void remove()}>
+          <button type="button" data-testid="runs-view-delete" disabled={picked === null} onClick={() => void remove()}>
             Delete view
           </button>
         </>
