@@ -2,7 +2,7 @@
 // the configuration fields that differ (and how the graph revisions differ), final metrics.
 //
 // One request (GET /api/runs/compare/) brings everything; the server downsamples every series to
-// about one point per pixel of a chart, so 20 runs of 100,000 points stay a few thousand points
+// about one point per pixel of a chart, so 100 runs of 100,000 points stay a few thousand points
 // each. The URL holds the runs and the view, so it reopens the same comparison.
 import { useCallback, useDeferredValue, useEffect, useMemo, useState } from "react";
 import { TopBar } from "../auth/TopBar";

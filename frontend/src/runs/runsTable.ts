@@ -1,8 +1,8 @@
 // The runs table's logic (pure; tested in vitest): a run's name, the configuration fields that
-// differ among the listed runs (dotted paths), the metric columns from `summary`, sorting by any
-// column, the list's query string (filters are applied by the server) and the compare selection.
+// differ among the listed runs (dotted paths), the metric columns from `summary`, the sort a header
+// click asks for (the server sorts: runsQuery.ts) and the compare selection.
 import type { Schema } from "../api/types";
-import type { Run, RunStatus } from "./types";
+import type { Run } from "./types";
 
 /** `summary` of the run JSON: final values and the best value of each stored series. */
 export type RunSummary = Schema<"RunSummary">;
@@ -10,9 +10,9 @@ export type RunSummary = Schema<"RunSummary">;
 /** A run as the list gives it (the run JSON; a row of the table). */
 export type RunRow = Run;
 
-/** Comparing needs two runs; more than twenty cannot be told apart on one chart. */
+/** Comparing needs two runs; the server compares at most a hundred at once. */
 export const COMPARE_MIN = 2;
-export const COMPARE_MAX = 20;
+export const COMPARE_MAX = 100;
 
 export function canCompare(selected: number): boolean {
   return selected >= COMPARE_MIN && selected <= COMPARE_MAX;
@@ -148,11 +148,14 @@ export function metricColumns(runs: readonly RunRow[]): { final: string[]; best:
   return { final: [...final].sort(order), best: [...best].sort(order) };
 }
 
-/** A sortable column of the table: its id, its header and the value a run sorts by. */
+/**
+ * A column of the table: its id, its header, and its field in the runs query language (the server
+ * sorts by it and a saved view lists it; null where the server cannot sort by it).
+ */
 export interface Column {
   id: string;
   label: string;
-  value: (run: RunRow) => string | number | null;
+  key: string | null;
   /** The value as stored, for the cell (graph columns; others read their own source). */
   raw?: (run: RunRow) => unknown;
 }
@@ -164,8 +167,6 @@ export function durationOf(run: Pick<RunRow, "duration_s" | "started_at" | "fini
   const end = run.finished_at ? Date.parse(run.finished_at) : now;
   return Math.max(0, (end - Date.parse(run.started_at)) / 1000);
 }
-
-const when = (iso: string | null | undefined) => (iso ? Date.parse(iso) : null);
 
 /** Flattened graph parameters per revision key (`revisionKey`), as the table has fetched them. */
 export type GraphParams = ReadonlyMap<string, Record<string, unknown>>;
@@ -179,109 +180,83 @@ export function tableColumns(
   graphs: GraphParams = new Map(),
 ): { fixed: Column[]; config: Column[]; graph: Column[]; final: Column[]; best: Column[] } {
   const fixed: Column[] = [
-    { id: "name", label: "Name", value: (r) => runName(r).toLowerCase() },
-    { id: "status", label: "Status", value: (r) => r.status },
-    { id: "who", label: "Who", value: (r) => r.created_by ?? "" },
-    { id: "when", label: "When", value: (r) => when(r.created_at) },
-    { id: "duration", label: "Duration", value: (r) => durationOf(r) },
-    { id: "graph", label: "Graph", value: (r) => `${r.graph_name.toLowerCase()}\u0000${String(r.revision).padStart(8, "0")}` },
-    { id: "dataset", label: "Dataset", value: (r) => (r.dataset_name ?? "").toLowerCase() },
+    { id: "name", label: "Name", key: "name" },
+    { id: "status", label: "Status", key: "status" },
+    { id: "who", label: "Who", key: null },
+    { id: "when", label: "When", key: "created_at" },
+    { id: "duration", label: "Duration", key: "duration" },
+    { id: "graph", label: "Graph", key: null },
+    { id: "dataset", label: "Dataset", key: null },
   ];
-  const flat = new Map(runs.map((r) => [r.id, flattenConfig(r.config)]));
   const config = differingFields(runs.map((r) => r.config)).map<Column>((path) => ({
     id: `config:${path}`,
     label: path,
-    value: (r) => sortable((flat.get(r.id) ?? flattenConfig(r.config))[path]),
+    key: `config.${path}`,
   }));
   const known = runs.filter((r) => graphs.has(revisionKey(r)));
   const graph = differingPaths(known.map((r) => graphs.get(revisionKey(r))!)).map<Column>((path) => ({
     id: `graph:${path}`,
     label: path,
-    value: (r) => sortable(graphs.get(revisionKey(r))?.[path]),
+    // Only node parameters are in the query language (an input's shape is not).
+    key: path.startsWith("nodes.") ? path : null,
     raw: (r) => graphs.get(revisionKey(r))?.[path],
   }));
   const { final: finalKeys, best: bestKeys } = metricColumns(runs);
-  const final = finalKeys.map<Column>((key) => ({
-    id: `final:${key}`,
-    label: key,
-    value: (r) => sortable(finalValues(r)[key]),
-  }));
-  const best = bestKeys.map<Column>((key) => ({
-    id: `best:${key}`,
-    label: key,
-    value: (r) => sortable(r.summary?.best?.[key]?.value),
-  }));
+  const final = finalKeys.map<Column>((key) => ({ id: `final:${key}`, label: key, key: `metrics.${key}` }));
+  const best = bestKeys.map<Column>((key) => ({ id: `best:${key}`, label: key, key: `best.${key}` }));
   return { fixed, config, graph, final, best };
-}
-
-function sortable(value: unknown): string | number | null {
-  if (value === undefined || value === null) return null;
-  if (typeof value === "number") return Number.isFinite(value) ? value : null;
-  if (typeof value === "boolean") return value ? 1 : 0;
-  if (typeof value === "string") return value.toLowerCase();
-  return JSON.stringify(value);
 }
 
 export type SortDirection = "asc" | "desc";
 
+/** The server's order: a column's `key` (a field of the query language) and a direction. */
 export interface Sort {
   column: string;
   direction: SortDirection;
 }
 
 /** Newest first, as the server lists them. */
-export const DEFAULT_SORT: Sort = { column: "when", direction: "desc" };
+export const DEFAULT_SORT: Sort = { column: "created_at", direction: "desc" };
 
-/** Numbers before text; an empty cell always last, whichever the direction. */
-function compareCells(a: string | number | null, b: string | number | null): number {
-  if (typeof a === "number" && typeof b === "number") return a - b;
-  if (typeof a === "number") return -1;
-  if (typeof b === "number") return 1;
-  return String(a).localeCompare(String(b));
-}
-
-/** The runs ordered by `column` (stable: equal cells keep the newest first, then the higher id). */
-export function sortRuns(runs: readonly RunRow[], column: Column | undefined, direction: SortDirection): RunRow[] {
-  if (!column) return [...runs];
-  const sign = direction === "asc" ? 1 : -1;
-  return [...runs]
-    .map((run) => ({ run, cell: column.value(run) }))
-    .sort((x, y) => {
-      if (x.cell === null || y.cell === null) {
-        if (x.cell !== y.cell) return x.cell === null ? 1 : -1;
-        return y.run.id - x.run.id;
-      }
-      return sign * compareCells(x.cell, y.cell) || y.run.id - x.run.id;
-    })
-    .map((x) => x.run);
-}
-
-/** A click on a header: the same column turns around, another starts ascending (dates: newest first). */
+/**
+ * A click on a header: the same column turns around; another starts ascending, except dates,
+ * durations and metrics other than losses and errors, which start with the largest (newest first,
+ * best accuracy first).
+ */
 export function nextSort(current: Sort, column: string): Sort {
   if (current.column === column) return { column, direction: current.direction === "asc" ? "desc" : "asc" };
-  return { column, direction: column === "when" || column === "duration" ? "desc" : "asc" };
+  const metric = /^(metrics|best)\./.test(column);
+  const largestFirst = ["created_at", "finished_at", "duration"].includes(column) || (metric && !/(loss|error|mae|mse)/i.test(column));
+  return { column, direction: largestFirst ? "desc" : "asc" };
 }
 
-/** The server-side filters of GET /api/runs/. */
-export interface RunFilters {
-  status: RunStatus | "";
-  graph: number | null;
-  dataset: number | null;
-  tag: string;
-  q: string;
+/** `?ordering=` for a sort ("-" for descending). */
+export function orderingOf(sort: Sort): string {
+  return `${sort.direction === "desc" ? "-" : ""}${sort.column}`;
 }
 
-export const NO_FILTERS: RunFilters = { status: "", graph: null, dataset: null, tag: "", q: "" };
+/** The sort an `ordering` (a saved view's) stands for; the default for an empty one. */
+export function sortOf(ordering: string): Sort {
+  const text = ordering.trim();
+  if (!text) return DEFAULT_SORT;
+  return text.startsWith("-") ? { column: text.slice(1), direction: "desc" } : { column: text, direction: "asc" };
+}
 
-/** The list's query string for a team and the filters (empty filters are left out). */
-export function runsQuery(team: number, filters: RunFilters, pageSize = 200): string {
-  const query = new URLSearchParams({ team: String(team), page_size: String(pageSize) });
-  if (filters.status) query.set("status", filters.status);
-  if (filters.graph) query.set("graph", String(filters.graph));
-  if (filters.dataset) query.set("dataset", String(filters.dataset));
-  if (filters.tag.trim()) query.set("tag", filters.tag.trim());
-  if (filters.q.trim()) query.set("q", filters.q.trim());
-  return query.toString();
+/** Which of the optional columns to show: those a saved view lists (all when it lists none). */
+export function shownColumns<T extends Record<string, Column[]>>(columns: T, keys: readonly string[]): T {
+  if (keys.length === 0) return columns;
+  const wanted = new Set(keys);
+  const out = { ...columns };
+  for (const group of Object.keys(out) as (keyof T)[])
+    if (group !== "fixed") out[group] = columns[group].filter((c) => wanted.has(c.key ?? c.id)) as T[keyof T];
+  return out;
+}
+
+/** The keys of the optional columns shown (what a saved view stores). */
+export function columnKeys(columns: Record<string, Column[]>): string[] {
+  return Object.entries(columns)
+    .filter(([group]) => group !== "fixed")
+    .flatMap(([, cols]) => cols.map((c) => c.key ?? c.id));
 }
 
 /** The selected ids still listed, in the table's order (a filter can hide a selected run). */

@@ -1,7 +1,7 @@
 // The runs table's filters: text search, status, graph (a route), dataset and tag.
 import type { GraphSummary } from "../../api/types";
 import { navigate } from "../../router";
-import type { RunFilters } from "../runsTable";
+import type { RunFilters } from "../runsQuery";
 import type { Dataset, RunStatus } from "../types";
 
 const STATUSES: RunStatus[] = ["queued", "running", "succeeded", "failed", "cancelled", "interrupted", "pruned"];

@@ -1,5 +1,6 @@
 // The runs table: fixed columns, the configuration fields and graph parameters that differ among
-// the listed runs, final and best metrics; a header sorts, a tick selects for Compare.
+// the listed runs, final and best metrics; a header asks the server to sort by it, a tick selects
+// for Compare.
 import { useMemo } from "react";
 import { StatusBadge } from "../../datasets/StatusBadge";
 import { BASE, navigate } from "../../router";
@@ -7,26 +8,33 @@ import { formatDuration, formatMetric } from "../format";
 import { type Column, type RunRow, type Sort, type tableColumns, durationOf, finalValues, flattenConfig, formatConfigValue, runName } from "../runsTable";
 import { ACTIVE_STATUSES } from "../types";
 
-function SortHeader({ column, sort, onSort, group }: { column: Column; sort: Sort; onSort: (id: string) => void; group?: string }) {
-  const active = sort.column === column.id;
+/** A column's header: a button that asks the server to sort by it, or its label where it cannot. */
+function SortHeader({ column, sort, onSort, group }: { column: Column; sort: Sort; onSort: (key: string) => void; group?: string }) {
+  const key = column.key;
+  const active = key !== null && sort.column === key;
+  // "test/accuracy" may break after the slash: a dozen metric columns fit the screen.
+  const label = column.label.split("/").map((part, i) => (
+    <span key={i}>
+      {i > 0 && (
+        <>
+          /<wbr />
+        </>
+      )}
+      {part}
+    </span>
+  ));
   return (
-    <th scope="col" aria-sort={active ? (sort.direction === "asc" ? "ascending" : "descending") : "none"} className={group}>
-      <button type="button" className="sort" data-testid={`sort-${column.id}`} onClick={() => onSort(column.id)}>
-        {/* "test/accuracy" may break after the slash: a dozen metric columns fit the screen. */}
-        {column.label.split("/").map((part, i) => (
-          <span key={i}>
-            {i > 0 && (
-              <>
-                /<wbr />
-              </>
-            )}
-            {part}
+    <th scope="col" aria-sort={active ? (sort.direction === "asc" ? "ascending" : "descending") : undefined} className={group}>
+      {key === null ? (
+        label
+      ) : (
+        <button type="button" className="sort" data-testid={`sort-${column.id}`} title={`Sort by ${key}`} onClick={() => onSort(key)}>
+          {label}
+          <span aria-hidden className="sort-mark">
+            {active ? (sort.direction === "asc" ? " ▲" : " ▼") : ""}
           </span>
-        ))}
-        <span aria-hidden className="sort-mark">
-          {active ? (sort.direction === "asc" ? " ▲" : " ▼") : ""}
-        </span>
-      </button>
+        </button>
+      )}
     </th>
   );
 }
@@ -35,7 +43,7 @@ export interface RunsTableProps {
   rows: RunRow[];
   columns: ReturnType<typeof tableColumns>;
   sort: Sort;
-  onSort: (id: string) => void;
+  onSort: (key: string) => void;
   selected: ReadonlySet<number>;
   chosen: number[];
   onSelect: (s: ReadonlySet<number>) => void;
