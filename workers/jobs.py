@@ -29,7 +29,7 @@ from django.db import connection
 from webapp.celery import app
 from webapp.jobs.models import Job
 from webapp.jobs.registry import UnknownJobKind, job_types
-from webapp.jobs.services import job_beat, job_claim, job_error, job_finish
+from webapp.jobs.services import job_beat, job_claim, job_claim_fairest, job_error, job_finish
 from webapp.queues import JOBS_RUN
 
 logger = logging.getLogger(__name__)
@@ -109,14 +109,15 @@ def job_execute(job_id: int) -> str:
     if handler is None:
         logger.error("job %s: no handler for kind %r on this worker; left queued", job_id, kind)
         return "no handler"
-    job = job_claim(job_id=job_id)
-    if job is None:
-        return "not queued"  # a duplicate delivery, or running elsewhere, finished, cancelled
     try:
         job_type = job_types.get(kind)
-        reports, lease = job_type.reports_progress, float(job_type.value("lease_seconds"))
+        reports, lease, fair = job_type.reports_progress, float(job_type.value("lease_seconds")), job_type.fair
     except UnknownJobKind:
-        reports, lease = False, 60.0
+        reports, lease, fair = False, 60.0, False
+    # A fair kind's message is a token: it runs whichever queued job of the kind is due.
+    job = job_claim_fairest(kind=kind) if fair else job_claim(job_id=job_id)
+    if job is None:
+        return "not queued"  # a duplicate delivery, or running elsewhere, finished, cancelled
     progress = Progress(job_id=job.pk, attempt=job.attempts, reports=reports)
     stop = threading.Event()
     beating = threading.Thread(

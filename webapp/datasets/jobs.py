@@ -23,6 +23,8 @@ class DatasetProcessJob(JobType):
     kind = DATASETS_PROCESS
     queue = DATASETS_QUEUE
     reports_progress = True
+    # Teams take turns: one team's many uploads never hold another's (jobs.services.job_claim_fairest).
+    fair = True
 
     @property
     def resend_seconds(self) -> float:  # type: ignore[override]

@@ -41,6 +41,10 @@ class JobType:
     queue: str = SHORT_QUEUE
     # Whether its handler reports a fraction done (the job's `progress`).
     reports_progress: bool = False
+    # Whether a message of this kind is a token: the worker that takes it runs the fairest queued
+    # job of the kind (the team whose last such job started least recently, then the oldest), not
+    # the one it names (services.job_claim_fairest). One message per queued job either way.
+    fair: bool = False
     # None: the JOBS_* setting of the same name (upper case).
     max_attempts: int | None = None
     lease_seconds: float | None = None

@@ -124,6 +124,29 @@ def job_claim(*, job_id: int, now: datetime | None = None) -> Job | None:
     return Job.objects.filter(pk=job_id).first() if claimed else None
 
 
+def job_claim_fairest(*, kind: str, now: datetime | None = None) -> Job | None:
+    """Take the fairest queued job of `kind`: the team whose last job of the kind started least
+    recently (never first), then the oldest job; None when none is queued.
+
+    A busy team's ten uploads then never hold another team's one: each message a worker takes
+    runs whoever's turn it is (the kind's type says `fair`; messages stay one per queued job, as
+    for training's tokens, docs/decisions/0013).
+    """
+    from django.db.models import OuterRef, Subquery
+
+    last_start = Subquery(
+        Job.objects.filter(kind=kind, team=OuterRef("team"), started_at__isnull=False)
+        .order_by("-started_at").values("started_at")[:1]
+    )
+    queued = (Job.objects.filter(kind=kind, state=JobState.QUEUED).annotate(team_last=last_start)
+              .order_by(F("team_last").asc(nulls_first=True), "created_at", "pk"))
+    for job_id in list(queued.values_list("pk", flat=True)[:8]):
+        claimed = job_claim(job_id=job_id, now=now)
+        if claimed is not None:
+            return claimed
+    return None
+
+
 def _held(job_id: int, attempt: int) -> Any:
     return Job.objects.filter(pk=job_id, state=JobState.RUNNING, attempts=attempt)
 
