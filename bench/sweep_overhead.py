@@ -202,10 +202,11 @@ def main() -> None:
     print(json.dumps(result, indent=1))
     if args.no_docs:
         return
+    command = "python bench/sweep_overhead.py " + " ".join(sys.argv[1:])
     stored = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
-    stored["sweep_overhead"] = result
-    RESULTS.write_text(json.dumps(stored, indent=1) + "\n")
-    write_docs(result, "python bench/sweep_overhead.py " + " ".join(sys.argv[1:]))
+    stored["sweep_overhead"] = {"command": command.strip(), **result}
+    RESULTS.write_text(json.dumps(stored, indent=2) + "\n")
+    write_docs(result, command.strip())
 
 
 if __name__ == "__main__":

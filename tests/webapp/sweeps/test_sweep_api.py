@@ -40,6 +40,17 @@ def test_create_queues_parallelism_trials_as_ordinary_runs(api_a: Any, sweep_bod
     assert sorted(r["id"] for r in listed["results"]) == sorted(t["run"] for t in sweep["trials"])
 
 
+@pytest.mark.parametrize(("base", "every", "keep"), [({}, 4, 1), ({"checkpoint_every": 2, "keep_checkpoints": 2}, 2, 2)])
+def test_a_trial_checkpoints_its_last_epoch_only_unless_the_base_config_says_otherwise(
+    api_a: Any, sweep_body: dict[str, Any], commits: Any, base: dict[str, Any], every: int, keep: int
+) -> None:
+    body = {**sweep_body, "config": {**sweep_body["config"], **base}}
+    sweep = create(api_a, body, commits).json()
+    for trial in sweep["trials"]:
+        config = api_a.get(f"/api/runs/{trial['run']}/").json()["config"]
+        assert (config["checkpoint_every"], config["keep_checkpoints"]) == (every, keep)
+
+
 @pytest.mark.parametrize(("space", "field", "words"), [
     ({"optimizer.lrr": {"type": "float", "low": 0.001, "high": 0.1}}, "space.optimizer.lrr", "not a training config"),
     ({"learning_rate": {"type": "float", "low": 0.001, "high": 0.1}}, "space.learning_rate", "not a training config"),
