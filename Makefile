@@ -88,6 +88,9 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/stream_fanout.py --json var/bench/stream_fanout.json $(STREAM_BENCH_ARGS)
 	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq wrk >/dev/null; } || echo "install wrk (apt-get install wrk) for bench/api_load.py"
 	$(BIN)/python bench/api_load.py --json var/bench/api_load.json $(API_BENCH_ARGS)
+	# A 12-trial iris sweep on the service against the same search in one process (Optuna + torch):
+	# per-trial overhead, bench/results.json and docs/benchmarks.md.
+	$(BIN)/python bench/sweep_overhead.py --repeats 3
 	# The same on PostgreSQL, a deployment's database (a database of its own, created and dropped),
 	# when one answers at BENCH_POSTGRES_URL.
 	@if $(BIN)/python scripts/pg_reachable.py $(BENCH_POSTGRES_URL) 2>/dev/null; then \

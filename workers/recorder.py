@@ -39,6 +39,8 @@ from webapp.runs.stream.events import GROUP_MESSAGE_TYPE, LeaseLost, events_reco
 logger = logging.getLogger(__name__)
 
 _BATCH_MAX = 5000
+# Put by close() to end the thread's wait for events at once; never stored.
+_WAKE: Any = object()
 
 # The recorders of this process, by run id: the reaper on this process's timer never takes their
 # runs (workers/runs.py::_reaper_loop). Filled by start(), emptied by close().
@@ -121,6 +123,10 @@ class RunRecorder:
     def close(self, timeout: float = 60.0) -> None:
         """Flush every queued event to the database (and publish it), then stop the thread."""
         self._closing.set()
+        try:  # wake the thread from its wait for events now, not at the end of the wait
+            self._queue.put_nowait(_WAKE)
+        except queue.Full:
+            pass
         self._thread.join(timeout)
         with _live_lock:
             if _live.get(self.run_id) is self:
@@ -177,14 +183,18 @@ class RunRecorder:
 
     def _drain(self, pending: list[dict[str, Any]], timeout: float) -> None:
         try:
-            pending.append(self._queue.get(timeout=timeout) if timeout > 0 else self._queue.get_nowait())
+            event = self._queue.get(timeout=timeout) if timeout > 0 else self._queue.get_nowait()
         except queue.Empty:
             return
+        if event is not _WAKE:
+            pending.append(event)
         while len(pending) < _BATCH_MAX:
             try:
-                pending.append(self._queue.get_nowait())
+                event = self._queue.get_nowait()
             except queue.Empty:
                 return
+            if event is not _WAKE:
+                pending.append(event)
 
     def _eta(self, step: int) -> float | None:
         """Seconds left from `step`, at the speed of this attempt so far (None before any step)."""

@@ -61,11 +61,15 @@ def train_claimed(run: Run, *, token: str, recorder: RunRecorder) -> str:
     stopped = _record_stop(run, token=token, recorder=recorder, monitor=monitor, result=result)
     if stopped:
         return stopped
-    _export_and_evaluate(run, result=result, splits=splits)
+    # A sweep's trial is one of many a user compares by its metrics: its test evaluation and its
+    # ONNX + zip are made when someone asks for them (GET .../evaluation/, the export download),
+    # not for every trial. Its export folder (safetensors, model.py, JSON) is written as for any run.
+    trial = monitor is not None
+    _export_and_evaluate(run, result=result, splits=splits, evaluate=not trial)
     detail = "stopped early" if result.status == "stopped_early" else "training finished"
     # run_finish also queues the export job (ONNX and the zip, on the short queue), once.
     run_finish(run_id=run.pk, lease_token=token, status=RunStatus.SUCCEEDED, detail=detail,
-               final_metrics=metrics_json(result.metrics), extra={"step": result.steps})
+               final_metrics=metrics_json(result.metrics), extra={"step": result.steps}, export=not trial)
     return "succeeded"
 
 
@@ -112,6 +116,8 @@ def _train(run: Run, *, token: str, recorder: RunRecorder) -> tuple[Any, Any, Tr
             out_dir=conf.run_dir(run.pk), callbacks=[RunCallbacks(recorder), *([monitor] if monitor else [])],
             sink=recorder, should_stop=_stop_check(recorder, monitor), **run_start_from(run=run),
         )
+    if monitor is not None:
+        monitor.flush()  # the epochs' objectives held back (a sweep without a pruner), before the outcome
     return splits, result, monitor
 
 
@@ -134,7 +140,7 @@ def _record_stop(run: Run, *, token: str, recorder: RunRecorder, monitor: TrialM
     return "cancelled"
 
 
-def _export_and_evaluate(run: Run, *, result: Any, splits: Any) -> None:
+def _export_and_evaluate(run: Run, *, result: Any, splits: Any, evaluate: bool = True) -> None:
     """The export folder (safetensors, model.py, JSON) and the test split's evaluation, before the
     run is shown done; a failure of either is logged on the run, never fails it."""
     # The default export holds the best checkpoint's weights when there is one (config.best).
@@ -148,7 +154,7 @@ def _export_and_evaluate(run: Run, *, result: Any, splits: Any) -> None:
         run_log(run_id=run.pk, level="warning", message=f"export failed: {exc}")
     try:
         # The evaluation on the test split (GET /api/runs/<id>/evaluation/).
-        if len(splits.test):
+        if evaluate and len(splits.test):
             evaluation_record(run=run, model=result.model, splits=splits)
     except Exception as exc:
         logger.exception("run %s: evaluation failed", run.pk)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file, save
 
 from engine.atomic import atomic_dir
 from engine.train.metrics import float_metrics
@@ -29,6 +29,8 @@ __all__ = [
     "FORMAT_VERSION",
     "Checkpoint",
     "save_checkpoint",
+    "checkpoint_files",
+    "write_checkpoint",
     "load_checkpoint",
     "latest_checkpoint",
     "capture_rng",
@@ -161,18 +163,7 @@ def restore_rng(
         np.random.set_state((name, np.asarray(keys, dtype=np.uint32), pos, has_gauss, gauss))
 
 
-def _write_json(path: Path, obj: Any) -> None:
-    # One write of the whole text (json.dump writes thousands of small pieces), compact: with an
-    # indent json falls back to its pure-Python encoder, 4x slower, on every checkpoint of a run.
-    text = json.dumps(obj, sort_keys=True)
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def save_checkpoint(
-    path: Path,
+def checkpoint_files(
     *,
     model: torch.nn.Module,
     optimizer: torch.optim.Optimizer | None,
@@ -180,9 +171,12 @@ def save_checkpoint(
     scaler: Any = None,
     generator_state: torch.Tensor | None = None,
     state: dict[str, Any],
-) -> Path:
-    """Write a checkpoint directory atomically; `state` must hold epoch and step."""
-    path = Path(path)
+) -> dict[str, bytes]:
+    """The files of a checkpoint directory as bytes (name -> content), not written yet.
+
+    A snapshot: later steps of training do not change it, so a run can hold its best epoch's
+    checkpoint in memory and write it later (`write_checkpoint`).
+    """
     opt_tensors: dict[str, torch.Tensor] = {}
     opt_json = _split_tensors(optimizer.state_dict(), "optimizer", opt_tensors) if optimizer else None
     sched_tensors: dict[str, torch.Tensor] = {}
@@ -201,12 +195,44 @@ def save_checkpoint(
         scaler=scaler_json,
         rng=rng_json,
     )
+    # Compact JSON: with an indent json falls back to its pure-Python encoder, 4x slower, on every
+    # checkpoint of a run.
+    return {
+        "model.safetensors": save(state_dict_for_save(model), metadata={"format": "pt"}),
+        "optimizer.safetensors": save({**opt_tensors, **sched_tensors}),
+        "rng.safetensors": save(rng_tensors),
+        "state.json": json.dumps(document, sort_keys=True).encode("utf-8"),
+    }
+
+
+def write_checkpoint(path: Path, files: dict[str, bytes]) -> Path:
+    """Write a checkpoint directory from `checkpoint_files` atomically (state.json synced last)."""
+    path = Path(path)
     with atomic_dir(path) as tmp:
-        save_file(state_dict_for_save(model), tmp / "model.safetensors", metadata={"format": "pt"})
-        save_file({**opt_tensors, **sched_tensors}, tmp / "optimizer.safetensors")
-        save_file(rng_tensors, tmp / "rng.safetensors")
-        _write_json(tmp / "state.json", document)
+        for name, content in files.items():
+            with open(tmp / name, "wb") as f:
+                f.write(content)
+                if name == "state.json":
+                    f.flush()
+                    os.fsync(f.fileno())
     return path
+
+
+def save_checkpoint(
+    path: Path,
+    *,
+    model: torch.nn.Module,
+    optimizer: torch.optim.Optimizer | None,
+    scheduler: Any = None,
+    scaler: Any = None,
+    generator_state: torch.Tensor | None = None,
+    state: dict[str, Any],
+) -> Path:
+    """Write a checkpoint directory atomically; `state` must hold epoch and step."""
+    return write_checkpoint(path, checkpoint_files(
+        model=model, optimizer=optimizer, scheduler=scheduler, scaler=scaler,
+        generator_state=generator_state, state=state,
+    ))
 
 
 def load_checkpoint(path: Path) -> Checkpoint:

@@ -61,10 +61,11 @@ def end_epoch(run: Run, val_set: Any, ended: str) -> bool:
     run.setup.schedule.after_epoch(last.val)
     if cfg.early_stopping is not None:
         monitor.update(last.val)
-    if run.best.update(last.val):
-        run.checkpoints.save_best(run.generator.get_state())
     last_epoch = state.epoch >= cfg.epochs or ended == "max_steps" or monitor.should_stop
-    if state.epoch % cfg.checkpoint_every == 0 or last_epoch:
+    writes_epoch = state.epoch % cfg.checkpoint_every == 0 or last_epoch
+    if run.best.update(last.val):
+        run.checkpoints.save_best(run.generator.get_state(), defer=not writes_epoch)
+    if writes_epoch:
         saved = run.checkpoints.save_epoch(run.generator.get_state())
         run.last_checkpoint = saved or run.last_checkpoint
     return monitor.should_stop
@@ -73,6 +74,7 @@ def end_epoch(run: Run, val_set: Any, ended: str) -> bool:
 def finish(run: Run, test_set: Any, status: str) -> TrainResult:
     """The run's result: its last metrics and, unless cancelled, the test pass; `on_train_end`."""
     setup, state = run.setup, run.state
+    run.checkpoints.flush_best()  # a best held in memory (a run stopped between its checkpoints)
     metrics: dict[str, Any] = {**run.last.train, **run.last.val}
     if status != "cancelled":
         metrics.update(run.evaluator.test(test_set, state))

@@ -7,6 +7,7 @@ takes exactly the steps the uninterrupted one would have.
 
 from __future__ import annotations
 
+import copy
 import shutil
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,11 @@ import torch
 from engine.train.callbacks import Hooks
 from engine.train.checkpoint import (
     Checkpoint,
+    checkpoint_files,
     latest_checkpoint,
     load_checkpoint,
     restore_rng,
-    save_checkpoint,
+    write_checkpoint,
 )
 from engine.train.config import TrainConfig
 from engine.train.errors import TrainingError
@@ -67,19 +69,16 @@ class Checkpointer:
         self._cfg, self._spec_json, self._task = cfg, spec_json, task
         self._model, self._optimizer, self._schedule, self._scaler = model, optimizer, schedule, scaler
         self._state, self._monitor, self._best, self._last, self._hooks = state, monitor, best, last, hooks
+        self._pending_best: tuple[dict[str, bytes], TrainState] | None = None
 
     @property
     def enabled(self) -> bool:
         """Whether checkpoints are written at all."""
         return self.directory is not None
 
-    def save(self, name: str, generator_state: torch.Tensor) -> Path | None:
-        """Write checkpoint `name` now; `generator_state` is the shuffle generator to store."""
-        if self.directory is None:
-            return None
+    def _files(self, generator_state: torch.Tensor) -> dict[str, bytes]:
         state = self._state
-        path = save_checkpoint(
-            self.directory / name,
+        return checkpoint_files(
             model=self._model,
             optimizer=self._optimizer,
             scheduler=self._schedule,  # its state_dict: the scheduler(s) it steps
@@ -101,18 +100,45 @@ class Checkpointer:
                 },
             },
         )
-        self._hooks("on_checkpoint", state, path)
+
+    def save(self, name: str, generator_state: torch.Tensor) -> Path | None:
+        """Write checkpoint `name` now; `generator_state` is the shuffle generator to store."""
+        if self.directory is None:
+            return None
+        path = write_checkpoint(self.directory / name, self._files(generator_state))
+        self._hooks("on_checkpoint", self._state, path)
         return path
 
-    def save_best(self, generator_state: torch.Tensor) -> Path | None:
-        """Write `best`: this epoch's weights beat every earlier epoch's on the best policy."""
+    def save_best(self, generator_state: torch.Tensor, *, defer: bool = False) -> Path | None:
+        """Write `best`: this epoch's weights beat every earlier epoch's on the best policy.
+
+        `defer`: an epoch that writes no epoch checkpoint (checkpoint_every > 1) keeps its best in
+        memory, and `flush_best` writes it with the next epoch checkpoint or at the run's end: a run
+        that improves at most epochs writes `best` once per checkpoint, not once per epoch. A crash
+        in between loses it as it loses those epochs: the resumed run trains them again.
+        """
         if self.directory is None:
             return None
         self._best.best_checkpoint = str(self.directory / "best")
+        if defer:
+            self._pending_best = (self._files(generator_state), copy.copy(self._state))
+            return None
+        self._pending_best = None
         return self.save("best", generator_state)
 
+    def flush_best(self) -> Path | None:
+        """Write the best checkpoint held in memory (`save_best(defer=True)`), if any."""
+        pending, self._pending_best = self._pending_best, None
+        if pending is None or self.directory is None:
+            return None
+        files, state = pending
+        path = write_checkpoint(self.directory / "best", files)
+        self._hooks("on_checkpoint", state, path)
+        return path
+
     def save_epoch(self, generator_state: torch.Tensor) -> Path | None:
-        """Write `epoch-NNNN` and keep only the newest `keep_checkpoints` of them."""
+        """Write `epoch-NNNN` (after a best held in memory) and keep only the newest `keep_checkpoints`."""
+        self.flush_best()
         path = self.save(f"epoch-{self._state.epoch:04d}", generator_state)
         if self.directory is not None:
             numbered = sorted(self.directory.glob("epoch-*"))

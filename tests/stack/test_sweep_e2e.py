@@ -94,6 +94,23 @@ def test_a_tpe_sweep_with_median_pruning_finishes_with_pruned_trials_and_the_bes
     listed = api.get(f"/api/runs/?sweep={sweep['id']}&page_size=50").json()
     assert sorted(r["id"] for r in listed["results"]) == sorted(t["run"] for t in trials)
 
+    # The best trial's run page: its best and last checkpoints (no checkpoint per epoch), and the
+    # evaluation and ONNX a trial does not make at its end, made when asked for.
+    run_id = best["run"]
+    checkpoints = api.get(f"/api/runs/{run_id}/checkpoints/").json()
+    assert [c["name"] for c in checkpoints if c["default"]] == ["best"]
+    assert [c["name"] for c in checkpoints if c["kind"] == "epoch"] == ["epoch-0006"]
+    assert api.get(f"/api/runs/{run_id}/export/?format=safetensors").status_code == 200
+    evaluation = api.get(f"/api/runs/{run_id}/evaluation/")
+    assert evaluation.status_code == 200 and evaluation.json()["rows"] > 0, evaluation.text
+    onnx = api.get(f"/api/runs/{run_id}/export/?format=onnx")
+    assert onnx.status_code == 409 and onnx.json()["error"]["code"] == "export_pending", onnx.text
+    deadline = time.monotonic() + 60
+    while onnx.status_code != 200 and time.monotonic() < deadline:
+        time.sleep(0.3)
+        onnx = api.get(f"/api/runs/{run_id}/export/?format=onnx")
+    assert onnx.status_code == 200 and onnx.content[:2], onnx.text
+
 
 def test_cancelling_a_sweep_cancels_its_running_and_queued_trials(stack: ServiceStack) -> None:
     api = stack.api("a")

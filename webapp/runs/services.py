@@ -309,8 +309,13 @@ def run_finish(
     final_metrics: dict[str, Any] | None = None,
     error: str = "",
     extra: dict[str, Any] | None = None,
+    export: bool = True,
 ) -> bool:
-    """Record the outcome while holding the lease; False (nothing written) when it was lost."""
+    """Record the outcome while holding the lease; False (nothing written) when it was lost.
+
+    `export`: a succeeded run's export job (ONNX and the zip) is queued with the outcome; False
+    leaves it to the first download that asks (a sweep's trials: run_export_download).
+    """
     now = timezone.now()
     fields: dict[str, Any] = {
         "status": status, "finished_at": now, "lease_token": None, "lease_expires_at": None,
@@ -331,7 +336,8 @@ def run_finish(
             # ONNX and the zip take longer: their job is created here, with the outcome, so the
             # exports the event announces are pending (run_export_request).
             finished = Run.objects.select_related("team", "created_by").get(pk=run_id)
-            export_job_create(run=finished)
+            if export:
+                export_job_create(run=finished)
             event["exports"] = run_exports(finished)
         event_emit(run_id=run_id, event=event)
         Worker.objects.filter(current_run_id=run_id).update(current_run=None)

@@ -197,7 +197,12 @@ def _trial_run_create(sweep: Sweep, dims: list[Dimension], trial: SweepTrial) ->
     config = run_config_parse(trial_config(sweep.config, dims, trial.params))
     if "best" in TrainConfig.model_fields:  # the export holds the weights of the trial's best epoch
         config["best"] = dict(sweep.objective)
-        config = run_config_parse(config)
+    if config.get("checkpoint_every") == TrainConfig.model_fields["checkpoint_every"].default:
+        # A trial keeps its best epoch and its last one, not a checkpoint per epoch: the best is
+        # held in memory between them (engine/train/resume.py), a base config's own cadence wins.
+        config["checkpoint_every"] = config["epochs"]
+        config["keep_checkpoints"] = 1
+    config = run_config_parse(config)
     spec = trial_spec(sweep.graph_revision.spec, dims, trial.params)
     # The graph is checked before a revision is saved for it: a refused trial leaves nothing behind.
     check_graph_fits_dataset(graph_revision=SimpleNamespace(spec=spec), dataset=sweep.dataset, config=config)
@@ -339,12 +344,7 @@ class TrialReportLost(RuntimeError):
 
 def _trial_value_store(trial_id: int, epoch: int, value: float) -> SweepTrial:
     with transaction.atomic():
-        trial = SweepTrial.objects.select_related("sweep").get(pk=trial_id)
-        values = {int(e): v for e, v in trial.intermediate or []}
-        values[int(epoch)] = float(value)
-        trial.intermediate = [[e, values[e]] for e in sorted(values)]
-        SweepTrial.objects.filter(pk=trial_id).update(intermediate=trial.intermediate)
-    return trial
+        return _intermediate_store(trial_id, [(epoch, value)])
 
 
 def _trial_prune(trial: SweepTrial) -> tuple[bool, str]:
@@ -379,17 +379,50 @@ def trial_report(*, trial_id: int, epoch: int, value: float, last_epoch: bool) -
     return retry_while_locked(lambda: _trial_prune(trial), what=f"trial {trial_id}: pruning at epoch {epoch}")
 
 
+def trial_values_store(*, trial_id: int, points: list[tuple[int, float]]) -> None:
+    """Store several epochs' objectives of a trial at once (a sweep without a pruner: at its end),
+    tried again while SQLite is locked; TrialReportLost when it still cannot be stored."""
+    if not points:
+        return
+
+    def store() -> None:
+        with transaction.atomic():
+            _intermediate_store(trial_id, points)
+
+    try:
+        retry_while_locked(store, what=f"trial {trial_id}: storing {len(points)} epochs")
+    except OperationalError as exc:
+        raise TrialReportLost(
+            f"the sweep could not store the objectives of {len(points)} epochs ({exc}); the trial fails rather "
+            "than keep a hole in its reports"
+        ) from exc
+
+
+def _intermediate_store(trial_id: int, points: list[tuple[int, float]]) -> SweepTrial:
+    trial = SweepTrial.objects.select_related("sweep").get(pk=trial_id)
+    values = {int(e): v for e, v in trial.intermediate or []}
+    values.update((int(e), float(v)) for e, v in points)
+    trial.intermediate = [[e, values[e]] for e in sorted(values)]
+    SweepTrial.objects.filter(pk=trial_id).update(intermediate=trial.intermediate)
+    return trial
+
+
 @dataclass
 class TrialMonitor:
     """Trainer callback of a sweep's trial: reports each validation's objective, stops when pruned.
 
     `should_stop()` turns True once the pruner said so; `pruned_reason` says why (the run's error).
+    Without a pruner (`each_epoch` False) nobody reads the values before the trial ends: they are
+    kept here and stored in one write by `flush()`, which the worker calls before it records the
+    run's outcome.
     """
 
     trial_id: int
     metric: str
+    each_epoch: bool = True
     pruned_reason: str = ""
     errors: list[str] = field(default_factory=list)
+    held: list[tuple[int, float]] = field(default_factory=list)
 
     def should_stop(self) -> bool:
         """True once the pruner has stopped the trial."""
@@ -404,6 +437,9 @@ class TrialMonitor:
         value = metrics.get(self.metric)
         if not isinstance(value, int | float) or not math.isfinite(value) or self.pruned_reason:
             return
+        if not self.each_epoch:
+            self.held.append((int(state.epoch), float(value)))
+            return
         try:
             prune, reason = trial_report(trial_id=self.trial_id, epoch=int(state.epoch), value=float(value),
                                          last_epoch=int(state.epoch) >= int(state.epochs))
@@ -417,13 +453,27 @@ class TrialMonitor:
         if prune:
             self.pruned_reason = reason
 
+    def flush(self) -> None:
+        """Store the values held back (no pruner) before the run's outcome is recorded.
+
+        TrialReportLost (the values could not be stored) fails the run, and so the trial, with
+        that reason: a trial never ends "complete" with holes in its reports.
+        """
+        held, self.held = self.held, []
+        try:
+            trial_values_store(trial_id=self.trial_id, points=held)
+        except TrialReportLost:
+            logger.exception("trial %s: its reports were not stored", self.trial_id)
+            raise
+
 
 def trial_monitor(run_id: int) -> TrialMonitor | None:
     """The callback for a sweep trial's run; None for a run that is not a trial."""
     found = SweepTrial.objects.filter(run_id=run_id).select_related("sweep").first()
     if found is None:
         return None
-    return TrialMonitor(trial_id=found.pk, metric=(found.sweep.objective or {}).get("metric", "val/loss"))
+    return TrialMonitor(trial_id=found.pk, metric=(found.sweep.objective or {}).get("metric", "val/loss"),
+                        each_epoch=found.sweep.pruner != SweepPruner.NONE)
 
 
 __all__ = [
@@ -434,4 +484,5 @@ __all__ = [
     "sweep_run_finished",
     "trial_monitor",
     "trial_report",
+    "trial_values_store",
 ]

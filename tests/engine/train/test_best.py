@@ -80,3 +80,39 @@ def test_without_a_validation_split_there_is_no_best_checkpoint(tmp_path):
                    out_dir=tmp_path)
     assert result.status == "succeeded" and result.best_checkpoint is None
     assert checkpoint_metrics(result.last_checkpoint) == {}
+
+
+def test_between_epoch_checkpoints_the_best_is_held_and_written_with_the_next_one(digits, tmp_path):
+    """checkpoint_every > 1 (a sweep's trials): `best` is the best epoch's, written once per
+    checkpoint rather than once per improving epoch, and announced with that epoch's counters."""
+    written: list[tuple[str, int]] = []
+
+    class Seen(CallbackBase):
+        def on_checkpoint(self, state, path):
+            written.append((path.name, state.epoch))
+
+    sink = ListSink()
+    cfg = {"epochs": 5, "optimizer": {"lr": 0.02}, "checkpoint_every": 5, "keep_checkpoints": 1}
+    result = train(mlp_spec([1, 8, 8], 10), digits, cfg, out_dir=tmp_path, sink=sink, callbacks=[Seen()])
+    losses = _val_by_epoch(sink, "val/loss")
+    best_epoch = min(losses, key=lambda e: (losses[e], e))
+    assert result.best_checkpoint == tmp_path / "checkpoints" / "best"
+    state = json.loads((result.best_checkpoint / "state.json").read_text())
+    assert state["epoch"] == best_epoch
+    assert checkpoint_metrics(result.best_checkpoint)["val/loss"] == losses[best_epoch]
+    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["best", "epoch-0005"]
+    assert written == [("best", best_epoch), ("epoch-0005", 5)]
+
+
+def test_a_run_stopped_between_checkpoints_still_writes_its_best(digits, tmp_path):
+    epochs_done: list[int] = []
+
+    class Count(CallbackBase):
+        def on_validation_end(self, state, metrics):
+            epochs_done.append(state.epoch)
+
+    result = train(mlp_spec([1, 8, 8], 10), digits, {"epochs": 6, "checkpoint_every": 6}, out_dir=tmp_path,
+                   callbacks=[Count()], should_stop=lambda: len(epochs_done) >= 2)
+    assert result.status == "cancelled"
+    assert result.best_checkpoint == tmp_path / "checkpoints" / "best"
+    assert json.loads((result.best_checkpoint / "state.json").read_text())["epoch"] in (1, 2)

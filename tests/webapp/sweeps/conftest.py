@@ -63,6 +63,7 @@ def end_run(commits: Any) -> Any:
             monitor.on_validation_end(SimpleNamespace(epoch=epoch, epochs=total), {"val/loss": value})
             if monitor.should_stop():
                 break
+        monitor.flush()  # as the worker does before it records the outcome (values held without a pruner)
         if monitor.pruned_reason and status == "succeeded":
             status = "pruned"
         with commits():

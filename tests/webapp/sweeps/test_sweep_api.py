@@ -40,6 +40,17 @@ def test_create_queues_parallelism_trials_as_ordinary_runs(api_a: Any, sweep_bod
     assert sorted(r["id"] for r in listed["results"]) == sorted(t["run"] for t in sweep["trials"])
 
 
+@pytest.mark.parametrize(("base", "every", "keep"), [({}, 4, 1), ({"checkpoint_every": 2, "keep_checkpoints": 2}, 2, 2)])
+def test_a_trial_checkpoints_its_last_epoch_only_unless_the_base_config_says_otherwise(
+    api_a: Any, sweep_body: dict[str, Any], commits: Any, base: dict[str, Any], every: int, keep: int
+) -> None:
+    body = {**sweep_body, "config": {**sweep_body["config"], **base}}
+    sweep = create(api_a, body, commits).json()
+    for trial in sweep["trials"]:
+        config = api_a.get(f"/api/runs/{trial['run']}/").json()["config"]
+        assert (config["checkpoint_every"], config["keep_checkpoints"]) == (every, keep)
+
+
 @pytest.mark.parametrize(("space", "field", "words"), [
     ({"optimizer.lrr": {"type": "float", "low": 0.001, "high": 0.1}}, "space.optimizer.lrr", "not a training config"),
     ({"learning_rate": {"type": "float", "low": 0.001, "high": 0.1}}, "space.learning_rate", "not a training config"),
@@ -313,14 +324,21 @@ def test_a_report_that_cannot_be_stored_fails_the_trial_loudly_instead_of_leavin
     from webapp.sweeps.services import TrialReportLost, trial_monitor
     from workers.training import user_message
 
-    sweep = create(api_a, sweep_body, commits).json()
-    monitor = trial_monitor(sweep["trials"][0]["run"])
-
     def locked(*_: Any) -> None:
         raise OperationalError("database is locked")
 
-    monkeypatch.setattr(services, "_trial_value_store", locked)
+    monkeypatch.setattr(services, "_intermediate_store", locked)
+    # With a pruner each epoch's value is stored as it comes.
+    sweep = create(api_a, {**sweep_body, "pruner": "median"}, commits).json()
+    monitor = trial_monitor(sweep["trials"][0]["run"])
     with pytest.raises(TrialReportLost) as lost:
         monitor.on_validation_end(SimpleNamespace(epoch=1, epochs=4), {"val/loss": 0.5})
     # The message the run (and so the trial) fails with.
     assert user_message(lost.value).startswith("the sweep could not store the objective of epoch 1 (database is locked)")
+    # Without one the values are stored at the trial's end, in one write, as loudly.
+    plain = create(api_a, {**sweep_body, "name": "no pruner"}, commits).json()
+    held = trial_monitor(plain["trials"][0]["run"])
+    held.on_validation_end(SimpleNamespace(epoch=1, epochs=4), {"val/loss": 0.5})
+    with pytest.raises(TrialReportLost) as lost_at_end:
+        held.flush()
+    assert "could not store the objectives of 1 epochs (database is locked)" in user_message(lost_at_end.value)
