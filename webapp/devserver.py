@@ -210,7 +210,7 @@ def main() -> int:
         redis = _private_redis()
         if redis is not None:
             children.append(redis)
-        for queue, command in zip(("train", "short"), worker_commands(instance), strict=True):
+        for queue, command in zip(("train", "short", "datasets"), worker_commands(instance), strict=True):
             children.append(Supervised(f"{queue} worker", command, cwd=ROOT))
         web = Supervised("web", web_command(port), cwd=ROOT)
         children.append(web)

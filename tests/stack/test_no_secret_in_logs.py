@@ -91,7 +91,7 @@ def test_no_token_or_password_reaches_any_log(tier: ServiceStack) -> None:
     bearer = {"Authorization": f"Bearer {token}"}
     # REST: the header, and a token in a query where it does not belong.
     assert httpx.get(f"{base}/api/auth/me/", headers=bearer, timeout=30).status_code == 200
-    assert httpx.get(f"{base}/api/runs/?token={token}&page=1", headers=bearer, timeout=30).status_code == 200
+    assert httpx.get(f"{base}/api/graphs/?token={token}&page=1", headers=bearer, timeout=30).status_code == 200
     assert httpx.get(f"{base}/api/nowhere/?token={token}", timeout=30).status_code in (401, 404)
     assert httpx.get(f"{base}/api/nowhere/?password={WRONG_PASSWORD}&x=1&token={token}",
                      timeout=30).status_code in (401, 404)
@@ -117,7 +117,7 @@ def test_no_token_or_password_reaches_any_log(tier: ServiceStack) -> None:
             assert secret.encode() not in content, f"{path.name} holds a secret:\n{_around(content, secret)}"
     web_log = files[tier.tmp / "web.log"].decode(errors="replace")
     # The requests are in the access log (nginx's, or uvicorn's alone), their tokens hidden.
-    assert '"GET /api/runs/?token=[REDACTED]&page=1 HTTP/1.1" 200' in web_log, web_log[-3000:]
+    assert '"GET /api/graphs/?token=[REDACTED]&page=1 HTTP/1.1" 200' in web_log, web_log[-3000:]
     assert re.search(rf"/ws/runs/{run['id']}/\?token=\[REDACTED\]&since=0", web_log), web_log[-3000:]
 
 

@@ -52,6 +52,10 @@ BUSINESS_RULES = {
     "POST /api/runs/": "graph or graph_revision is required (anyOf would break the generated types)",
     "POST /api/runs/init-plan/": "graph or graph_revision is required; the checkpoint must exist",
     "POST /api/sweeps/": "graph or graph_revision is required; the space must name config fields",
+    "POST /api/graphs/import/": "the team must be one of yours; the spec must be a graph document (engine.spec)",
+    "POST /api/models/": "the team must be one of yours",
+    "POST /api/run-views/": "the team must be one of yours",
+    "GET /api/runs/": "filter is an expression of the runs query language, a grammar the schema cannot state",
 }
 
 

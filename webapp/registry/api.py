@@ -106,7 +106,7 @@ class RegisteredModelDetailSerializer(RegisteredModelSerializer):
 
 
 class ModelWriteSerializer(StrictSerializer):
-    team = IdField(required=False, help_text="The team (on creation).")
+    team = IdField(help_text="The team the model belongs to.")
     name = NameField(max_length=100)
     description = serializers.CharField(required=False, allow_blank=True, max_length=5000)
 

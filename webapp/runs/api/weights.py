@@ -78,7 +78,7 @@ class GraphImportSerializer(StrictSerializer):
     """What POST /api/graphs/import/ takes (multipart): a spec file's content and, optionally, weights."""
 
     team = IdField()
-    name = serializers.CharField(max_length=200)
+    name = NameField(max_length=200)
     spec = serializers.JSONField(help_text="The graph spec (`python -m engine import` wrote it), as JSON text.")
     file = serializers.FileField(required=False, help_text="Optional: the weights for revision 1, as "
                                  "POST /api/graphs/<id>/revisions/<n>/weights/ takes them.")
