@@ -148,9 +148,10 @@ def _beat(job_id: int, attempt: int, interval: float, stop: threading.Event) -> 
     """Renew the job's lease every `interval` seconds until `stop` (or the job is lost)."""
     try:
         while not stop.wait(max(interval, 0.05)):
-            if not job_beat(job_id=job_id, attempt=attempt):
-                return
-    except Exception:  # a heartbeat that fails only lets the lease run out
-        logger.exception("job %s: heartbeat failed", job_id)
+            try:
+                if not job_beat(job_id=job_id, attempt=attempt):
+                    return
+            except Exception:  # a beat that fails (a lock, a blip) is tried again at the next one
+                logger.exception("job %s: heartbeat failed; trying again", job_id)
     finally:
         connection.close()  # this thread's own database connection
