@@ -704,7 +704,7 @@ class ModelVersionCreateRequest(TypedDict):
 
 
 class ModelWriteRequest(TypedDict):
-    team: NotRequired[int]
+    team: int
     name: str
     description: NotRequired[str]
 

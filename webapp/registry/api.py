@@ -133,7 +133,8 @@ class RegisteredModelViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.Retr
     write_role = Role.EDITOR
 
     def get_queryset(self) -> QuerySet:
-        return super().get_queryset().annotate(latest_number=Max("versions__number"))
+        # An aggregate's GROUP BY drops Meta.ordering: the page's order is said again.
+        return super().get_queryset().annotate(latest_number=Max("versions__number")).order_by("name", "id")
 
     def get_serializer_class(self) -> Any:
         return RegisteredModelDetailSerializer if self.action == "retrieve" else RegisteredModelSerializer

@@ -2172,9 +2172,9 @@ export interface components {
         ModelWriteRequest: {
             /**
              * Format: int64
-             * @description The team (on creation).
+             * @description The team the model belongs to.
              */
-            team?: number;
+            team: number;
             name: string;
             description?: string;
         };
