@@ -67,6 +67,8 @@ class RunRecorder:
         self.run_id = run_id
         self.lease_token = lease_token
         self.cancel_requested = False
+        # Its worker is shutting down: stop, checkpoint and queue the run again (workers/training.py).
+        self.drain_requested = False
         self.lease_lost = False
         # Step the trainer was at when this worker first saw the cancel flag.
         self.cancel_observed_step: int | None = None
@@ -99,8 +101,8 @@ class RunRecorder:
             self.dropped += 1
 
     def should_stop(self) -> bool:
-        """The trainer's stop check: cancel requested or lease lost (a cached flag, no I/O)."""
-        return self.cancel_requested or self.lease_lost
+        """The trainer's stop check: cancel or drain requested, or lease lost (cached flags, no I/O)."""
+        return self.cancel_requested or self.drain_requested or self.lease_lost
 
     def progress(self, *, step: int, epoch: float, total_steps: int | None = None) -> None:
         """Note where the trainer is; written to the run row with the next batch or heartbeat."""
@@ -277,7 +279,7 @@ class RunRecorder:
     def _poll(self) -> None:
         try:
             close_old_connections()
-            holds, cancel = run_control_read(run_id=self.run_id, lease_token=self.lease_token)
+            holds, cancel, drain = run_control_read(run_id=self.run_id, lease_token=self.lease_token)
         except Exception as exc:
             logger.warning("run %s: could not read the cancel flag: %s", self.run_id, exc)
             connection.close()
@@ -289,6 +291,11 @@ class RunRecorder:
             self.cancel_requested = True
             self.emit({"type": "log", "level": "info", "step": self.step,
                        "message": f"cancel observed by the worker at step {self.step}; stopping"})
+        if drain and not self.drain_requested:
+            self.drain_requested = True
+            self.emit({"type": "log", "level": "info", "step": self.step,
+                       "message": f"the worker is shutting down at step {self.step}: the run checkpoints and "
+                                  "is queued again for another worker"})
 
     def _heartbeat(self) -> None:
         try:

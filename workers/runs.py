@@ -194,6 +194,32 @@ def _start_reaper(sender: Any = None, **_: Any) -> None:
     threading.Thread(target=_reaper_loop, name="runs-reaper", daemon=True).start()
 
 
+@signals.worker_shutting_down.connect
+def _drain_runs(**_: Any) -> None:
+    """SIGTERM (a scale-down, a node drain, `docker compose stop`): the runs this worker trains stop
+    within a step, checkpoint and are queued again for another worker, instead of holding the
+    shutdown until they end. The training may run in a pool child: the flag goes through the
+    database, where its recorder reads the cancel flag. A thread: this runs in a signal handler."""
+    if not _this_worker or _this_worker.get("devices") is None:
+        return
+
+    def drain() -> None:
+        from webapp.runs.scheduling.workers import worker_drain
+
+        try:
+            close_old_connections()
+            ids = worker_drain(hostname=_this_worker["hostname"])
+            if ids:
+                logger.warning("worker %s shutting down: runs %s checkpoint and are queued again",
+                               _this_worker["hostname"], ids)
+        except Exception:
+            logger.exception("could not ask this worker's runs to stop and queue again")
+        finally:
+            close_old_connections()
+
+    threading.Thread(target=drain, name="drain-runs", daemon=True).start()
+
+
 @signals.worker_shutdown.connect
 def _forget_worker(**_: Any) -> None:
     """A clean shutdown removes this worker's row (GET /api/workers/ no longer lists it)."""

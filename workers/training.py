@@ -58,6 +58,8 @@ def train_claimed(run: Run, *, token: str, recorder: RunRecorder) -> str:
     recorder.close()
     if recorder.lease_lost:
         return "lease lost"  # another delivery owns the run now; it records the outcome
+    if result.status == "cancelled" and recorder.drain_requested and not recorder.cancel_requested:
+        return _drained(run, token=token, steps=result.steps)
     stopped = _record_stop(run, token=token, recorder=recorder, monitor=monitor, result=result)
     if stopped:
         return stopped
@@ -71,6 +73,17 @@ def train_claimed(run: Run, *, token: str, recorder: RunRecorder) -> str:
     run_finish(run_id=run.pk, lease_token=token, status=RunStatus.SUCCEEDED, detail=detail,
                final_metrics=metrics_json(result.metrics), extra={"step": result.steps}, export=not trial)
     return "succeeded"
+
+
+def _drained(run: Run, *, token: str, steps: int) -> str:
+    """The worker shuts down: the run stopped at a step and checkpointed it (engine/train/epochs.py);
+    queue it again, attempt refunded, for another worker to resume from there."""
+    worker = Run.objects.filter(pk=run.pk).values_list("worker", flat=True).first() or "its worker"
+    if not run_requeue(run_id=run.pk, lease_token=token, refund_attempt=True, detail=(
+            f"{worker} shut down at step {steps}; queued again to resume from there")):
+        return "lease lost"
+    run_token_send(run_id=run.pk)
+    return "requeued: worker shut down"
 
 
 def _out_of_space(run: Run, *, token: str, error: OSError) -> str:

@@ -115,6 +115,9 @@ class Run(models.Model):
     # Order inside its team's queued runs (higher first); editors set -10..10 (services.run_update).
     priority = models.SmallIntegerField(default=0)
     cancel_requested = models.BooleanField(default=False)
+    # Set when the worker training the run shuts down (a scale-down, a drain, SIGTERM): the run
+    # stops within a step, checkpoints and is queued again for another worker (workers/training.py).
+    drain_requested = models.BooleanField(default=False)
     # When runs.train was last sent for this run while queued (create, requeue, the reaper's
     # re-send of a message the broker may have lost); null on runs older than this field.
     queued_sent_at = models.DateTimeField(null=True, blank=True)

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import F, Q
-from django.db.models.functions import Coalesce
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from .. import conf
@@ -49,6 +49,7 @@ def run_lease_take(
                 attempts=F("attempts") + 1,
                 started_at=Coalesce("started_at", now),
                 error="",
+                drain_requested=False,
             )
         )
         if not taken:
@@ -121,18 +122,20 @@ def run_token_send(*, run_id: int) -> None:
     _queue_train(run_id, announce=False)
 
 
-def run_requeue(*, run_id: int, lease_token: str, detail: str) -> bool:
+def run_requeue(*, run_id: int, lease_token: str, detail: str, refund_attempt: bool = False) -> bool:
     """Give the lease back and queue the run again (it resumes from its last recorded checkpoint),
     sending no token: the caller sends one when the run may train again (`run_token_send`), and the
     reaper re-sends one meanwhile lost. False (nothing written) when the lease was lost.
 
-    For a failure of the machine rather than of the run (its volume full: workers/training.py).
+    For a failure of the machine rather than of the run (its volume full: workers/training.py), and
+    for a worker that shuts down (`refund_attempt`: a drain is no attempt of the run's).
     """
     now = timezone.now()
+    refund = {"attempts": Greatest(F("attempts") - 1, 0)} if refund_attempt else {}
     with transaction.atomic():
         requeued = Run.objects.filter(pk=run_id, lease_token=lease_token, status=RunStatus.RUNNING).update(
             status=RunStatus.QUEUED, lease_token=None, lease_expires_at=None, worker="", queued_sent_at=now,
-            eta_seconds=None,
+            eta_seconds=None, drain_requested=False, **refund,
         )
         if not requeued:
             return False
@@ -152,9 +155,10 @@ def run_heartbeat(*, run_id: int, lease_token: str, run_fields: dict[str, Any] |
     )
 
 
-def run_control_read(*, run_id: int, lease_token: str) -> tuple[bool, bool]:
-    """(still holds the lease, cancel requested): one indexed read, for the recorder thread."""
-    row = Run.objects.filter(pk=run_id).values_list("lease_token", "cancel_requested").first()
+def run_control_read(*, run_id: int, lease_token: str) -> tuple[bool, bool, bool]:
+    """(still holds the lease, cancel requested, drain requested): one indexed read, for the
+    recorder thread."""
+    row = Run.objects.filter(pk=run_id).values_list("lease_token", "cancel_requested", "drain_requested").first()
     if row is None:
-        return False, True
-    return row[0] == lease_token, bool(row[1])
+        return False, True, False
+    return row[0] == lease_token, bool(row[1]), bool(row[2])

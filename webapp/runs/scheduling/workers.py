@@ -47,6 +47,16 @@ def worker_start(*, hostname: str, devices: WorkerDevices | None, queues: list[s
     return reaped
 
 
+def worker_drain(*, hostname: str) -> list[int]:
+    """The worker `hostname` is shutting down: ask each run it trains to stop, checkpoint and queue
+    again (its recorder reads the flag with the cancel flag). The ids of those runs."""
+    running = Run.objects.filter(worker=hostname[:200], status=RunStatus.RUNNING, cancel_requested=False)
+    ids = list(running.values_list("pk", flat=True))
+    if ids:
+        Run.objects.filter(pk__in=ids).update(drain_requested=True)
+    return ids
+
+
 def worker_forget(*, hostname: str) -> None:
     """A worker that shuts down cleanly removes its row (a killed one stays, no longer alive)."""
     Worker.objects.filter(hostname=hostname[:200]).delete()
