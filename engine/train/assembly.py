@@ -44,6 +44,9 @@ from engine.train.window import MetricWindow
 
 __all__ = ["Run", "Setup"]
 
+# FSDP's parameter dtype for the config's precision (fp32: the parameters' own).
+_MIXED = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
 
 @dataclass(frozen=True)
 class Setup:
@@ -129,7 +132,8 @@ class Run:
                            device=str(device))
         monitor, last = Monitor.for_config(cfg.early_stopping), LastMetrics()
         best = Monitor.for_best(cfg.best_policy)
-        checkpoints = Checkpointer(setup.out_path, cfg=cfg, spec_json=spec_to_json(setup.spec),
+        checkpoints = Checkpointer(setup.out_path, collective=ranks is not None and ranks.sharded,
+                                   cfg=cfg, spec_json=spec_to_json(setup.spec),
                                    task=setup.task.task, model=model, optimizer=setup.optimizer,
                                    schedule=setup.schedule, scaler=setup.precision.scaler,
                                    state=state, monitor=monitor, best=best, last=last,
@@ -138,7 +142,10 @@ class Run:
         last_checkpoint = checkpoints.restore(resumed, generator) if resumed is not None else None
         epoch_start_generator = generator.get_state()
         if ranks is not None:  # after restore: every rank starts from the same weights
-            wrapped = ranks.wrap(model, device)
+            names = {id(param): name for name, param in model.named_parameters()}
+            wrapped = ranks.wrap(model, device, param_dtype=_MIXED.get(cfg.precision))
+            if ranks.sharded:  # fully_shard replaced the parameters the optimizer was given
+                Ranks.rebind_optimizer(setup.optimizer, names, model)
             forward_model = torch.compile(wrapped) if cfg.compile else wrapped  # type: ignore[assignment]
             should_stop = ranks.agreed_stop(should_stop)
         evaluator = Evaluator(eval_model, setup.task, batch_size=size.eval_batch_size,

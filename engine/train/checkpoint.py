@@ -108,11 +108,41 @@ def _join_tensors(obj: Any, tensors: dict[str, torch.Tensor]) -> Any:
     return obj
 
 
+def _sharded(module: torch.nn.Module) -> bool:
+    from torch.distributed.tensor import DTensor
+
+    return any(isinstance(param, DTensor) for param in module.parameters())
+
+
+def full_state_dict(module: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """The module's state dict with whole tensors: a sharded (FSDP) module's gathered on every rank
+    by torch.distributed.checkpoint's state-dict API (a collective: every rank calls it)."""
+    if not _sharded(module):
+        return module.state_dict()
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+
+    return get_model_state_dict(module, options=StateDictOptions(full_state_dict=True))
+
+
+def full_optimizer_state(optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+    """`optimizer.state_dict()` with each sharded (DTensor) state gathered whole, keyed by parameter
+    index as a 1-process run's: a sharded run's checkpoint resumes anywhere. Collective for FSDP."""
+    from torch.distributed.tensor import DTensor
+
+    saved = optimizer.state_dict()
+    saved["state"] = {
+        index: {key: value.full_tensor() if isinstance(value, DTensor) else value for key, value in state.items()}
+        for index, state in saved["state"].items()
+    }
+    return saved
+
+
 def state_dict_for_save(module: torch.nn.Module) -> dict[str, torch.Tensor]:
-    """A CPU, contiguous state dict with no shared storage (safetensors refuses aliasing)."""
+    """A CPU, contiguous state dict with no shared storage (safetensors refuses aliasing); whole
+    tensors for a sharded module (`full_state_dict`)."""
     seen: set[tuple[int, int]] = set()
     out: dict[str, torch.Tensor] = {}
-    for name, tensor in module.state_dict().items():
+    for name, tensor in full_state_dict(module).items():
         t = tensor.detach().to("cpu").contiguous()
         key = (t.untyped_storage().data_ptr(), t.storage_offset())
         if (t.numel() and key in seen) or t.untyped_storage().nbytes() != t.numel() * t.element_size():
@@ -178,7 +208,7 @@ def checkpoint_files(
     checkpoint in memory and write it later (`write_checkpoint`).
     """
     opt_tensors: dict[str, torch.Tensor] = {}
-    opt_json = _split_tensors(optimizer.state_dict(), "optimizer", opt_tensors) if optimizer else None
+    opt_json = _split_tensors(full_optimizer_state(optimizer), "optimizer", opt_tensors) if optimizer else None
     sched_tensors: dict[str, torch.Tensor] = {}
     sched_json = _split_tensors(scheduler.state_dict(), "scheduler", sched_tensors) if scheduler else None
     scaler_json = (

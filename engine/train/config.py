@@ -29,6 +29,10 @@ __all__ = [
 Task = Literal["auto", "classification", "regression"]
 LossName = Literal["cross_entropy", "mse", "l1", "huber", "bce_with_logits"]
 Precision = Literal["fp32", "bf16", "fp16"]
+# How the ranks of a multi-process run share the model: each holds all of it and averages the
+# gradients (DistributedDataParallel), or each holds a shard of every parameter, gradient and
+# optimizer state (FSDP2's fully_shard), for models that do not fit one device.
+Strategy = Literal["ddp", "fsdp"]
 
 _CLASSIFICATION_LOSSES = {"cross_entropy", "bce_with_logits"}
 _UNION_MEMBER = re.compile(r"[\[\]']")
@@ -130,6 +134,7 @@ class TrainConfig(_Strict):
     # Ranks of a DistributedDataParallel run (engine.train.distributed launches them); the global
     # batch stays batch_size, each rank taking batch_size / processes rows of it.
     processes: Annotated[int, Field(ge=1, le=8)] = 1
+    strategy: Strategy = "ddp"
     early_stopping: EarlyStoppingConfig | None = None
     checkpoint_every: Annotated[int, Field(ge=1)] = 1
     keep_checkpoints: Annotated[int, Field(ge=1)] = 3
@@ -190,6 +195,17 @@ class TrainConfig(_Strict):
             raise ValueError(
                 f"with {value} processes each rank takes its own GPU (cuda:LOCAL_RANK); "
                 f"use device 'cuda', 'auto' or 'cpu', not {device!r}"
+            )
+        return value
+
+    @field_validator("strategy")
+    @classmethod
+    def _sharding_needs_processes(cls, value: str, info: ValidationInfo) -> str:
+        processes = info.data.get("processes")
+        if value == "fsdp" and processes is not None and processes < 2:
+            raise ValueError(
+                f"strategy 'fsdp' shards the model over the run's processes: set processes to 2 or "
+                f"more (it is {processes}), or use strategy 'ddp'"
             )
         return value
 

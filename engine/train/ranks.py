@@ -11,6 +11,13 @@ step. Validation and test passes are shared out too (rows `rank::world` of the s
 sums are all-reduced and the predictions gathered, so every rank computes the metrics of the
 whole split (each needs them for the schedule, early stopping and the best checkpoint); rank 0
 alone reports them.
+
+With `strategy: fsdp` the ranks share the model itself as well (FSDP2's `fully_shard` on each
+top-level layer, then the whole model, over a 1-D device mesh: gloo on the CPU, NCCL on GPUs):
+each rank keeps a shard of every parameter, gradient and optimizer state, gathered for a layer's
+forward and backward. Every rank then runs the same forwards, so evaluation splits are not shared
+out (each rank evaluates the whole split), and checkpoints gather the full tensors on every rank
+(`engine.train.checkpoint.state_dict_for_save`): the files are those of a 1-process run.
 """
 
 from __future__ import annotations
@@ -43,12 +50,17 @@ class _Rows:
 class Ranks:
     """This process's place in the run's process group (rank, world size) and what it shares."""
 
-    def __init__(self, rank: int, world: int, local_rank: int = 0) -> None:
-        self.rank, self.world, self.local_rank = rank, world, local_rank
+    def __init__(self, rank: int, world: int, local_rank: int = 0, strategy: str = "ddp") -> None:
+        self.rank, self.world, self.local_rank, self.strategy = rank, world, local_rank, strategy
         self.scale = 1.0  # of the current batch's loss: rows here * world / rows in the batch
 
+    @property
+    def sharded(self) -> bool:
+        """The model's parameters are sharded over the ranks (FSDP): every rank runs every forward."""
+        return self.strategy == "fsdp"
+
     @classmethod
-    def current(cls, processes: int) -> Ranks | None:
+    def current(cls, processes: int, strategy: str = "ddp") -> Ranks | None:
         """The process group's ranks for a run of `processes` (None for a 1-process run)."""
         initialized = dist.is_available() and dist.is_initialized()
         if processes == 1 and (not initialized or dist.get_world_size() == 1):
@@ -65,7 +77,7 @@ class Ranks:
                 f"the config asks for {processes} processes but the process group has {world} ranks",
                 field="processes",
             )
-        return cls(dist.get_rank(), world, int(os.environ.get("LOCAL_RANK", "0")))
+        return cls(dist.get_rank(), world, int(os.environ.get("LOCAL_RANK", "0")), strategy)
 
     @property
     def is_main(self) -> bool:
@@ -85,12 +97,56 @@ class Ranks:
             )
         return torch.device("cuda", self.local_rank)
 
-    def wrap(self, model: torch.nn.Module, device: torch.device) -> torch.nn.Module:
-        """The model under DistributedDataParallel (gradients averaged in backward)."""
-        from torch.nn.parallel import DistributedDataParallel
+    def wrap(self, model: torch.nn.Module, device: torch.device, *,
+             param_dtype: torch.dtype | None = None) -> torch.nn.Module:
+        """The model under DistributedDataParallel (gradients averaged in backward), or, sharded
+        (FSDP), the model itself with its layers and then itself under `fully_shard`, in place:
+        its parameters become DTensor shards (`rebind_optimizer` points the optimizer at them).
+        `param_dtype`: FSDP's mixed precision (parameters gathered in it, gradients reduced in fp32)."""
+        if not self.sharded:
+            from torch.nn.parallel import DistributedDataParallel
 
-        ids = [device.index] if device.type == "cuda" else None
-        return DistributedDataParallel(model, device_ids=ids)
+            ids = [device.index] if device.type == "cuda" else None
+            return DistributedDataParallel(model, device_ids=ids)
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+        mesh = init_device_mesh(device.type, (self.world,))
+        policy = MixedPrecisionPolicy(param_dtype=param_dtype, reduce_dtype=torch.float32) \
+            if param_dtype is not None else MixedPrecisionPolicy()
+        for layer in model.children():
+            if any(True for _ in layer.parameters()):
+                fully_shard(layer, mesh=mesh, mp_policy=policy)
+        fully_shard(model, mesh=mesh, mp_policy=policy)
+        return model
+
+    @staticmethod
+    def rebind_optimizer(optimizer: torch.optim.Optimizer, before: dict[int, str],
+                         model: torch.nn.Module) -> None:
+        """Point `optimizer` at the sharded parameters that replaced `before` ({id(old): name}).
+
+        State already there (a resumed run's, full tensors alike on every rank) is sharded as the
+        parameter is: each rank keeps its part.
+        """
+        from torch.distributed.tensor import DTensor, distribute_tensor
+
+        now = dict(model.named_parameters())
+        moved: dict[torch.nn.Parameter, dict[str, Any]] = {}
+        for group in optimizer.param_groups:
+            fresh = []
+            for old in group["params"]:
+                new = now[before[id(old)]]
+                state = optimizer.state.pop(old, None)
+                if state:
+                    moved[new] = {
+                        key: distribute_tensor(value.to(new.device), new.device_mesh, new.placements)
+                        if isinstance(value, torch.Tensor) and isinstance(new, DTensor)
+                        and value.shape == new.shape else value
+                        for key, value in state.items()
+                    }
+                fresh.append(new)
+            group["params"] = fresh
+        optimizer.state.update(moved)
 
     def shard(self, batches: Batches) -> Batches:
         """This rank's rows `rank::world` of every global batch; sets `scale` for its loss."""
@@ -146,7 +202,8 @@ class Ranks:
         """
         x, y = getattr(data, "x", None), getattr(data, "y", None)
         if (
-            not isinstance(x, torch.Tensor)
+            self.sharded  # every rank runs the same forwards, so each evaluates the whole split
+            or not isinstance(x, torch.Tensor)
             or not isinstance(y, torch.Tensor)
             or len(x) < self.world
         ):

@@ -52,6 +52,7 @@ class Checkpointer:
         self,
         out_dir: Path | None,
         *,
+        collective: bool = False,
         cfg: TrainConfig,
         spec_json: Any,
         task: str,
@@ -66,6 +67,9 @@ class Checkpointer:
         hooks: Hooks,
     ) -> None:
         self.directory = out_dir / "checkpoints" if out_dir is not None else None
+        # A sharded (FSDP) run: reading the full state is a collective every rank joins, so ranks
+        # that write nothing still build each checkpoint's files (and drop them).
+        self._collective = collective
         self._cfg, self._spec_json, self._task = cfg, spec_json, task
         self._model, self._optimizer, self._schedule, self._scaler = model, optimizer, schedule, scaler
         self._state, self._monitor, self._best, self._last, self._hooks = state, monitor, best, last, hooks
@@ -104,6 +108,8 @@ class Checkpointer:
     def save(self, name: str, generator_state: torch.Tensor) -> Path | None:
         """Write checkpoint `name` now; `generator_state` is the shuffle generator to store."""
         if self.directory is None:
+            if self._collective:
+                self._files(generator_state)
             return None
         path = write_checkpoint(self.directory / name, self._files(generator_state))
         self._hooks("on_checkpoint", self._state, path)
@@ -118,6 +124,8 @@ class Checkpointer:
         in between loses it as it loses those epochs: the resumed run trains them again.
         """
         if self.directory is None:
+            if self._collective:
+                self._files(generator_state)
             return None
         self._best.best_checkpoint = str(self.directory / "best")
         if defer:

@@ -210,3 +210,63 @@ def test_two_nodes_of_one_process_each_train_the_weights_of_one_process(tmp_path
     assert sorted(ranks) == [0, 1]
     assert_same_weights(ranks[0], ranks[1])
     assert_same_weights(ranks[0], single.model.state_dict())
+
+
+# --- strategy "fsdp": FSDP2's fully_shard over a gloo mesh --------------------------------------
+
+FSDP = {**CONFIG, "processes": 2, "strategy": "fsdp"}
+
+
+def assert_close_weights(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> None:
+    assert a.keys() == b.keys()
+    for name in a:
+        torch.testing.assert_close(a[name], b[name], rtol=1e-4, atol=1e-5, msg=name)
+
+
+def test_two_sharded_processes_train_the_weights_of_one_process_and_checkpoint_whole_tensors(
+    tmp_path: Path,
+) -> None:
+    single, single_sink = one_process(CONFIG)
+    events: list[dict[str, Any]] = []
+    result = launch(job(FSDP, tmp_path / "run"), tmp_path / "job", on_event=events.append)
+
+    assert result.status == "succeeded" and result.steps == single.steps == 14
+    assert_close_weights(result.model.state_dict(), single.model.state_dict())
+    assert_close_weights(load_file(tmp_path / "job" / "rank-1.safetensors"), result.model.state_dict())
+    losses = [e["values"]["train/loss"] for e in events if e["type"] == "metric" and "train/loss" in e["values"]]
+    assert losses == pytest.approx([v for _, v in single_sink.series("train/loss")], rel=1e-4)
+    assert result.metrics["val/accuracy"] == pytest.approx(single.metrics["val/accuracy"])
+    assert result.metrics["test/loss"] == pytest.approx(single.metrics["test/loss"], rel=1e-4)
+    # The checkpoint holds whole tensors, as a 1-process run's: a 1-process run resumes from it.
+    epoch = load_file(tmp_path / "run" / "checkpoints" / "epoch-0002" / "model.safetensors")
+    assert {k: tuple(v.shape) for k, v in epoch.items()} == {
+        k: tuple(v.shape) for k, v in single.model.state_dict().items()}
+    resumed = train(mlp_spec([4], 3, hidden=16), load("iris"), {**CONFIG, "epochs": 3},
+                    resume_from=tmp_path / "run" / "checkpoints" / "epoch-0002")
+    straight, _ = one_process({**CONFIG, "epochs": 3})
+    assert_close_weights(resumed.model.state_dict(), straight.model.state_dict())
+
+
+def test_a_sharded_run_stops_on_every_rank_at_one_step_and_resumes_sharded(tmp_path: Path) -> None:
+    config = {**FSDP, "epochs": 4}
+    seen: list[int] = []
+
+    def on_event(event: dict[str, Any]) -> None:
+        if event["type"] == "batch_end":
+            seen.append(event["step"])
+
+    stopped = launch(job(config, tmp_path / "run", step_delay_s=0.02), tmp_path / "job",
+                     on_event=on_event, should_stop=lambda: len(seen) >= 5)
+    assert stopped.status == "cancelled"
+    outcomes = [json.loads((tmp_path / "job" / f"rank-{r}.json").read_text()) for r in (0, 1)]
+    assert {o["steps"] for o in outcomes} == {stopped.steps}, outcomes
+    resumed = launch(job(config, tmp_path / "run", resume_from=str(tmp_path / "run")), tmp_path / "job")
+    straight, _ = one_process({**CONFIG, "epochs": 4})
+    assert resumed.status == "succeeded" and resumed.steps == straight.steps
+    assert_close_weights(resumed.model.state_dict(), straight.model.state_dict())
+
+
+def test_fsdp_needs_more_than_one_process() -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"strategy": "fsdp"})
+    assert caught.value.problems[0]["field"] == "strategy" and "processes" in str(caught.value)
