@@ -27,6 +27,9 @@ class ApiToken(TypedDict):
     id: int
     name: str
     prefix: str
+    scope: ScopeEnum
+    team: int | None
+    team_name: str | None
     created_at: str
     expires_at: str | None
     last_used_at: str | None
@@ -722,6 +725,9 @@ class NewToken(TypedDict):
     id: int
     name: str
     prefix: str
+    scope: ScopeEnum
+    team: int | None
+    team_name: str | None
     created_at: str
     expires_at: str | None
     last_used_at: str | None
@@ -1459,15 +1465,23 @@ class TeamRequest(TypedDict):
 
 
 class TokenCreateRequest(TypedDict):
+    """What a new token may do and for how long (both token-creating routes take these)."""
     name: NotRequired[str]
     expires_in_days: NotRequired[int | None]
+    expires_at: NotRequired[str | None]
+    scope: NotRequired[ScopeEnum]
+    team: NotRequired[int | str | None]
 
 
 class TokenRequestRequest(TypedDict):
+    """What a new token may do and for how long (both token-creating routes take these)."""
     username: str
     password: str
     name: NotRequired[str]
     expires_in_days: NotRequired[int | None]
+    expires_at: NotRequired[str | None]
+    scope: NotRequired[ScopeEnum]
+    team: NotRequired[int | str | None]
 
 
 class TrainConfig(TypedDict):
@@ -1605,6 +1619,9 @@ RunStatusEnum: TypeAlias = Literal["queued", "running", "succeeded", "failed", "
 
 
 RunStreamFrame: TypeAlias = StateFrame | ReplayedFrame | MetricEvent | StatusEvent | LogEvent | CheckpointEvent | ExplanationEvent | ExportEvent
+
+
+ScopeEnum: TypeAlias = Literal["read", "write"]
 
 
 StateEnum: TypeAlias = Literal["queued", "running", "complete", "pruned", "failed", "cancelled"]
@@ -1789,6 +1806,7 @@ __all__ = [
     "SampleRowsAnswer",
     "SavedBy",
     "SchedulerConfig",
+    "ScopeEnum",
     "SpecRequest",
     "StaleBaseDetail",
     "StaleBaseError",
