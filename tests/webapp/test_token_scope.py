@@ -16,7 +16,8 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from tests.webapp.test_isolation import API_ROUTES, _fill, _request, _route_id, team_a_world  # noqa: F401
+from tests.webapp import test_isolation as isolation
+from tests.webapp.test_isolation import API_ROUTES, _fill, _request, _route_id
 from webapp.accounts.models import ApiToken, Role
 from webapp.accounts.services import membership_add, token_create, token_forget, token_revoke
 
@@ -26,6 +27,9 @@ READ_POSTS = {
     ("post", "/api/graphs/codegen/"),
     ("post", "/api/runs/{run}/predict/"),  # an inference is a read of the model
 }
+# Team A's objects for every placeholder (the isolation test's fixture).
+team_a_world = isolation.team_a_world
+
 WRITE_ROUTES = [route for route in API_ROUTES if route[0] != "get" and route not in READ_POSTS]
 READ_ROUTES = [route for route in API_ROUTES if route[0] == "get"]
 
