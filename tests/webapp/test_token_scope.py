@@ -281,3 +281,27 @@ def test_a_read_tokens_stream_opens_and_an_expired_ones_closes(user_a: Any, team
         assert asyncio.run(first(expired_raw)) == {"type": "websocket.close", "code": 4401}
     finally:
         asyncio.run(database_sync_to_async(connections.close_all)())
+
+
+# --- one way to ask for a user's teams ----------------------------------------------------------
+
+# Team lookups by user that bypass accounts.selectors.memberships_of would ignore a token's team.
+BYPASSES = ("Membership.objects.filter(user=", "memberships__user=", "members=")
+ALLOWED = {
+    "webapp/accounts/selectors.py",  # memberships_of itself
+    "webapp/accounts/services.py",  # a new token's team: checked against the bound one by hand
+}
+
+
+def test_every_team_lookup_goes_through_memberships_of() -> None:
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    found = []
+    for path in sorted((root / "webapp").rglob("*.py")):
+        name = path.relative_to(root).as_posix()
+        if name in ALLOWED or "/migrations/" in name:
+            continue
+        text = path.read_text()
+        found += [f"{name}: {needle}" for needle in BYPASSES if needle in text]
+    assert not found, f"use accounts.selectors memberships_of/team_ids_for_user (a token's team): {found}"
