@@ -27,7 +27,7 @@ class ApiToken(TypedDict):
     id: int
     name: str
     prefix: str
-    scope: ScopeEnum
+    scope: TokenScopeEnum
     team: int | None
     team_name: str | None
     created_at: str
@@ -725,7 +725,7 @@ class NewToken(TypedDict):
     id: int
     name: str
     prefix: str
-    scope: ScopeEnum
+    scope: TokenScopeEnum
     team: int | None
     team_name: str | None
     created_at: str
@@ -1469,7 +1469,7 @@ class TokenCreateRequest(TypedDict):
     name: NotRequired[str]
     expires_in_days: NotRequired[int | None]
     expires_at: NotRequired[str | None]
-    scope: NotRequired[ScopeEnum]
+    scope: NotRequired[TokenScopeEnum]
     team: NotRequired[int | str | None]
 
 
@@ -1480,7 +1480,7 @@ class TokenRequestRequest(TypedDict):
     name: NotRequired[str]
     expires_in_days: NotRequired[int | None]
     expires_at: NotRequired[str | None]
-    scope: NotRequired[ScopeEnum]
+    scope: NotRequired[TokenScopeEnum]
     team: NotRequired[int | str | None]
 
 
@@ -1621,9 +1621,6 @@ RunStatusEnum: TypeAlias = Literal["queued", "running", "succeeded", "failed", "
 RunStreamFrame: TypeAlias = StateFrame | ReplayedFrame | MetricEvent | StatusEvent | LogEvent | CheckpointEvent | ExplanationEvent | ExportEvent
 
 
-ScopeEnum: TypeAlias = Literal["read", "write"]
-
-
 StateEnum: TypeAlias = Literal["queued", "running", "complete", "pruned", "failed", "cancelled"]
 
 
@@ -1634,6 +1631,9 @@ SweepStatusEnum: TypeAlias = Literal["running", "succeeded", "cancelled", "faile
 
 
 TaskEnum: TypeAlias = Literal["classification", "regression"]
+
+
+TokenScopeEnum: TypeAlias = Literal["read", "write"]
 
 
 WaitingForEnum: TypeAlias = Literal["team_limit", "no_fitting_worker", "behind"]
@@ -1806,7 +1806,6 @@ __all__ = [
     "SampleRowsAnswer",
     "SavedBy",
     "SchedulerConfig",
-    "ScopeEnum",
     "SpecRequest",
     "StaleBaseDetail",
     "StaleBaseError",
@@ -1828,6 +1827,7 @@ __all__ = [
     "TeamRequest",
     "TokenCreateRequest",
     "TokenRequestRequest",
+    "TokenScopeEnum",
     "TrainConfig",
     "UserRef",
     "UserTeam",
