@@ -15,7 +15,14 @@ from typing import Any, TypeVar
 from rest_framework import HTTP_HEADER_ENCODING, authentication, exceptions, status
 from rest_framework.request import Request
 
-from webapp.accounts.selectors import token_allows, token_expired, token_find, user_for_token
+from webapp.accounts.models import TokenScope
+from webapp.accounts.selectors import (
+    READ_METHODS,
+    token_allows,
+    token_expired,
+    token_find,
+    user_for_token,
+)
 from webapp.accounts.services import token_touch
 from webapp.api.errors import ApiError
 
@@ -93,7 +100,9 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
                                f"This token expired at {token.expires_at.isoformat()}; "
                                "sign in again for a new one.",
                                extra={"expires_at": token.expires_at.isoformat()})
-        if not token_allows(token, method=request.method, reads=handler_reads(request)):
+        # The view is looked at only for a read token's non-GET (the common request pays nothing).
+        reads = token.scope == TokenScope.READ and request.method not in READ_METHODS and handler_reads(request)
+        if not token_allows(token, method=request.method, reads=reads):
             raise ApiError(status.HTTP_403_FORBIDDEN, "token_scope",
                            f"This token's scope is {token.scope!r}: it may read, not "
                            f"{request.method} here. Use a token with the write scope.",
