@@ -189,6 +189,13 @@ def test_a_team_bound_token_makes_tokens_of_its_team_only(user_a: Any, team_a: A
     assert refused.status_code == 400 and "team" in error(refused)["fields"]
     made = client.post("/api/auth/tokens/", {"name": "child"}, format="json")
     assert made.status_code == 201 and made.json()["team"] == team_a.pk
+    # It lists (and may revoke) the tokens of its team only, and makes no new team.
+    listed = client.get("/api/auth/tokens/").json()["results"]
+    assert {t["team"] for t in listed} == {team_a.pk} and len(listed) == 2
+    unbound, _ = token_create(user=user_a, name="everything")
+    assert client.delete(f"/api/auth/tokens/{unbound.pk}/").status_code == 404
+    refused = client.post("/api/teams/", {"name": "Team C"}, format="json")
+    assert refused.status_code == 403 and error(refused)["code"] == "token_team"
 
 
 def test_a_password_sign_in_makes_a_scoped_token(user_a: Any, team_a: Any) -> None:

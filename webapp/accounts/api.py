@@ -23,7 +23,7 @@ from webapp.api.serializers import ColumnBounds, KnownFieldsOnly, NameField, Str
 
 from . import services
 from .models import ApiToken, Membership, Role, Team, TokenScope
-from .selectors import memberships_for_user, role_in_team, teams_for_user
+from .selectors import memberships_for_user, role_in_team, teams_for_user, token_team_id
 
 User = get_user_model()
 
@@ -216,7 +216,9 @@ class TokenViewSet(
     permission_classes = [IsAuthenticated]
 
     def get_queryset(self):
-        return ApiToken.objects.filter(user=self.request.user).select_related("team")
+        tokens = ApiToken.objects.filter(user=self.request.user).select_related("team")
+        bound = token_team_id(self.request.user)  # a team-bound token sees its team's tokens only
+        return tokens if bound is None else tokens.filter(team_id=bound)
 
     @extend_schema(request=TokenCreateSerializer, responses={201: NewTokenSerializer})
     def create(self, request: Request) -> Response:
@@ -311,6 +313,9 @@ class TeamViewSet(
         return obj.pk
 
     def perform_create(self, serializer: TeamSerializer) -> None:
+        if token_team_id(self.request.user) is not None:
+            raise ApiError(status.HTTP_403_FORBIDDEN, "token_team",
+                           "This token is bound to one team: it cannot make another. Use an unbound token.")
         serializer.instance = services.team_create(
             name=serializer.validated_data["name"], creator=self.request.user
         )
