@@ -386,6 +386,8 @@ SPECTACULAR_SETTINGS = {
     ],
     "ENUM_NAME_OVERRIDES": {
         "ParamKindEnum": "webapp.graphs.schema.PARAM_KINDS",
+        # An API token's scope: "scope" is a common field name (OpenID Connect's too).
+        "TokenScopeEnum": "webapp.accounts.models.TokenScope",
         # Sweeps: their status and the min/max of an objective share field names with runs'.
         "SweepStatusEnum": "webapp.sweeps.models.SweepStatus",
         "MetricModeEnum": ["min", "max"],

@@ -27,6 +27,9 @@ class ApiToken(TypedDict):
     id: int
     name: str
     prefix: str
+    scope: TokenScopeEnum
+    team: int | None
+    team_name: str | None
     created_at: str
     expires_at: str | None
     last_used_at: str | None
@@ -722,6 +725,9 @@ class NewToken(TypedDict):
     id: int
     name: str
     prefix: str
+    scope: TokenScopeEnum
+    team: int | None
+    team_name: str | None
     created_at: str
     expires_at: str | None
     last_used_at: str | None
@@ -1459,15 +1465,23 @@ class TeamRequest(TypedDict):
 
 
 class TokenCreateRequest(TypedDict):
+    """What a new token may do and for how long (both token-creating routes take these)."""
     name: NotRequired[str]
     expires_in_days: NotRequired[int | None]
+    expires_at: NotRequired[str | None]
+    scope: NotRequired[TokenScopeEnum]
+    team: NotRequired[int | str | None]
 
 
 class TokenRequestRequest(TypedDict):
+    """What a new token may do and for how long (both token-creating routes take these)."""
     username: str
     password: str
     name: NotRequired[str]
     expires_in_days: NotRequired[int | None]
+    expires_at: NotRequired[str | None]
+    scope: NotRequired[TokenScopeEnum]
+    team: NotRequired[int | str | None]
 
 
 class TrainConfig(TypedDict):
@@ -1617,6 +1631,9 @@ SweepStatusEnum: TypeAlias = Literal["running", "succeeded", "cancelled", "faile
 
 
 TaskEnum: TypeAlias = Literal["classification", "regression"]
+
+
+TokenScopeEnum: TypeAlias = Literal["read", "write"]
 
 
 WaitingForEnum: TypeAlias = Literal["team_limit", "no_fitting_worker", "behind"]
@@ -1810,6 +1827,7 @@ __all__ = [
     "TeamRequest",
     "TokenCreateRequest",
     "TokenRequestRequest",
+    "TokenScopeEnum",
     "TrainConfig",
     "UserRef",
     "UserTeam",

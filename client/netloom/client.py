@@ -11,6 +11,7 @@ import mimetypes
 import re
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any, cast
 from urllib.parse import quote, urlencode, urlsplit, urlunsplit
@@ -18,6 +19,7 @@ from urllib.parse import quote, urlencode, urlsplit, urlunsplit
 import httpx
 
 from netloom.api_types import (
+    ApiToken,
     CheckpointEvent,
     CheckpointJson,
     CompareAnswer,
@@ -115,9 +117,14 @@ class Client:
 
     @classmethod
     def login(
-        cls, url: str, username: str, password: str, *, name: str = "netloom command line"
+        cls, url: str, username: str, password: str, *, name: str = "netloom command line",
+        scope: str | None = None, team: int | str | None = None, expires_at: datetime | str | None = None,
     ) -> tuple[Client, NewToken]:
-        """Ask the service for a new API token with a user's password; (a client with it, the token)."""
+        """Ask the service for a new API token with a user's password; (a client with it, the token).
+
+        `scope` "read" (reads, streams and predictions only) or "write" (the default); `team` (id or
+        name) binds the token to one team; `expires_at` ends it (see token_create).
+        """
         anonymous = cls(url)
         try:
             token = cast(
@@ -125,7 +132,8 @@ class Client:
                 anonymous._json(
                     "POST",
                     "/api/auth/token/",
-                    json={"username": username, "password": password, "name": name},
+                    json={"username": username, "password": password, "name": name,
+                          **_token_options(scope=scope, team=team, expires_at=expires_at)},
                 ),
             )
         finally:
@@ -165,6 +173,29 @@ class Client:
             if not answer.get("next"):
                 return results
             page += 1
+
+    # --- tokens ------------------------------------------------------------------------------
+
+    def tokens(self) -> list[ApiToken]:
+        """The user's API tokens (revoked and expired ones too), with scope, team and expiry."""
+        return cast(list[ApiToken], self._all_pages("/api/auth/tokens/", {}))
+
+    def token_create(
+        self, *, name: str = "", scope: str | None = None, team: int | str | None = None,
+        expires_at: datetime | str | None = None,
+    ) -> NewToken:
+        """A new API token of the signed-in user; its secret is in `token` (shown only here).
+
+        A read token (`scope="read"`) is refused every write (403 `token_scope`); a team-bound one
+        sees that team only; an expired one is refused (401 `token_expired`). A token made with a
+        team-bound token is bound to the same team.
+        """
+        body = {"name": name, **_token_options(scope=scope, team=team, expires_at=expires_at)}
+        return cast(NewToken, self._json("POST", "/api/auth/tokens/", json=body))
+
+    def token_revoke(self, token_id: int) -> None:
+        """Revoke one of the user's tokens (it never signs in again)."""
+        self._request("DELETE", f"/api/auth/tokens/{int(token_id)}/")
 
     # --- who and which team ------------------------------------------------------------------
 
@@ -720,6 +751,22 @@ class Client:
             if time.monotonic() > deadline:
                 raise NetloomError(f"job {job_id} ({job['kind']}) is still {job['state']} after {timeout:.0f} s")
             time.sleep(poll)
+
+
+def _token_options(
+    *, scope: str | None, team: int | str | None, expires_at: datetime | str | None
+) -> dict[str, Any]:
+    """The optional fields of a token request (only those given: the service's defaults otherwise)."""
+    options: dict[str, Any] = {}
+    if scope is not None:
+        options["scope"] = scope
+    if team is not None:
+        options["team"] = team
+    if expires_at is not None:
+        if isinstance(expires_at, datetime) and expires_at.tzinfo is None:
+            raise NetloomError("expires_at needs a time zone (datetime.now(timezone.utc) + ...)")
+        options["expires_at"] = expires_at.isoformat() if isinstance(expires_at, datetime) else expires_at
+    return options
 
 
 def _api_error(response: httpx.Response) -> ApiError:

@@ -18,7 +18,7 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.stack.stack import E2E_STEP_DELAY, RedisServer, ServiceStack
+from tests.stack.stack import E2E_STEP_DELAY, Http, RedisServer, ServiceStack
 from tests.stack.test_run_e2e import TIMEOUT, finished, read_until, wait_status, ws_headers
 
 pytestmark = pytest.mark.slow
@@ -118,3 +118,38 @@ def test_a_stream_opened_while_redis_is_down_stays_open_and_streams_from_the_dat
         assert seqs == list(range(1, seqs[-1] + 1)), "an event was lost, repeated or reordered"
         detail = wait_status(stack, run["id"], {"succeeded", "failed", "cancelled"})
         assert detail["status"] == "succeeded", stack.logs()
+
+
+def test_a_read_tokens_stream_opens_and_an_expiring_tokens_stream_closes_when_it_ends(stack: ServiceStack) -> None:
+    """A read token follows a run on the real server (a stream is a read) and is refused a write;
+    a token that expires while its stream is open is closed with 4401 at the next access check."""
+    from datetime import UTC, datetime, timedelta
+
+    from webapp.runs.stream.consumers import ACCESS_RECHECK_SECONDS, POLL_SECONDS
+
+    run = stack.create_run(epochs=1)
+    admin = stack.api("a")
+    made = admin.post("/api/auth/tokens/", json={"name": "watch", "scope": "read"})
+    assert made.status_code == 201, made.text
+    read = made.json()["token"]
+    refused = Http(stack.base, read).post("/api/auth/tokens/", json={"name": "wider"})
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "token_scope", refused.text
+    life = 10.0  # long enough to open the stream first
+    ends = datetime.now(UTC) + timedelta(seconds=life)
+    short = admin.post("/api/auth/tokens/", json={"name": "short", "scope": "read", "expires_at": ends.isoformat()})
+    assert short.status_code == 201, short.text
+
+    async def watch(token: str, *, until_closed: float | None) -> tuple[list[dict[str, Any]], int | None]:
+        async with connect(stack.ws_url(run["id"]) + f"?token={token}") as ws:
+            frames = await read_until(ws, lambda f: f.get("type") == "replayed")
+            if until_closed is None:
+                return frames, None
+            code, _ = await _closed_code(ws, until_closed)
+            return frames, code
+
+    frames, code = asyncio.run(
+        watch(short.json()["token"], until_closed=life + ACCESS_RECHECK_SECONDS + POLL_SECONDS + 5))
+    assert frames[0]["type"] == "state"
+    assert code == 4401, "the expired token's stream stayed open"
+    frames, _ = asyncio.run(watch(read, until_closed=None))
+    assert frames[0]["type"] == "state" and frames[0]["run"]["id"] == run["id"]

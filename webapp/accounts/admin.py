@@ -32,15 +32,18 @@ class ApiTokenAdmin(admin.ModelAdmin):
         "prefix",
         "user",
         "name",
+        "scope",
+        "team",
         "created_at",
         "expires_at",
         "last_used_at",
         "revoked_at",
     ]
-    list_filter = ["revoked_at"]
+    list_filter = ["revoked_at", "scope"]
     search_fields = ["user__username", "name", "prefix"]
     exclude = ["token_hash"]
-    readonly_fields = ["prefix", "user", "created_at", "last_used_at"]
+    # A token's limits are fixed when it is made (a kept lookup would not see a change).
+    readonly_fields = ["prefix", "user", "created_at", "last_used_at", "scope", "team"]
 
     def has_add_permission(self, request):  # tokens are made through the API (plaintext shown once)
         return False

@@ -22,8 +22,8 @@ from webapp.api.mixins import TeamScopedMixin
 from webapp.api.serializers import ColumnBounds, KnownFieldsOnly, NameField, StrictSerializer
 
 from . import services
-from .models import ApiToken, Membership, Role, Team
-from .selectors import memberships_for_user, role_in_team
+from .models import ApiToken, Membership, Role, Team, TokenScope
+from .selectors import memberships_for_user, role_in_team, teams_for_user, token_team_id
 
 User = get_user_model()
 
@@ -36,24 +36,66 @@ class CredentialsSerializer(StrictSerializer):
     password = serializers.CharField(max_length=512, trim_whitespace=False)
 
 
-class TokenRequestSerializer(CredentialsSerializer):
+@extend_schema_field({"oneOf": [{"type": "integer"}, {"type": "string"}], "nullable": True})
+class TeamRefField(serializers.Field):
+    """A team by id (`3`, `"3"`) or by name (`"Vision"`); the service checks it is the user's."""
+
+    def to_internal_value(self, data: Any) -> int | str:
+        if isinstance(data, bool) or not isinstance(data, int | str):
+            raise serializers.ValidationError("A team id or name.")
+        if isinstance(data, str) and not 0 < len(data.strip()) <= 100:
+            raise serializers.ValidationError("A team id or name.")
+        return data
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+class TokenOptionsSerializer(StrictSerializer):
+    """What a new token may do and for how long (both token-creating routes take these)."""
+
     name = NameField(max_length=100, required=False, allow_blank=True, default="")
     expires_in_days = serializers.IntegerField(
         required=False, allow_null=True, min_value=1, max_value=services.MAX_TOKEN_DAYS
     )
-
-
-class TokenCreateSerializer(StrictSerializer):
-    name = NameField(max_length=100, required=False, allow_blank=True, default="")
-    expires_in_days = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, max_value=services.MAX_TOKEN_DAYS
+    expires_at = serializers.DateTimeField(
+        required=False, allow_null=True, help_text="When the token stops signing in (in the future)."
     )
+    scope = serializers.ChoiceField(
+        choices=TokenScope.choices, default=TokenScope.WRITE,
+        help_text="read: GET, streams and inference only; write: whatever your roles allow.",
+    )
+    team = TeamRefField(
+        required=False, allow_null=True, help_text="Bind the token to one of your teams (id or name)."
+    )
+
+
+class TokenRequestSerializer(CredentialsSerializer, TokenOptionsSerializer):
+    pass
+
+
+class TokenCreateSerializer(TokenOptionsSerializer):
+    pass
+
+
+def _token_options(data: dict[str, Any]) -> dict[str, Any]:
+    """token_create's keyword arguments from a validated TokenOptionsSerializer."""
+    return {
+        "name": data.get("name", ""),
+        "expires_in_days": data.get("expires_in_days"),
+        "expires_at": data.get("expires_at"),
+        "scope": data.get("scope", TokenScope.WRITE),
+        "team": data.get("team"),
+    }
 
 
 class ApiTokenSerializer(serializers.ModelSerializer):
+    team_name = serializers.CharField(source="team.name", read_only=True, allow_null=True, default=None)
+
     class Meta:
         model = ApiToken
-        fields = ["id", "name", "prefix", "created_at", "expires_at", "last_used_at", "revoked_at"]
+        fields = ["id", "name", "prefix", "scope", "team", "team_name", "created_at", "expires_at",
+                  "last_used_at", "revoked_at"]
         read_only_fields = fields
 
 
@@ -157,11 +199,7 @@ class TokenObtainView(APIView):
         # A token sign-in is a sign-in: last_login moves and the failure count (django-axes)
         # starts again, as a session login does through login().
         user_logged_in.send(sender=type(user), request=request._request, user=user)
-        token, raw = services.token_create(
-            user=user,
-            name=payload.validated_data.get("name", ""),
-            expires_in_days=payload.validated_data.get("expires_in_days"),
-        )
+        token, raw = services.token_create(user=user, **_token_options(payload.validated_data))
         token.token = raw  # type: ignore[attr-defined]
         return Response(NewTokenSerializer(token).data, status=status.HTTP_201_CREATED)
 
@@ -178,17 +216,15 @@ class TokenViewSet(
     permission_classes = [IsAuthenticated]
 
     def get_queryset(self):
-        return ApiToken.objects.filter(user=self.request.user)
+        tokens = ApiToken.objects.filter(user=self.request.user).select_related("team")
+        bound = token_team_id(self.request.user)  # a team-bound token sees its team's tokens only
+        return tokens if bound is None else tokens.filter(team_id=bound)
 
     @extend_schema(request=TokenCreateSerializer, responses={201: NewTokenSerializer})
     def create(self, request: Request) -> Response:
         payload = TokenCreateSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        token, raw = services.token_create(
-            user=request.user,
-            name=payload.validated_data.get("name", ""),
-            expires_in_days=payload.validated_data.get("expires_in_days"),
-        )
+        token, raw = services.token_create(user=request.user, **_token_options(payload.validated_data))
         token.token = raw  # type: ignore[attr-defined]
         return Response(NewTokenSerializer(token).data, status=status.HTTP_201_CREATED)
 
@@ -271,13 +307,15 @@ class TeamViewSet(
         return TeamDetailSerializer if self.action == "retrieve" else TeamSerializer
 
     def get_queryset(self):
-        queryset = Team.objects.filter(memberships__user=self.request.user)
-        return queryset.order_by("name")
+        return teams_for_user(user=self.request.user).order_by("name")
 
     def get_object_team(self, obj: Team) -> int:
         return obj.pk
 
     def perform_create(self, serializer: TeamSerializer) -> None:
+        if token_team_id(self.request.user) is not None:
+            raise ApiError(status.HTTP_403_FORBIDDEN, "token_team",
+                           "This token is bound to one team: it cannot make another. Use an unbound token.")
         serializer.instance = services.team_create(
             name=serializer.validated_data["name"], creator=self.request.user
         )

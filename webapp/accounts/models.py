@@ -67,8 +67,20 @@ class Membership(models.Model):
         return f"{self.user} in {self.team} ({self.role})"
 
 
+class TokenScope(models.TextChoices):
+    """What a token may do: `read` answers reads (and streams, and inference), `write` everything
+    its owner's roles allow."""
+
+    READ = "read", "Read"
+    WRITE = "write", "Write"
+
+
 class ApiToken(models.Model):
-    """A personal API token; only the sha256 of its secret is stored."""
+    """A personal API token; only the sha256 of its secret is stored.
+
+    `scope` and `team` narrow what the owner's roles allow (never widen it): a read token is
+    refused every write, a team-bound one sees that team only (webapp/api/authentication.py).
+    """
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
@@ -80,6 +92,11 @@ class ApiToken(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    scope = models.CharField(max_length=5, choices=TokenScope.choices, default=TokenScope.WRITE)
+    # Deleting the team deletes its tokens: a bound token must never widen to every team.
+    team = models.ForeignKey(
+        Team, on_delete=models.CASCADE, null=True, blank=True, related_name="api_tokens"
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]

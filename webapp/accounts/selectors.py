@@ -14,10 +14,18 @@ from django.db import DEFAULT_DB_ALIAS
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from .models import ApiToken, Membership, Team
+from .models import ApiToken, Membership, Team, TokenScope
 
 # Every API token starts with this, so a reader (or a secret scanner) can tell what it is.
 TOKEN_PREFIX = "nl_"
+
+# Methods a read token may use anywhere; anything else only where the handler only reads
+# (webapp/api/authentication.py `reads_only`, the model server's inference).
+READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+# The attribute a request's (or a stream's) user carries when it signed in with a team-bound
+# token: every team lookup below narrows to that team, so no view has to know about tokens.
+TOKEN_TEAM_ATTR = "netloom_token_team_id"
 
 
 def token_hash(raw_token: str) -> str:
@@ -25,26 +33,69 @@ def token_hash(raw_token: str) -> str:
     return hashlib.sha256(raw_token.encode("utf-8")).hexdigest()
 
 
+def user_for_token(token: ApiToken) -> Any:
+    """The token's user, marked with the token's team when it is team-bound (see TOKEN_TEAM_ATTR)."""
+    user = token.user
+    setattr(user, TOKEN_TEAM_ATTR, token.team_id)
+    return user
+
+
+def token_team_id(user: Any) -> int | None:
+    """The one team the user's credentials are bound to (a team-bound token), or None (all theirs)."""
+    return getattr(user, TOKEN_TEAM_ATTR, None)
+
+
+def memberships_of(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Membership]:
+    """The user's memberships that the request may use: all of them, or the token's team's only.
+
+    Every "which teams may this user see" question goes through here (teams_for_user,
+    role_in_team, TeamScopedMixin, the runs selectors), so a team-bound token narrows them all.
+    """
+    if not user.is_authenticated:
+        return Membership.objects.none()
+    memberships = Membership.objects.filter(user=user)
+    bound = token_team_id(user)
+    return memberships if bound is None else memberships.filter(team_id=bound)
+
+
+def team_ids_for_user(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Membership]:
+    """The ids of the teams the user may use, as a subquery (`team__in=team_ids_for_user(...)`)."""
+    return memberships_of(user=user).values("team_id")
+
+
 def teams_for_user(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Team]:
-    """The teams a user belongs to (none for anonymous users)."""
+    """The teams a user belongs to (none for anonymous users; one for a team-bound token)."""
     if not user.is_authenticated:
         return Team.objects.none()
-    return Team.objects.filter(memberships__user=user)
+    return Team.objects.filter(pk__in=team_ids_for_user(user=user))
 
 
 def role_in_team(*, user: AbstractBaseUser | AnonymousUser, team: Team | int) -> str | None:
-    """The user's role in a team, or None when they are not a member."""
-    if not user.is_authenticated:
-        return None
+    """The user's role in a team, or None when they are not a member (or their token is bound
+    to another team)."""
     team_id = team if isinstance(team, int) else team.pk
-    return (
-        Membership.objects.filter(user=user, team_id=team_id).values_list("role", flat=True).first()
-    )
+    return memberships_of(user=user).filter(team_id=team_id).values_list("role", flat=True).first()
 
 
 def memberships_for_user(*, user: AbstractBaseUser) -> QuerySet[Membership]:
     """The user's memberships with their teams, ordered by team name."""
-    return Membership.objects.filter(user=user).select_related("team").order_by("team__name")
+    return memberships_of(user=user).select_related("team").order_by("team__name")
+
+
+def token_allows(token: ApiToken | None, *, method: str, team_id: int | None = None,
+                 reads: bool = False) -> bool:
+    """Whether the token's scope and team let it make this request.
+
+    `method` is the HTTP method; `reads` says the handler only reads whatever the method (an
+    inference POST: a read of the model); `team_id` is the team the request touches (None: no
+    one team). A session (no token) is allowed: only the user's roles apply. Checked once per
+    request by the API's authentication; the model server asks the same.
+    """
+    if token is None:
+        return True
+    if token.team_id is not None and team_id is not None and team_id != token.team_id:
+        return False
+    return token.scope == TokenScope.WRITE or reads or method.upper() in READ_METHODS
 
 
 def _live(tokens: QuerySet[ApiToken]) -> QuerySet[ApiToken]:
@@ -90,8 +141,10 @@ def _instance(model: Any, values: dict[str, Any]) -> Any:
                          [f.to_python(values[f.attname]) for f in fields])
 
 
-def token_for_secret(*, raw_token: str) -> ApiToken | None:
-    """The unrevoked, unexpired token whose plaintext is `raw_token`, its user loaded, or None."""
+def token_find(*, raw_token: str) -> ApiToken | None:
+    """The token whose plaintext is `raw_token`, its user loaded, revoked or expired too; None
+    when there is none. Live ones are kept in the cache; the caller judges the state
+    (token_for_secret, or the API's authentication, which names the reason of a refusal)."""
     if not raw_token.startswith(TOKEN_PREFIX):
         return None
     digest = token_hash(raw_token)
@@ -100,17 +153,28 @@ def token_for_secret(*, raw_token: str) -> ApiToken | None:
     if kept is not None:
         token = _instance(ApiToken, kept["token"])
         token.user = _instance(get_user_model(), kept["user"])
-    else:
-        token = ApiToken.objects.select_related("user").filter(token_hash=digest, revoked_at__isnull=True).first()
-        if token is None:
-            return None
-        seconds = TOKEN_CACHE_SECONDS
-        if token.expires_at is not None:
-            seconds = min(seconds, int((token.expires_at - timezone.now()).total_seconds()))
-        if seconds > 0:
-            cache.set(key, {"token": _values(token), "user": _values(token.user, frozenset({"password"}))},
-                      seconds)
-    if token.expires_at is not None and token.expires_at <= timezone.now():
+        return token
+    token = ApiToken.objects.select_related("user").filter(token_hash=digest).first()
+    if token is None or token.revoked_at is not None:
+        return token
+    seconds = TOKEN_CACHE_SECONDS
+    if token.expires_at is not None:
+        seconds = min(seconds, int((token.expires_at - timezone.now()).total_seconds()))
+    if seconds > 0:
+        cache.set(key, {"token": _values(token), "user": _values(token.user, frozenset({"password"}))},
+                  seconds)
+    return token
+
+
+def token_expired(token: ApiToken) -> bool:
+    """Whether the token's expiry has passed (checked on every use: the cache may outlive it)."""
+    return token.expires_at is not None and token.expires_at <= timezone.now()
+
+
+def token_for_secret(*, raw_token: str) -> ApiToken | None:
+    """The unrevoked, unexpired token whose plaintext is `raw_token`, its user loaded, or None."""
+    token = token_find(raw_token=raw_token)
+    if token is None or token.revoked_at is not None or token_expired(token):
         return None
     return token
 

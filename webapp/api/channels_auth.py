@@ -1,7 +1,10 @@
 """WebSocket authentication: the browser's session cookie, or an API token for other clients.
 
 A token is read from `Authorization: Bearer <token>` (clients that can set headers) or from
-the `token` query parameter (clients that cannot). The consumer still checks team access.
+the `token` query parameter (clients that cannot). The consumer still checks team access. A
+stream is a read: any live token may open one; a team-bound token's user carries its team
+(selectors.user_for_token), so only that team's runs are visible. An expired or revoked token
+is no user at all (the consumer closes with 4401), and open streams re-check both.
 """
 
 from __future__ import annotations
@@ -18,10 +21,13 @@ from django.conf import settings
 
 @database_sync_to_async
 def _token_for(raw: str) -> Any:
-    from webapp.accounts.selectors import token_for_secret
+    from webapp.accounts.selectors import token_allows, token_for_secret, user_for_token
 
     token = token_for_secret(raw_token=raw)
-    return token if token is not None and token.user.is_active else None
+    if token is None or not token.user.is_active or not token_allows(token, method="GET"):
+        return None
+    user_for_token(token)
+    return token
 
 
 def _token_from_scope(scope: dict[str, Any]) -> str | None:

@@ -24,7 +24,8 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Model, QuerySet
 from rest_framework import exceptions, permissions
 
-from webapp.accounts.models import Membership, Role, Team, role_at_least
+from webapp.accounts.models import Role, Team, role_at_least
+from webapp.accounts.selectors import memberships_of, team_ids_for_user
 from webapp.api.serializers import ID_MAX
 
 from .permissions import HasTeamRole
@@ -36,8 +37,7 @@ def scope_to_user_teams(
     """Keep only the objects whose team (reached through `team_lookup`) has `user` as a member."""
     if not user.is_authenticated:
         return queryset.none()
-    team_ids = Membership.objects.filter(user=user).values("team_id")
-    return queryset.filter(**{f"{team_lookup}__in": team_ids})
+    return queryset.filter(**{f"{team_lookup}__in": team_ids_for_user(user=user)})
 
 
 def object_team_id(obj: Model, team_lookup: str = "team") -> int:
@@ -88,9 +88,7 @@ class TeamScopedMixin:
         """The team a new object goes into, after checking the user's role there."""
         team_id = parse_team_id(team_id, field)
         membership = (
-            Membership.objects.select_related("team")
-            .filter(user=self.request.user, team_id=team_id)
-            .first()
+            memberships_of(user=self.request.user).select_related("team").filter(team_id=team_id).first()
         )
         if membership is None:
             raise exceptions.ValidationError({field: [f"No team {team_id} among your teams."]})

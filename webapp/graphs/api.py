@@ -18,6 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from webapp.api.authentication import reads_only
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin, scope_to_user_teams
 from webapp.api.parsers import SpecJSONParser
@@ -371,6 +372,7 @@ class ValidateView(APIView):
 
     parser_classes = [SpecJSONParser]
 
+    @reads_only  # a read token may check a graph: nothing is stored
     @extend_schema(request=SpecSerializer, responses=ValidationReport)
     def post(self, request: Request) -> Response:
         from engine.validate import validate
@@ -387,6 +389,7 @@ class CodegenView(APIView):
 
     parser_classes = [SpecJSONParser]
 
+    @reads_only  # nothing is stored
     @extend_schema(request=SpecSerializer, responses=SourceResponse)
     def post(self, request: Request) -> Response:
         payload = SpecSerializer(data=request.data)

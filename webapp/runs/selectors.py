@@ -15,7 +15,8 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import F, OuterRef, Q, QuerySet, Subquery
 from django.db.models.fields.json import KT
 
-from webapp.accounts.models import Membership, Role, Team, role_at_least
+from webapp.accounts.models import Role, Team, role_at_least
+from webapp.accounts.selectors import memberships_of, team_ids_for_user
 from webapp.errors import Conflict, DomainError, Forbidden
 from webapp.jobs.models import Job, JobState
 from webapp.metrics.selectors import runs_summaries
@@ -29,7 +30,7 @@ def runs_visible_to(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Run]:
     """Runs of the user's teams (none for anonymous users)."""
     if not user.is_authenticated:
         return Run.objects.none()
-    return Run.objects.filter(team__in=Membership.objects.filter(user=user).values("team_id"))
+    return Run.objects.filter(team__in=team_ids_for_user(user=user))
 
 
 def run_for_user(*, user: AbstractBaseUser | AnonymousUser, run_id: int) -> Run | None:
@@ -132,7 +133,7 @@ class RunRefs:
 
 
 def _of_users_teams(queryset: QuerySet, *, user: AbstractBaseUser, team_lookup: str) -> QuerySet:
-    return queryset.filter(**{f"{team_lookup}__in": Membership.objects.filter(user=user).values("team_id")})
+    return queryset.filter(**{f"{team_lookup}__in": team_ids_for_user(user=user)})
 
 
 def run_create_refs(
@@ -199,7 +200,7 @@ def run_graph_revision_ref(
 
 def _team_for_write(*, user: AbstractBaseUser, team_id: int, role: str) -> Team:
     """The team a new run goes into, as TeamScopedMixin.team_for_write answers for other objects."""
-    membership = Membership.objects.select_related("team").filter(user=user, team_id=team_id).first()
+    membership = memberships_of(user=user).select_related("team").filter(team_id=team_id).first()
     if membership is None:
         # The same body as a serializer's field error: {"team": [...]}, message "team: ...".
         raise DomainError("invalid", f"team: No team {team_id} among your teams.",

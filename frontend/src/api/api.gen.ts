@@ -1189,6 +1189,9 @@ export interface components {
             readonly id: number;
             readonly name: string;
             readonly prefix: string;
+            readonly scope: components["schemas"]["TokenScopeEnum"];
+            readonly team: number | null;
+            readonly team_name: string | null;
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
@@ -2195,6 +2198,9 @@ export interface components {
             readonly id: number;
             readonly name: string;
             readonly prefix: string;
+            readonly scope: components["schemas"]["TokenScopeEnum"];
+            readonly team: number | null;
+            readonly team_name: string | null;
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
@@ -3580,16 +3586,54 @@ export interface components {
         TeamRequest: {
             name: string;
         };
+        /** @description What a new token may do and for how long (both token-creating routes take these). */
         TokenCreateRequest: {
             name?: string;
             expires_in_days?: number | null;
+            /**
+             * Format: date-time
+             * @description When the token stops signing in (in the future).
+             */
+            expires_at?: string | null;
+            /**
+             * @description read: GET, streams and inference only; write: whatever your roles allow.
+             *
+             *     * `read` - Read
+             *     * `write` - Write
+             * @default write
+             */
+            scope?: components["schemas"]["TokenScopeEnum"];
+            /** @description Bind the token to one of your teams (id or name). */
+            team?: (number | string) | null;
         };
+        /** @description What a new token may do and for how long (both token-creating routes take these). */
         TokenRequestRequest: {
             username: string;
             password: string;
             name?: string;
             expires_in_days?: number | null;
+            /**
+             * Format: date-time
+             * @description When the token stops signing in (in the future).
+             */
+            expires_at?: string | null;
+            /**
+             * @description read: GET, streams and inference only; write: whatever your roles allow.
+             *
+             *     * `read` - Read
+             *     * `write` - Write
+             * @default write
+             */
+            scope?: components["schemas"]["TokenScopeEnum"];
+            /** @description Bind the token to one of your teams (id or name). */
+            team?: (number | string) | null;
         };
+        /**
+         * @description * `read` - Read
+         *     * `write` - Write
+         * @enum {string}
+         */
+        TokenScopeEnum: "read" | "write";
         /**
          * TrainConfig
          * @description Everything a run needs besides the graph and the data; `{"epochs": 5}` is a whole config.

@@ -39,13 +39,15 @@ def test_revoked_and_expired_tokens_get_401(user_a, client_for):
     assert client.delete(f"/api/auth/tokens/{token_id}/").status_code == 204
     response = client.get("/api/auth/me/")
     assert response.status_code == 401
-    assert response.json()["error"]["code"] == "authentication_failed"
+    assert response.json()["error"]["code"] == "token_revoked"
 
     client = client_for(user_a)
     ApiToken.objects.filter(revoked_at__isnull=True).update(
         expires_at=timezone.now() - timedelta(seconds=1)
     )
-    assert client.get("/api/auth/me/").status_code == 401
+    expired = client.get("/api/auth/me/")
+    assert expired.status_code == 401
+    assert expired.json()["error"]["code"] == "token_expired"
 
 
 def test_wrong_password_is_a_clear_400(user_a):

@@ -153,7 +153,7 @@ def test_a_kept_document_is_drfs_answer_and_a_poller_gets_304_until_it_changes(a
     ApiToken.objects.filter(pk=token.pk).update(expires_at=timezone.now() + timedelta(minutes=5))
     token_revoke(token=ApiToken.objects.get(pk=token.pk))  # (also forgets the kept lookup)
     refused = api_a.get(url)
-    assert refused.status_code == 401 and refused.json()["error"]["code"] == "authentication_failed"
+    assert refused.status_code == 401 and refused.json()["error"]["code"] == "token_revoked"
 
 
 def test_a_document_built_inside_a_transaction_is_not_served_for_a_later_write_of_the_same_one(

@@ -41,10 +41,13 @@ class RunHead(NamedTuple):
         return self.status in TERMINAL_STATUSES
 
 
-def run_head(*, run_id: int, user_id: int) -> RunHead | None:
-    """The run's head if `user_id` is a member of its team, else None (the caller's 404)."""
-    row = (Run.objects.filter(pk=run_id, team__memberships__user_id=user_id)
-           .values_list(*RunHead._fields).first())
+def run_head(*, run_id: int, user_id: int, team_id: int | None = None) -> RunHead | None:
+    """The run's head if `user_id` is a member of its team (and it is team `team_id`'s, for a
+    team-bound token), else None (the caller's 404)."""
+    runs = Run.objects.filter(pk=run_id, team__memberships__user_id=user_id)
+    if team_id is not None:
+        runs = runs.filter(team_id=team_id)
+    row = runs.values_list(*RunHead._fields).first()
     return RunHead(*row) if row is not None else None
 
 

@@ -23,6 +23,8 @@ from rest_framework.response import Response
 from rest_framework.reverse import reverse
 
 from webapp.accounts.models import Role
+from webapp.accounts.selectors import token_team_id
+from webapp.api.authentication import reads_only
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
 from webapp.api.parsers import LimitedJSONParser
@@ -470,6 +472,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         return FileResponse(download.path.open("rb"), as_attachment=True, filename=download.filename,
                             content_type=download.content_type)
 
+    @reads_only  # an inference is a read of the model: a read token may ask (its role still applies)
     @extend_schema(request=PREDICT_REQUEST, responses=PredictAnswer)
     @action(detail=True, methods=["post"], parser_classes=[LimitedJSONParser, MultiPartParser])
     def predict(self, request: Request, pk: str | None = None) -> Response:
@@ -535,7 +538,8 @@ def _detail_head(request: Request, pk: str | None) -> RunHead | None:
     """The run's head for a bare detail request of a run the user may read (read once a request)."""
     if not hasattr(request, "_run_head"):
         run_id = detail_run_id(pk)
-        head = None if request.query_params or run_id is None else run_head(run_id=run_id, user_id=request.user.pk)
+        head = None if request.query_params or run_id is None else run_head(
+            run_id=run_id, user_id=request.user.pk, team_id=token_team_id(request.user))
         request._run_head = head
         request._run_kept = request._run_export = request._run_exports = None
         if head is not None and head.finished:  # an unfinished run is rendered whole, exports included

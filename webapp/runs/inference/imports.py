@@ -202,11 +202,11 @@ def weights_check(*, spec: Any, path: Path) -> list[str]:
 def import_revision_for_user(*, user: AbstractBaseUser, graph_id: int, number: int) -> Any:
     """Revision `number` of graph `graph_id` among the user's teams' graphs; NotFound otherwise
     (another team's graph and a missing one look alike)."""
-    from webapp.accounts.models import Membership
+    from webapp.accounts.selectors import team_ids_for_user
     from webapp.api.serializers import ID_MAX
     from webapp.graphs.models import GraphRevision
 
-    team_ids = Membership.objects.filter(user=user).values("team_id")
+    team_ids = team_ids_for_user(user=user)
     # A foreign key's lookup has no range check (an id past the column's range: SQLite raised).
     revision = None if not 1 <= graph_id <= ID_MAX else (
         GraphRevision.objects.select_related("graph")

@@ -7,7 +7,8 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 
-from webapp.accounts.models import Membership, Team
+from webapp.accounts.models import Team
+from webapp.accounts.selectors import team_ids_for_user
 
 from .. import conf
 from ..models import Run, RunStatus, Worker
@@ -74,7 +75,7 @@ def workers_for_user(*, user: AbstractBaseUser) -> list[dict[str, Any]]:
 
     from django.utils import timezone
 
-    teams = set(Membership.objects.filter(user=user).values_list("team_id", flat=True))
+    teams = set(team_ids_for_user(user=user).values_list("team_id", flat=True))
     alive = set(workers_alive().values_list("pk", flat=True))
     since = timezone.now() - timedelta(seconds=WORKERS_LISTED_SECONDS)
     answer = []
@@ -186,7 +187,7 @@ def queue_for_user(*, user: AbstractBaseUser) -> list[dict[str, Any]]:
     Each: id, name, team, priority, need {kind, devices}, created_at, and where it stands
     (position counts every team's runs ahead of it; another team's runs are never listed).
     """
-    teams = set(Membership.objects.filter(user=user).values_list("team_id", flat=True))
+    teams = set(team_ids_for_user(user=user).values_list("team_id", flat=True))
     mine = {
         run.pk: run for run in Run.objects.filter(status=RunStatus.QUEUED, team_id__in=teams).select_related("team")
     }
