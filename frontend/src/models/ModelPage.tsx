@@ -71,10 +71,12 @@ export default function ModelPage({ modelId }: { modelId: number }) {
   };
   const setRule = async (on: boolean) => {
     if (!model) return;
+    setModel({ ...model, production_needs_approval: on }); // the box follows the click at once
     try {
       await modelsApi.setApprovalRule(model.team, on);
       await load();
     } catch (e) {
+      setModel({ ...model, production_needs_approval: !on });
       setError((e as Error).message);
     }
   };
@@ -88,7 +90,7 @@ export default function ModelPage({ modelId }: { modelId: number }) {
   return (
     <div className="page">
       <TopBar />
-      <main className="wide-page" data-testid="model-page">
+      <main className="wide-page model-page" data-testid="model-page">
         {error && (
           <p className="error" role="alert">
             {error}
@@ -197,7 +199,7 @@ export default function ModelPage({ modelId }: { modelId: number }) {
             )}
             <ApprovalsPanel approvals={approvals} me={user?.username ?? null} isAdmin={isAdmin} onDecide={(a, v) => void decide(a, v)} />
             {isAdmin && (
-              <label className="field small" data-testid="approval-rule">
+              <label className="inline-check small" data-testid="approval-rule">
                 <input type="checkbox" checked={needsApproval} onChange={(e) => void setRule(e.target.checked)} /> Moving
                 production needs a second admin's approval (a setting of team {team?.name}, for all its models)
               </label>
