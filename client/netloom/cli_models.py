@@ -107,7 +107,8 @@ def add_model_commands(commands: Any, add: Callable[..., argparse.ArgumentParser
     register.add_argument("--run", type=int, required=True)
     register.add_argument("--checkpoint", metavar="NAME", help="a kept checkpoint (best, epoch-0003); default: final")
     register.add_argument("--note")
-    alias = add(models, "alias", cmd_alias, "point an alias at a version (production needs a team admin)")
+    alias = add(models, "alias", cmd_alias, "point an alias at a version (production: a team admin, or a request "
+                "another admin approves when the team asks for approval)")
     alias.add_argument("model", type=int)
     alias.add_argument("alias", help="e.g. production, staging")
     alias.add_argument("version", type=int, nargs="?")

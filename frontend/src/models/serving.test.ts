@@ -75,7 +75,7 @@ describe("the model server from the browser", () => {
     const python = pythonSnippet(inferUrl(ENDPOINT), body);
     expect(python).toContain(`requests.post(\n    "${ENDPOINT}/infer",`);
     expect(python).toContain("os.environ['NETLOOM_TOKEN']");
-    expect(python).toContain('"name": "sepal length (cm)"');
+    expect(python).toContain('            {"name": "sepal length (cm)", "datatype": "FP32", "shape": [1], "data": [5.1]},');
     const image = inferBody([{ name: "image", datatype: "BYTES", shape: [-1] }], { image: "A".repeat(5000) });
     expect(curlSnippet(ENDPOINT, image)).toContain("<base64 of your image>");
   });

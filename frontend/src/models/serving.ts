@@ -144,7 +144,13 @@ export function curlSnippet(url: string, body: { inputs: InferTensor[] }): strin
 
 /** The same request with Python's requests; the token comes from the NETLOOM_TOKEN variable. */
 export function pythonSnippet(url: string, body: { inputs: InferTensor[] }): string {
-  const json = JSON.stringify(snippetBody(body), null, 4).replace(/\n/g, "\n    ");
+  // One input per line: a row of a dozen columns stays readable.
+  const tensors = snippetBody(body).inputs.map(
+    (t) =>
+      `        {"name": ${JSON.stringify(t.name)}, "datatype": ${JSON.stringify(t.datatype)}, ` +
+      `"shape": ${JSON.stringify(t.shape)}, "data": ${JSON.stringify(t.data)}},`,
+  );
+  const json = ["{", '        "inputs": [', ...tensors.map((line) => `    ${line}`), "        ]", "    }"].join("\n");
   return [
     "import os",
     "",
