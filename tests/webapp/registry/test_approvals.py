@@ -75,6 +75,10 @@ def test_a_second_admin_approves_and_the_history_names_both(
     assert (move["actor"], move["approved_by"], move["to_version"], move["note"]) == ("ed", "alice", 1, "first one")
     again = api_a.post(approve)
     assert again.status_code == 409 and again.json()["error"]["code"] == "approval_decided"
+    # Asking for the version production already names files nothing.
+    same = editor.put(url, {"version": 1}, format="json")
+    assert same.status_code == 200 and same.json()["aliases"] == {"production": 1}
+    assert _approvals(api_a, flowers, "pending") == []
 
     # An admin's own move is a request too, approved by another admin, never by themself.
     mine = api_a.put(url, {"version": 2}, format="json").json()["approval"]
@@ -84,6 +88,10 @@ def test_a_second_admin_approves_and_the_history_names_both(
     assert api_a.get(f"/api/models/{flowers.pk}/").json()["history"][0]["approved_by"] == "sam"
     # Staging moves stay direct.
     assert editor.put(f"/api/models/{flowers.pk}/aliases/staging/", {"version": 3}, format="json").status_code == 200
+    # Dropping production stays an admin's direct act.
+    assert editor.delete(url).status_code == 403
+    assert api_a.delete(url + "?note=retired").status_code == 204
+    assert api_a.get(f"/api/models/{flowers.pk}/").json()["aliases"] == {"staging": 3}
 
 
 def test_a_stale_request_is_refused_and_a_rejected_one_moves_nothing(
