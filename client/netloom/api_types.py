@@ -9,11 +9,27 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 
+class AliasApproval(TypedDict):
+    id: int
+    alias: str
+    version: int
+    from_version: int | None
+    current_version: int | None
+    note: str
+    status: AliasApprovalStatusEnum
+    stale: bool
+    requested_by: str | None
+    decided_by: str | None
+    created_at: str
+    decided_at: str | None
+
+
 class AliasMove(TypedDict):
     alias: str
     from_version: int | None
     to_version: int | None
     actor: str | None
+    approved_by: str | None
     note: str
     at: str
 
@@ -34,6 +50,10 @@ class ApiToken(TypedDict):
     expires_at: str | None
     last_used_at: str | None
     revoked_at: str | None
+
+
+class ApprovalAnswer(TypedDict):
+    approval: AliasApproval
 
 
 class Arity(TypedDict):
@@ -784,6 +804,13 @@ class OptimizerConfig(TypedDict):
     betas: NotRequired[list[Any]]
 
 
+class PaginatedAliasApprovalList(TypedDict):
+    count: int
+    next: NotRequired[str | None]
+    previous: NotRequired[str | None]
+    results: list[AliasApproval]
+
+
 class PaginatedApiTokenList(TypedDict):
     count: int
     next: NotRequired[str | None]
@@ -935,6 +962,10 @@ class PatchedRunViewWriteRequest(TypedDict):
     columns: NotRequired[list[str]]
 
 
+class PatchedTeamUpdateRequest(TypedDict):
+    production_needs_approval: NotRequired[bool]
+
+
 PerClassMetrics = TypedDict("PerClassMetrics", {"class": "str", "precision": "float | None", "recall": "float | None", "f1": "float | None", "support": "int"})
 
 
@@ -1025,6 +1056,7 @@ class RegisteredModelDetail(TypedDict):
     updated_at: str
     versions: list[ModelVersion]
     history: list[AliasMove]
+    production_needs_approval: bool
 
 
 class Reliability(TypedDict):
@@ -1448,6 +1480,7 @@ class Team(TypedDict):
     created_at: str
     max_concurrent_runs: int | None
     max_devices_per_run: int | None
+    production_needs_approval: bool
 
 
 class TeamDetail(TypedDict):
@@ -1457,6 +1490,7 @@ class TeamDetail(TypedDict):
     created_at: str
     max_concurrent_runs: int | None
     max_devices_per_run: int | None
+    production_needs_approval: bool
     members: list[Member]
 
 
@@ -1567,6 +1601,9 @@ class Worker(TypedDict):
     alive: bool
 
 
+AliasApprovalStatusEnum: TypeAlias = Literal["pending", "approved", "rejected"]
+
+
 BuiltinEnum: TypeAlias = Literal["iris", "wine", "breast_cancer", "diabetes", "digits", "moons", "spirals"]
 
 
@@ -1643,9 +1680,12 @@ WorkerKindEnum: TypeAlias = Literal["cpu", "gpu"]
 
 
 __all__ = [
+    "AliasApproval",
+    "AliasApprovalStatusEnum",
     "AliasMove",
     "AliasSetRequest",
     "ApiToken",
+    "ApprovalAnswer",
     "Arity",
     "BestCheckpoint",
     "BestConfig",
@@ -1743,6 +1783,7 @@ __all__ = [
     "OpChange",
     "OpSchema",
     "OptimizerConfig",
+    "PaginatedAliasApprovalList",
     "PaginatedApiTokenList",
     "PaginatedBlockList",
     "PaginatedBlockVersionSummaryList",
@@ -1765,6 +1806,7 @@ __all__ = [
     "PatchedLayoutRequest",
     "PatchedRunUpdateRequest",
     "PatchedRunViewWriteRequest",
+    "PatchedTeamUpdateRequest",
     "PerClassMetrics",
     "PlanParameter",
     "PrecisionRecallCurve",

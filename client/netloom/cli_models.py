@@ -20,8 +20,18 @@ def _model_text(model: dict[str, Any]) -> list[str]:
         lines.append(f"  v{version['number']}{named}: {where}" + (f"; {figures}" if figures else ""))
     for move in (model.get("history") or [])[:10]:
         lines.append(f"  {move['at']}: {move['alias']} {move['from_version'] or '-'} -> {move['to_version'] or '-'}"
-                     f" by {move['actor']}" + (f" ({move['note']})" if move.get("note") else ""))
+                     f" by {move['actor']}"
+                     + (f", approved by {move['approved_by']}" if move.get("approved_by") else "")
+                     + (f" ({move['note']})" if move.get("note") else ""))
     return lines
+
+
+def _approval_text(a: dict[str, Any]) -> str:
+    """One request to move an alias, as a line."""
+    state = "pending, stale (the alias moved since)" if a.get("stale") else a["status"]
+    decided = f" by {a['decided_by']}" if a.get("decided_by") else ""
+    return (f"request {a['id']}: {a['alias']} {a['from_version'] or '-'} -> {a['version']} asked by "
+            f"{a['requested_by']}: {state}{decided}" + (f" ({a['note']})" if a.get("note") else ""))
 
 
 def add_model_commands(commands: Any, add: Callable[..., argparse.ArgumentParser],
@@ -64,7 +74,21 @@ def add_model_commands(commands: Any, add: Callable[..., argparse.ArgumentParser
         with client(args) as c:
             model = c.model_alias(args.model, args.alias, None if args.drop else args.version, note=args.note or "")
         text = f"{args.alias} dropped" if args.drop else f"{args.alias} -> version {args.version}"
+        if model and "approval" in model:
+            text = _approval_text(model["approval"]) + "; another admin of the team approves it"
         out.result(model or {"alias": args.alias, "dropped": True}, text)
+        return EXIT_OK
+
+    def cmd_approvals(args: argparse.Namespace, out: Any) -> int:
+        with client(args) as c:
+            approvals = c.model_approvals(args.model, status=None if args.all else "pending")
+        out.result(approvals, [_approval_text(a) for a in approvals] or ["no pending requests"])
+        return EXIT_OK
+
+    def cmd_approve(args: argparse.Namespace, out: Any) -> int:
+        with client(args) as c:
+            approval = c.model_approve(args.model, args.approval, reject=args.reject)
+        out.result(approval, _approval_text(approval))
         return EXIT_OK
 
     models = commands.add_parser(
@@ -83,9 +107,17 @@ def add_model_commands(commands: Any, add: Callable[..., argparse.ArgumentParser
     register.add_argument("--run", type=int, required=True)
     register.add_argument("--checkpoint", metavar="NAME", help="a kept checkpoint (best, epoch-0003); default: final")
     register.add_argument("--note")
-    alias = add(models, "alias", cmd_alias, "point an alias at a version (production needs a team admin)")
+    alias = add(models, "alias", cmd_alias, "point an alias at a version (production: a team admin, or a request "
+                "another admin approves when the team asks for approval)")
     alias.add_argument("model", type=int)
     alias.add_argument("alias", help="e.g. production, staging")
     alias.add_argument("version", type=int, nargs="?")
     alias.add_argument("--drop", action="store_true", help="remove the alias")
     alias.add_argument("--note", help="why (kept in the history)")
+    approvals = add(models, "approvals", cmd_approvals, "requests to move production waiting for a second admin")
+    approvals.add_argument("model", type=int)
+    approvals.add_argument("--all", action="store_true", help="approved and rejected ones too")
+    approve = add(models, "approve", cmd_approve, "approve a request to move production (another admin's)")
+    approve.add_argument("model", type=int)
+    approve.add_argument("approval", type=int, help="the request's id (netloom models approvals MODEL)")
+    approve.add_argument("--reject", action="store_true", help="reject it instead (or withdraw your own)")

@@ -628,12 +628,31 @@ class Client:
         return cast(dict[str, Any], self._json("POST", f"/api/models/{model_id}/versions/", json=body))
 
     def model_alias(self, model_id: int, alias: str, version: int | None, *, note: str = "") -> dict[str, Any] | None:
-        """Point `alias` at `version` (None: drop it); the move is kept in the model's history."""
+        """Point `alias` at `version` (None: drop it); the move is kept in the model's history.
+
+        The model's detail; or, when the team asks for a second admin's approval of production
+        moves, `{"approval": {...}}`: the pending request (see `model_approve`).
+        """
         path = f"/api/models/{model_id}/aliases/{quote(alias, safe='')}/"
         if version is None:
             self._request("DELETE", path, params={"note": note})
             return None
         return cast(dict[str, Any], self._json("PUT", path, json={"version": version, "note": note}))
+
+    def model_approvals(self, model_id: int, *, status: str | None = None) -> list[dict[str, Any]]:
+        """The model's requests to move production, newest first (`status`: pending, approved, rejected)."""
+        params = {"status": status} if status else None
+        return cast(list[dict[str, Any]], self._json("GET", f"/api/models/{model_id}/approvals/", params=params))
+
+    def model_approve(self, model_id: int, approval_id: int, *, reject: bool = False) -> dict[str, Any]:
+        """Approve a pending request (the alias moves now), or reject it; the request as decided.
+
+        Approving needs a team admin other than the one who asked; rejecting, an admin or the one
+        who asked.
+        """
+        verb = "reject" if reject else "approve"
+        answer = self._json("POST", f"/api/models/{model_id}/approvals/{approval_id}/{verb}/")
+        return cast(dict[str, Any], cast(dict[str, Any], answer)["approval"])
 
     # --- downloads and explanations ----------------------------------------------------------
 

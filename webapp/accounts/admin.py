@@ -13,7 +13,7 @@ class MembershipInline(admin.TabularInline):
 
 @admin.register(Team)
 class TeamAdmin(admin.ModelAdmin):
-    list_display = ["name", "max_concurrent_runs", "max_devices_per_run", "created_at"]
+    list_display = ["name", "max_concurrent_runs", "max_devices_per_run", "production_needs_approval", "created_at"]
     search_fields = ["name"]
     inlines = [MembershipInline]
 

@@ -130,9 +130,12 @@ class TeamSerializer(KnownFieldsOnly, ColumnBounds, serializers.ModelSerializer)
 
     class Meta:
         model = Team
-        # The limits are set by site admins (Django admin); team members only read them.
-        fields = ["id", "name", "role", "created_at", "max_concurrent_runs", "max_devices_per_run"]
-        read_only_fields = ["id", "role", "created_at", "max_concurrent_runs", "max_devices_per_run"]
+        # The limits are set by site admins (Django admin); team members only read them. Team
+        # admins change `production_needs_approval` with PATCH.
+        fields = ["id", "name", "role", "created_at", "max_concurrent_runs", "max_devices_per_run",
+                  "production_needs_approval"]
+        read_only_fields = ["id", "role", "created_at", "max_concurrent_runs", "max_devices_per_run",
+                            "production_needs_approval"]
 
     def get_role(self, team: Team) -> str | None:
         return role_in_team(user=self.context["request"].user, team=team)
@@ -149,6 +152,12 @@ class TeamDetailSerializer(TeamSerializer):
     def get_members(self, team: Team) -> list[dict[str, Any]]:
         memberships = team.memberships.select_related("user").order_by("user__username")
         return MemberSerializer(memberships, many=True).data
+
+
+class TeamUpdateSerializer(StrictSerializer):
+    production_needs_approval = serializers.BooleanField(
+        required=False, help_text="Moving production (of the team's models) needs a second admin's approval."
+    )
 
 
 class MemberAddSerializer(StrictSerializer):
@@ -311,6 +320,15 @@ class TeamViewSet(
 
     def get_object_team(self, obj: Team) -> int:
         return obj.pk
+
+    @extend_schema(request=TeamUpdateSerializer, responses=TeamDetailSerializer)
+    def partial_update(self, request: Request, pk: int) -> Response:
+        """PATCH /api/teams/<pk>/: the settings team admins own."""
+        team = self.get_object()  # a foreign team is a 404, a non-admin's write a 403
+        payload = TeamUpdateSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        team = services.team_update(team=team, **payload.validated_data)
+        return Response(TeamDetailSerializer(team, context={"request": request}).data)
 
     def perform_create(self, serializer: TeamSerializer) -> None:
         if token_team_id(self.request.user) is not None:

@@ -36,6 +36,11 @@ class Team(models.Model):
     max_devices_per_run = models.PositiveIntegerField(
         null=True, blank=True, help_text="Most devices (processes) one run of this team may use (empty: no limit)."
     )
+    # Moving a guarded alias (`production`) of the team's models needs a second admin's approval:
+    # the move is filed as a request that another admin approves (webapp/registry).
+    production_needs_approval = models.BooleanField(
+        default=False, help_text="Moving production needs a second admin's approval."
+    )
     members = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="teams"
     )

@@ -39,6 +39,17 @@ def team_create(*, name: str, creator: AbstractBaseUser | None = None) -> Team:
     return team
 
 
+def team_update(*, team: Team, production_needs_approval: bool | None = None) -> Team:
+    """Change the settings a team's admins own (today: whether production moves need approval)."""
+    fields = []
+    if production_needs_approval is not None:
+        team.production_needs_approval = bool(production_needs_approval)
+        fields.append("production_needs_approval")
+    if fields:
+        team.save(update_fields=fields)
+    return team
+
+
 @transaction.atomic
 def membership_add(*, team: Team, user: AbstractBaseUser, role: str) -> Membership:
     """Add a user to a team, or change their role if they are already a member."""

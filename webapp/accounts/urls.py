@@ -7,7 +7,7 @@ from . import api
 tokens = api.TokenViewSet.as_view({"get": "list", "post": "create"})
 token = api.TokenViewSet.as_view({"get": "retrieve", "delete": "destroy"})
 teams = api.TeamViewSet.as_view({"get": "list", "post": "create"})
-team = api.TeamViewSet.as_view({"get": "retrieve"})
+team = api.TeamViewSet.as_view({"get": "retrieve", "patch": "partial_update"})
 
 urlpatterns = [
     path("auth/token/", api.TokenObtainView.as_view(), name="auth-token"),
@@ -38,6 +38,7 @@ API_ROUTES = [
     ("get", "/api/teams/"),
     ("post", "/api/teams/"),
     ("get", "/api/teams/{team}/"),
+    ("patch", "/api/teams/{team}/"),
     ("post", "/api/teams/{team}/members/"),
     ("delete", "/api/teams/{team}/members/{member}/"),
 ]

@@ -16,9 +16,23 @@ from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
 from webapp.api.serializers import IdField, NameField, StrictSerializer, UserRefSerializer
 
-from .models import ModelVersion, RegisteredModel
-from .selectors import model_aliases, model_history, version_files, version_folder
-from .services import alias_drop, alias_set, model_create, version_create
+from .models import AliasApproval, ApprovalStatus, ModelVersion, RegisteredModel
+from .selectors import (
+    approval_row,
+    model_aliases,
+    model_approvals,
+    model_history,
+    version_files,
+    version_folder,
+)
+from .services import (
+    alias_approve,
+    alias_drop,
+    alias_reject,
+    alias_set,
+    model_create,
+    version_create,
+)
 
 
 def extend_schema_field_list(serializer: type[serializers.Serializer]) -> Any:
@@ -61,9 +75,29 @@ class AliasMoveSerializer(serializers.Serializer):
     alias = serializers.CharField()
     from_version = serializers.IntegerField(allow_null=True)
     to_version = serializers.IntegerField(allow_null=True, help_text="Null: the alias was dropped.")
-    actor = serializers.CharField(allow_null=True)
+    actor = serializers.CharField(allow_null=True, help_text="Who moved it (or asked for the move, when approved).")
+    approved_by = serializers.CharField(allow_null=True, help_text="The second admin who approved the move.")
     note = serializers.CharField()
     at = serializers.DateTimeField()
+
+
+class AliasApprovalSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    alias = serializers.CharField()
+    version = serializers.IntegerField(help_text="The version the alias would name.")
+    from_version = serializers.IntegerField(allow_null=True, help_text="What the alias named when asked.")
+    current_version = serializers.IntegerField(allow_null=True, help_text="What the alias names now.")
+    note = serializers.CharField()
+    status = serializers.ChoiceField(choices=ApprovalStatus.choices)
+    stale = serializers.BooleanField(help_text="Pending, but the alias moved since: approving it is refused.")
+    requested_by = serializers.CharField(allow_null=True)
+    decided_by = serializers.CharField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    decided_at = serializers.DateTimeField(allow_null=True)
+
+
+class ApprovalAnswerSerializer(serializers.Serializer):
+    approval = AliasApprovalSerializer()
 
 
 class RegisteredModelSerializer(serializers.ModelSerializer):
@@ -89,9 +123,12 @@ class RegisteredModelSerializer(serializers.ModelSerializer):
 class RegisteredModelDetailSerializer(RegisteredModelSerializer):
     versions = serializers.SerializerMethodField()
     history = serializers.SerializerMethodField()
+    production_needs_approval = serializers.BooleanField(
+        source="team.production_needs_approval", read_only=True,
+        help_text="The team asks a second admin to approve moves of production.")
 
     class Meta(RegisteredModelSerializer.Meta):
-        fields = [*RegisteredModelSerializer.Meta.fields, "versions", "history"]
+        fields = [*RegisteredModelSerializer.Meta.fields, "versions", "history", "production_needs_approval"]
         read_only_fields = fields
 
     @extend_schema_field_list(ModelVersionSerializer)
@@ -202,15 +239,45 @@ class RegisteredModelViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.Retr
         filename = f"{version.model.name}-v{version.number}-{name}"
         return FileResponse(path.open("rb"), as_attachment=True, filename=filename, content_type=content_type)
 
-    @extend_schema(request=AliasSetSerializer, responses=RegisteredModelDetailSerializer)
+    @extend_schema(request=AliasSetSerializer,
+                   responses={200: RegisteredModelDetailSerializer, 202: ApprovalAnswerSerializer})
     def alias_put(self, request: Request, pk: Any = None, alias: str = "") -> Response:
-        """Point the alias at a version (the move is recorded); `production` needs a team admin."""
+        """Point the alias at a version (the move is recorded); `production` needs a team admin.
+
+        When the team asks for approval of production moves, moving `production` files a request
+        instead: 202 with the pending `approval`, which another admin approves.
+        """
         model = self._model(pk)
         body = AliasSetSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        alias_set(model=model, alias=alias, number=body.validated_data["version"],
-                  note=body.validated_data.get("note", ""), actor=request.user)
+        done = alias_set(model=model, alias=alias, number=body.validated_data["version"],
+                         note=body.validated_data.get("note", ""), actor=request.user)
+        if isinstance(done, AliasApproval):
+            return Response({"approval": approval_row(approval=done)}, status=status.HTTP_202_ACCEPTED)
         return Response(RegisteredModelDetailSerializer(model).data)
+
+    @extend_schema(responses=AliasApprovalSerializer(many=True), parameters=[
+        OpenApiParameter("status", str, enum=list(ApprovalStatus.values), description="Only requests in this state.")])
+    def approvals_list(self, request: Request, pk: Any = None) -> Response:
+        """The model's requests to move production, newest first (each says whether it is stale)."""
+        model = self._model(pk)
+        wanted = request.query_params.get("status") or None
+        if wanted is not None and wanted not in ApprovalStatus.values:
+            raise ApiError(400, "invalid", f"Unknown status {wanted!r}; one of {', '.join(ApprovalStatus.values)}.",
+                           fields={"status": [f"One of {', '.join(ApprovalStatus.values)}."]})
+        return Response(AliasApprovalSerializer(model_approvals(model=model, status=wanted), many=True).data)
+
+    @extend_schema(request=None, responses=ApprovalAnswerSerializer)
+    def approval_approve(self, request: Request, pk: Any = None, approval: int = 0) -> Response:
+        """A second admin approves: the alias moves now, and the history names both people."""
+        done = alias_approve(model=self._model(pk), approval_id=int(approval), actor=request.user)
+        return Response({"approval": approval_row(approval=done)})
+
+    @extend_schema(request=None, responses=ApprovalAnswerSerializer)
+    def approval_reject(self, request: Request, pk: Any = None, approval: int = 0) -> Response:
+        """An admin rejects the request (or the one who asked withdraws it); nothing moves."""
+        done = alias_reject(model=self._model(pk), approval_id=int(approval), actor=request.user)
+        return Response({"approval": approval_row(approval=done)})
 
     @extend_schema(request=None, responses={204: None},
                    parameters=[OpenApiParameter("note", str, description="Why it was dropped (history).")])

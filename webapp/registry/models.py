@@ -84,8 +84,47 @@ class AliasMove(models.Model):
     from_version = models.PositiveIntegerField(null=True, blank=True)
     to_version = models.PositiveIntegerField(null=True, blank=True)
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    # The second admin who approved the move, when the team asks for approval (the actor then
+    # is the one who asked for it).
+    approved_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                    related_name="+")
     note = models.CharField(max_length=500, blank=True, default="")
     at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-at", "-id"]
+
+
+class ApprovalStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+
+
+class AliasApproval(models.Model):
+    """A request to move a guarded alias, waiting for a second admin of the team.
+
+    `from_version` is what the alias named when the request was filed: approving a request
+    after the alias moved some other way is refused as stale, since the person approving
+    judged the move against a version that is no longer the one replaced.
+    """
+
+    model = models.ForeignKey(RegisteredModel, on_delete=models.CASCADE, related_name="approvals")
+    alias = models.CharField(max_length=40)
+    version = models.ForeignKey(ModelVersion, on_delete=models.CASCADE, related_name="approvals")
+    from_version = models.PositiveIntegerField(null=True, blank=True)
+    note = models.CharField(max_length=500, blank=True, default="")
+    status = models.CharField(max_length=10, choices=ApprovalStatus.choices, default=ApprovalStatus.PENDING)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True,
+                                     related_name="+")
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                   related_name="+")
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["model", "status"], name="aliasapproval_model_status")]
+
+    def __str__(self) -> str:
+        return f"{self.model} {self.alias} -> v{self.version.number} ({self.status})"

@@ -7,7 +7,14 @@ from typing import Any
 
 from django.conf import settings
 
-from .models import AliasMove, ModelAlias, ModelVersion, RegisteredModel
+from .models import (
+    AliasApproval,
+    AliasMove,
+    ApprovalStatus,
+    ModelAlias,
+    ModelVersion,
+    RegisteredModel,
+)
 
 
 def registry_root() -> Path:
@@ -26,10 +33,40 @@ def model_aliases(*, model: RegisteredModel) -> dict[str, int]:
 
 
 def model_history(*, model: RegisteredModel, limit: int = 200) -> list[dict[str, Any]]:
-    """The model's alias moves, newest first: [{alias, from_version, to_version, actor, note, at}]."""
-    moves = AliasMove.objects.filter(model=model).select_related("actor")[:limit]
+    """The model's alias moves, newest first: [{alias, from_version, to_version, actor, approved_by,
+    note, at}] (approved_by: the second admin, when the move was approved)."""
+    moves = AliasMove.objects.filter(model=model).select_related("actor", "approved_by")[:limit]
     return [{"alias": m.alias, "from_version": m.from_version, "to_version": m.to_version,
-             "actor": m.actor.username if m.actor else None, "note": m.note, "at": m.at} for m in moves]
+             "actor": m.actor.username if m.actor else None,
+             "approved_by": m.approved_by.username if m.approved_by else None,
+             "note": m.note, "at": m.at} for m in moves]
+
+
+def _approval(a: AliasApproval, aliases: dict[str, int]) -> dict[str, Any]:
+    return {
+        "id": a.pk, "alias": a.alias, "version": a.version.number, "from_version": a.from_version,
+        "current_version": aliases.get(a.alias), "note": a.note, "status": a.status,
+        "stale": a.status == ApprovalStatus.PENDING and aliases.get(a.alias) != a.from_version,
+        "requested_by": a.requested_by.username if a.requested_by else None,
+        "decided_by": a.decided_by.username if a.decided_by else None,
+        "created_at": a.created_at, "decided_at": a.decided_at,
+    }
+
+
+def model_approvals(*, model: RegisteredModel, status: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
+    """The model's requests to move a guarded alias, newest first, each with `stale` (a pending
+    request whose alias moved since: approving it is refused) and `current_version`."""
+    aliases = model_aliases(model=model)
+    rows = AliasApproval.objects.filter(model=model).select_related("version", "requested_by", "decided_by")
+    if status:
+        rows = rows.filter(status=status)
+    return [_approval(a, aliases) for a in rows[:limit]]
+
+
+def approval_row(*, approval: AliasApproval) -> dict[str, Any]:
+    """One request as `model_approvals` answers it."""
+    fresh = AliasApproval.objects.select_related("version", "requested_by", "decided_by").get(pk=approval.pk)
+    return _approval(fresh, model_aliases(model=approval.model))
 
 
 def version_files(version: ModelVersion) -> list[str]:

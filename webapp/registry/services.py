@@ -2,7 +2,8 @@
 
 Every alias move is one transaction: the alias row and its AliasMove (who, when, from -> to,
 note) are written together, under the model's row lock, so two moves never interleave and the
-history is never missing a move. `production` is moved or dropped only by a team admin.
+history is never missing a move. `production` is moved or dropped only by a team admin; when the
+team asks for it, a move of `production` is a request that a second admin approves.
 """
 
 from __future__ import annotations
@@ -15,12 +16,20 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Max
+from django.utils import timezone
 
 from webapp.accounts.models import Role, Team, role_at_least
 from webapp.accounts.selectors import role_in_team
 from webapp.errors import Conflict, DomainError, Forbidden, NotFound
 
-from .models import AliasMove, ModelAlias, ModelVersion, RegisteredModel
+from .models import (
+    AliasApproval,
+    AliasMove,
+    ApprovalStatus,
+    ModelAlias,
+    ModelVersion,
+    RegisteredModel,
+)
 from .selectors import version_folder
 
 ALIAS_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
@@ -96,22 +105,80 @@ def version_create(
     return version
 
 
-def _check_alias(*, model: RegisteredModel, alias: str, actor: AbstractBaseUser | None) -> None:
+def _check_alias_name(alias: str) -> None:
     if not ALIAS_PATTERN.match(alias):
         raise DomainError("invalid", f"{alias!r} is not an alias: lower-case letters, digits, - and _, "
                           "starting with a letter, at most 40.", field="alias")
-    if alias in GUARDED_ALIASES and not role_at_least(role_in_team(user=actor, team=model.team), Role.ADMIN):
+
+
+def _is_admin(*, user: AbstractBaseUser | None, team: Team) -> bool:
+    return role_at_least(role_in_team(user=user, team=team), Role.ADMIN) if user is not None else False
+
+
+def _check_alias(*, model: RegisteredModel, alias: str, actor: AbstractBaseUser | None) -> None:
+    _check_alias_name(alias)
+    if alias in GUARDED_ALIASES and not _is_admin(user=actor, team=model.team):
         raise Forbidden("alias_guarded", f"Only an admin of team {model.team.name} moves {alias!r}.")
+
+
+def needs_approval(*, model: RegisteredModel, alias: str) -> bool:
+    """Whether moving `alias` of `model` is filed as a request for a second admin's approval."""
+    return alias in GUARDED_ALIASES and model.team.production_needs_approval
+
+
+def _move(
+    *, locked: RegisteredModel, version: ModelVersion, alias: str, note: str, actor: AbstractBaseUser | None,
+    approved_by: AbstractBaseUser | None = None,
+) -> ModelAlias:
+    """Point `alias` at `version` under the model's row lock, and record the move."""
+    current = ModelAlias.objects.select_related("version").filter(model=locked, name=alias).first()
+    if current is not None and current.version_id == version.pk:
+        return current
+    before = current.version.number if current is not None else None
+    if current is None:
+        current = ModelAlias.objects.create(model=locked, name=alias, version=version, updated_by=actor)
+    else:
+        current.version, current.updated_by = version, actor
+        current.save(update_fields=["version", "updated_by", "updated_at"])
+    AliasMove.objects.create(model=locked, alias=alias, from_version=before, to_version=version.number,
+                             actor=actor, approved_by=approved_by, note=note)
+    return current
 
 
 def alias_set(
     *, model: RegisteredModel, alias: str, number: int, note: str = "", actor: AbstractBaseUser | None,
-) -> ModelAlias:
+) -> ModelAlias | AliasApproval:
     """Point `alias` at version `number` (created if new); the move goes into the history.
 
-    Moving it to the version it already names changes nothing and records nothing.
+    Moving it to the version it already names changes nothing and records nothing. When the
+    team asks for approval of production moves, an editor's or admin's move of `production` is
+    filed as a pending AliasApproval instead (see `alias_approve`); the alias stays where it is.
     """
+    _check_alias_name(alias)
+    if needs_approval(model=model, alias=alias):
+        return alias_request(model=model, alias=alias, number=number, note=note, actor=actor)
     _check_alias(model=model, alias=alias, actor=actor)
+    with transaction.atomic():
+        locked = RegisteredModel.objects.select_for_update().get(pk=model.pk)
+        version = locked.versions.filter(number=number).first()
+        if version is None:
+            raise NotFound("version_missing", f"Model {model.name!r} has no version {number}.", field="version")
+        return _move(locked=locked, version=version, alias=alias, note=note, actor=actor)
+
+
+def alias_request(
+    *, model: RegisteredModel, alias: str, number: int, note: str = "", actor: AbstractBaseUser | None,
+) -> ModelAlias | AliasApproval:
+    """File a request to move a guarded alias to version `number`, for another admin to approve.
+
+    Editors and admins may ask. The alias's version now is kept with the request (approving it
+    after the alias moved otherwise is refused as stale). Asking again for the same move while a
+    request of one's own is pending answers that request; asking for the version the alias
+    already names changes nothing (the alias is answered).
+    """
+    _check_alias_name(alias)
+    if not role_at_least(role_in_team(user=actor, team=model.team), Role.EDITOR):
+        raise Forbidden("forbidden", f"Only an editor or admin of team {model.team.name} asks to move {alias!r}.")
     with transaction.atomic():
         locked = RegisteredModel.objects.select_for_update().get(pk=model.pk)
         version = locked.versions.filter(number=number).first()
@@ -120,15 +187,70 @@ def alias_set(
         current = ModelAlias.objects.select_related("version").filter(model=locked, name=alias).first()
         if current is not None and current.version_id == version.pk:
             return current
-        before = current.version.number if current is not None else None
-        if current is None:
-            current = ModelAlias.objects.create(model=locked, name=alias, version=version, updated_by=actor)
-        else:
-            current.version, current.updated_by = version, actor
-            current.save(update_fields=["version", "updated_by", "updated_at"])
-        AliasMove.objects.create(model=locked, alias=alias, from_version=before, to_version=number,
-                                 actor=actor, note=note)
-    return current
+        pending = AliasApproval.objects.filter(model=locked, alias=alias, version=version, requested_by=actor,
+                                               status=ApprovalStatus.PENDING).first()
+        if pending is not None:
+            return pending
+        return AliasApproval.objects.create(
+            model=locked, alias=alias, version=version, note=note, requested_by=actor,
+            from_version=current.version.number if current is not None else None,
+        )
+
+
+def _pending(*, locked: RegisteredModel, approval_id: int) -> AliasApproval:
+    approval = (AliasApproval.objects.select_for_update().select_related("version", "requested_by")
+                .filter(model=locked, pk=approval_id).first())
+    if approval is None:
+        raise NotFound("approval_missing", f"Model {locked.name!r} has no approval request {approval_id}.")
+    if approval.status != ApprovalStatus.PENDING:
+        raise Conflict("approval_decided", f"Request {approval_id} was already {approval.status}.")
+    return approval
+
+
+def alias_approve(*, model: RegisteredModel, approval_id: int, actor: AbstractBaseUser | None) -> AliasApproval:
+    """A second admin approves a pending request: the alias moves in the same transaction, and
+    the history keeps both the person who asked (actor) and the one who approved.
+
+    403 `same_person` for the one who asked, 403 `alias_guarded` for a non-admin, 409
+    `approval_stale` when the alias no longer names the version it named at the request, 409
+    `approval_decided` when it was approved or rejected already.
+    """
+    with transaction.atomic():
+        locked = RegisteredModel.objects.select_for_update().select_related("team").get(pk=model.pk)
+        approval = _pending(locked=locked, approval_id=approval_id)
+        if actor is not None and approval.requested_by_id == actor.pk:
+            raise Forbidden("same_person", "You asked for this move; another admin of the team approves it.")
+        if not _is_admin(user=actor, team=locked.team):
+            raise Forbidden("alias_guarded", f"Only an admin of team {locked.team.name} approves moving "
+                            f"{approval.alias!r}.")
+        current = ModelAlias.objects.select_related("version").filter(model=locked, name=approval.alias).first()
+        now = current.version.number if current is not None else None
+        if now != approval.from_version:
+            raise Conflict("approval_stale", f"{approval.alias} moved since the request (it named "
+                           f"{_named(approval.from_version)}, now {_named(now)}); ask again.")
+        _move(locked=locked, version=approval.version, alias=approval.alias, note=approval.note,
+              actor=approval.requested_by, approved_by=actor)
+        approval.status, approval.decided_by, approval.decided_at = ApprovalStatus.APPROVED, actor, timezone.now()
+        approval.save(update_fields=["status", "decided_by", "decided_at"])
+    return approval
+
+
+def alias_reject(*, model: RegisteredModel, approval_id: int, actor: AbstractBaseUser | None) -> AliasApproval:
+    """An admin rejects a pending request, or the person who asked withdraws it; nothing moves."""
+    with transaction.atomic():
+        locked = RegisteredModel.objects.select_for_update().select_related("team").get(pk=model.pk)
+        approval = _pending(locked=locked, approval_id=approval_id)
+        own = actor is not None and approval.requested_by_id == actor.pk
+        if not own and not _is_admin(user=actor, team=locked.team):
+            raise Forbidden("alias_guarded", f"Only an admin of team {locked.team.name} (or the person who "
+                            "asked) rejects a request.")
+        approval.status, approval.decided_by, approval.decided_at = ApprovalStatus.REJECTED, actor, timezone.now()
+        approval.save(update_fields=["status", "decided_by", "decided_at"])
+    return approval
+
+
+def _named(number: int | None) -> str:
+    return f"v{number}" if number is not None else "no version"
 
 
 def alias_drop(*, model: RegisteredModel, alias: str, note: str = "", actor: AbstractBaseUser | None) -> None:

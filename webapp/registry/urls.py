@@ -18,6 +18,11 @@ urlpatterns = [
          name="model-version-download"),
     path("models/<int:pk>/aliases/<str:alias>/", V.as_view({"put": "alias_put", "delete": "alias_delete"}),
          name="model-alias"),
+    path("models/<int:pk>/approvals/", V.as_view({"get": "approvals_list"}), name="model-approvals"),
+    path("models/<int:pk>/approvals/<int:approval>/approve/", V.as_view({"post": "approval_approve"}),
+         name="model-approval-approve"),
+    path("models/<int:pk>/approvals/<int:approval>/reject/", V.as_view({"post": "approval_reject"}),
+         name="model-approval-reject"),
 ]
 
 # Every route above, with placeholders, for tests/webapp/test_isolation.py.
@@ -31,4 +36,7 @@ API_ROUTES = [
     ("get", "/api/models/{model}/versions/{model_version}/download/?format=safetensors"),
     ("put", "/api/models/{model}/aliases/{alias}/"),
     ("delete", "/api/models/{model}/aliases/{alias}/"),
+    ("get", "/api/models/{model}/approvals/"),
+    ("post", "/api/models/{model}/approvals/{approval}/approve/"),
+    ("post", "/api/models/{model}/approvals/{approval}/reject/"),
 ]

@@ -611,7 +611,12 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** @description Point the alias at a version (the move is recorded); `production` needs a team admin. */
+        /**
+         * @description Point the alias at a version (the move is recorded); `production` needs a team admin.
+         *
+         *     When the team asks for approval of production moves, moving `production` files a request
+         *     instead: 202 with the pending `approval`, which another admin approves.
+         */
         put: operations["models_aliases_update"];
         post?: never;
         /**
@@ -619,6 +624,57 @@ export interface paths {
          *     (`production` needs a team admin).
          */
         delete: operations["models_aliases_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/models/{id}/approvals/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The model's requests to move production, newest first (each says whether it is stale). */
+        get: operations["models_approvals_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/models/{id}/approvals/{approval}/approve/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description A second admin approves: the alias moves now, and the history names both people. */
+        post: operations["models_approvals_approve_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/models/{id}/approvals/{approval}/reject/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description An admin rejects the request (or the one who asked withdraws it); nothing moves. */
+        post: operations["models_approvals_reject_create"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1113,7 +1169,8 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /** @description PATCH /api/teams/<pk>/: the settings team admins own. */
+        patch: operations["teams_partial_update"];
         trace?: never;
     };
     "/api/teams/{id}/members/": {
@@ -1171,12 +1228,42 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AliasApproval: {
+            id: number;
+            alias: string;
+            /** @description The version the alias would name. */
+            version: number;
+            /** @description What the alias named when asked. */
+            from_version: number | null;
+            /** @description What the alias names now. */
+            current_version: number | null;
+            note: string;
+            status: components["schemas"]["AliasApprovalStatusEnum"];
+            /** @description Pending, but the alias moved since: approving it is refused. */
+            stale: boolean;
+            requested_by: string | null;
+            decided_by: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            decided_at: string | null;
+        };
+        /**
+         * @description * `pending` - Pending
+         *     * `approved` - Approved
+         *     * `rejected` - Rejected
+         * @enum {string}
+         */
+        AliasApprovalStatusEnum: "pending" | "approved" | "rejected";
         AliasMove: {
             alias: string;
             from_version: number | null;
             /** @description Null: the alias was dropped. */
             to_version: number | null;
+            /** @description Who moved it (or asked for the move, when approved). */
             actor: string | null;
+            /** @description The second admin who approved the move. */
+            approved_by: string | null;
             note: string;
             /** Format: date-time */
             at: string;
@@ -1200,6 +1287,9 @@ export interface components {
             readonly last_used_at: string | null;
             /** Format: date-time */
             readonly revoked_at: string | null;
+        };
+        ApprovalAnswer: {
+            approval: components["schemas"]["AliasApproval"];
         };
         /** @description How many inputs an op takes (max null: any number). */
         Arity: {
@@ -2301,6 +2391,21 @@ export interface components {
                 number
             ];
         };
+        PaginatedAliasApprovalList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["AliasApproval"][];
+        };
         PaginatedApiTokenList: {
             /** @example 123 */
             count: number;
@@ -2618,6 +2723,10 @@ export interface components {
             ordering?: string;
             columns?: string[];
         };
+        PatchedTeamUpdateRequest: {
+            /** @description Moving production (of the team's models) needs a second admin's approval. */
+            production_needs_approval?: boolean;
+        };
         /** @description Precision, recall, F1 and support of one class on the test split. */
         PerClassMetrics: {
             class: string;
@@ -2762,6 +2871,8 @@ export interface components {
             readonly updated_at: string;
             readonly versions: components["schemas"]["ModelVersion"][];
             readonly history: components["schemas"]["AliasMove"][];
+            /** @description The team asks a second admin to approve moves of production. */
+            readonly production_needs_approval: boolean;
         };
         Reliability: {
             bins: components["schemas"]["ReliabilityBin"][];
@@ -3570,6 +3681,8 @@ export interface components {
             readonly max_concurrent_runs: number | null;
             /** @description Most devices (processes) one run of this team may use (empty: no limit). */
             readonly max_devices_per_run: number | null;
+            /** @description Moving production needs a second admin's approval. */
+            readonly production_needs_approval: boolean;
         };
         TeamDetail: {
             readonly id: number;
@@ -3581,6 +3694,8 @@ export interface components {
             readonly max_concurrent_runs: number | null;
             /** @description Most devices (processes) one run of this team may use (empty: no limit). */
             readonly max_devices_per_run: number | null;
+            /** @description Moving production needs a second admin's approval. */
+            readonly production_needs_approval: boolean;
             readonly members: components["schemas"]["Member"][];
         };
         TeamRequest: {
@@ -6857,6 +6972,14 @@ export interface operations {
                     "application/json": components["schemas"]["RegisteredModelDetail"];
                 };
             };
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalAnswer"];
+                };
+            };
             /** @description The request is not valid (the body says which field and why). */
             400: {
                 headers: {
@@ -6943,6 +7066,204 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    models_approvals_list: {
+        parameters: {
+            query?: {
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+                /** @description Only requests in this state. */
+                status?: "approved" | "pending" | "rejected";
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedAliasApprovalList"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    models_approvals_approve_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                approval: number;
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalAnswer"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    models_approvals_reject_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                approval: number;
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApprovalAnswer"];
+                };
             };
             /** @description The request is not valid (the body says which field and why). */
             400: {
@@ -9349,6 +9670,94 @@ export interface operations {
             };
             /** @description No such object among the teams of the user. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    teams_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedTeamUpdateRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamDetail"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body's content type is not one this operation reads. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

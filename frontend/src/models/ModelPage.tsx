@@ -1,22 +1,49 @@
 // One registered model (/app/models/<id>): its versions with their figures and source run, the
-// aliases, "Promote to production" with the figures against the version it replaces, and the
-// history of every alias move.
+// aliases, "Promote to production" with the figures against the version it replaces (moved at
+// once, or filed for a second admin's approval when the team asks for it), the requests waiting
+// for approval, the history of every alias move, a try-it form on raw input with snippets to
+// copy, and live charts of the served model's traffic.
 import { useCallback, useEffect, useState } from "react";
 import { TopBar } from "../auth/TopBar";
 import { useSession } from "../auth/session";
 import { navigate } from "../router";
 import { formatMetric } from "../runs/format";
-import { type ModelVersion, type RegisteredModelDetail, figuresAgainst, modelsApi, versionFigures } from "./api";
+import { ApprovalsPanel } from "./ApprovalsPanel";
+import { PromoteDialog } from "./PromoteDialog";
+import { ServingCharts } from "./ServingCharts";
+import { TryIt } from "./TryIt";
+import { type AliasApproval, type AliasMove, type ModelVersion, type RegisteredModelDetail, isApproval, modelsApi, versionFigures } from "./api";
+import { modelEndpoint } from "./serving";
+
+/** One line of the history: who moved which alias from where to where (and who approved it). */
+export function historyLine(h: AliasMove): string {
+  const what =
+    h.to_version === null
+      ? `dropped ${h.alias} (was v${h.from_version})`
+      : `moved ${h.alias} ${h.from_version ? `v${h.from_version} → ` : "to "}v${h.to_version}`;
+  return `${h.actor ?? "someone"} ${what}${h.approved_by ? `, approved by ${h.approved_by}` : ""}${h.note ? `: ${h.note}` : ""}`;
+}
+
+/** Why the promote button is off for this person (null: it is on). */
+export function promoteBlocked(role: string | null | undefined, needsApproval: boolean): string | null {
+  if (role === "admin") return null;
+  if (needsApproval && role === "editor") return null;
+  return needsApproval ? "Only an editor or admin asks to move production" : "Only a team admin moves production";
+}
 
 export default function ModelPage({ modelId }: { modelId: number }) {
-  const { team, canEdit } = useSession();
+  const { team, canEdit, user } = useSession();
   const [model, setModel] = useState<RegisteredModelDetail | null>(null);
+  const [approvals, setApprovals] = useState<AliasApproval[]>([]);
   const [error, setError] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
   const [promoting, setPromoting] = useState<ModelVersion | null>(null);
 
   const load = useCallback(async () => {
     try {
-      setModel(await modelsApi.get(modelId));
+      const [detail, pending] = await Promise.all([modelsApi.get(modelId), modelsApi.approvals(modelId)]);
+      setModel(detail);
+      setApprovals(pending);
       setError(null);
     } catch (e) {
       setError((e as Error).message);
@@ -26,23 +53,52 @@ export default function ModelPage({ modelId }: { modelId: number }) {
 
   const move = async (alias: string, version: number) => {
     try {
-      setModel(await modelsApi.setAlias(modelId, alias, version));
-      setPromoting(null);
+      const answer = await modelsApi.setAlias(modelId, alias, version);
+      if (!isApproval(answer)) setModel(answer);
       setError(null);
     } catch (e) {
       setError((e as Error).message);
     }
   };
+  const decide = async (approval: AliasApproval, verdict: "approve" | "reject") => {
+    try {
+      await modelsApi.decide(modelId, approval.id, verdict);
+      setNotice(verdict === "approve" ? `Approved: ${approval.alias} now names v${approval.version}.` : "Request rejected.");
+      await load();
+    } catch (e) {
+      setError((e as Error).message);
+    }
+  };
+  const setRule = async (on: boolean) => {
+    if (!model) return;
+    setModel({ ...model, production_needs_approval: on }); // the box follows the click at once
+    try {
+      await modelsApi.setApprovalRule(model.team, on);
+      await load();
+    } catch (e) {
+      setModel({ ...model, production_needs_approval: !on });
+      setError((e as Error).message);
+    }
+  };
 
   const isAdmin = team?.role === "admin";
+  const needsApproval = model?.production_needs_approval ?? false;
+  const blocked = promoteBlocked(team?.role, needsApproval);
   const production = model?.versions.find((v) => v.number === model.aliases.production) ?? null;
+  const endpoint = modelEndpoint(model);
+  const served = (model?.versions ?? []).flatMap((v) => v.aliases.map((a): [number, string] => [v.number, a]));
   return (
     <div className="page">
       <TopBar />
-      <main className="wide-page" data-testid="model-page">
+      <main className="wide-page model-page" data-testid="model-page">
         {error && (
           <p className="error" role="alert">
             {error}
+          </p>
+        )}
+        {notice && (
+          <p className="notice" role="status" data-testid="model-notice">
+            {notice}
           </p>
         )}
         {model && (
@@ -106,9 +162,12 @@ export default function ModelPage({ modelId }: { modelId: number }) {
                         <button
                           type="button"
                           data-testid={`promote-${v.number}`}
-                          disabled={!isAdmin}
-                          title={isAdmin ? undefined : "Only a team admin moves production"}
-                          onClick={() => setPromoting(v)}
+                          disabled={blocked !== null}
+                          title={blocked ?? undefined}
+                          onClick={() => {
+                            setNotice(null);
+                            setPromoting(v);
+                          }}
                         >
                           Promote to production
                         </button>
@@ -119,35 +178,31 @@ export default function ModelPage({ modelId }: { modelId: number }) {
               </tbody>
             </table>
             {promoting && (
-              <section className="panel" data-testid="promote-panel" aria-label="Promote to production">
-                <h2>
-                  Promote v{promoting.number} to production{production ? ` (replacing v${production.number})` : ""}
-                </h2>
-                <table className="table small">
-                  <thead>
-                    <tr>
-                      <th>Metric</th>
-                      <th>{production ? `v${production.number} (now)` : "now"}</th>
-                      <th>v{promoting.number}</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {figuresAgainst(promoting.metrics, production?.metrics ?? null).map(([key, before, after]) => (
-                      <tr key={key}>
-                        <td>{key}</td>
-                        <td>{before === null ? "–" : formatMetric(before)}</td>
-                        <td>{formatMetric(after)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-                <button type="button" className="primary" data-testid="confirm-promote" onClick={() => void move("production", promoting.number)}>
-                  Promote
-                </button>{" "}
-                <button type="button" onClick={() => setPromoting(null)}>
-                  Cancel
-                </button>
-              </section>
+              <PromoteDialog
+                key={promoting.number}
+                version={promoting}
+                production={production}
+                needsApproval={needsApproval}
+                promote={(n, note) => modelsApi.setAlias(modelId, "production", n, note)}
+                onCancel={() => setPromoting(null)}
+                onDone={(answer) => {
+                  setPromoting(null);
+                  if (isApproval(answer)) {
+                    setNotice(`Asked for approval: production moves to v${answer.approval.version} when another admin approves.`);
+                    void load();
+                  } else {
+                    setModel(answer);
+                    setNotice(`Production now names v${promoting.number}.`);
+                  }
+                }}
+              />
+            )}
+            <ApprovalsPanel approvals={approvals} me={user?.username ?? null} isAdmin={isAdmin} onDecide={(a, v) => void decide(a, v)} />
+            {isAdmin && (
+              <label className="inline-check small" data-testid="approval-rule">
+                <input type="checkbox" checked={needsApproval} onChange={(e) => void setRule(e.target.checked)} /> Moving
+                production needs a second admin's approval (a setting of team {team?.name}, for all its models)
+              </label>
             )}
             <h2>History</h2>
             {model.history.length === 0 ? (
@@ -156,18 +211,22 @@ export default function ModelPage({ modelId }: { modelId: number }) {
               <ul className="history" data-testid="alias-history">
                 {model.history.map((h, i) => (
                   <li key={i}>
-                    <span className="muted small">{new Date(h.at).toLocaleString()}</span> {h.actor ?? "someone"}{" "}
-                    {h.to_version === null
-                      ? `dropped ${h.alias} (was v${h.from_version})`
-                      : `moved ${h.alias} ${h.from_version ? `v${h.from_version} → ` : "to "}v${h.to_version}`}
-                    {h.note ? `: ${h.note}` : ""}
+                    <span className="muted small">{new Date(h.at).toLocaleString()}</span> {historyLine(h)}
                   </li>
                 ))}
               </ul>
             )}
+            <TryIt endpoint={endpoint} served={served} classes={classesOf(production ?? model.versions[0] ?? null)} />
+            <ServingCharts endpoint={endpoint} />
           </>
         )}
       </main>
     </div>
   );
+}
+
+/** The class names a version recorded (source.classes), for the probabilities' rows. */
+function classesOf(version: ModelVersion | null): string[] {
+  const classes = (version?.source as { classes?: unknown } | undefined)?.classes;
+  return Array.isArray(classes) ? classes.map(String) : [];
 }

@@ -7,6 +7,13 @@ export type RegisteredModel = components["schemas"]["RegisteredModel"];
 export type RegisteredModelDetail = components["schemas"]["RegisteredModelDetail"];
 export type ModelVersion = components["schemas"]["ModelVersion"];
 export type AliasMove = components["schemas"]["AliasMove"];
+export type AliasApproval = components["schemas"]["AliasApproval"];
+/** What a move of an alias answers: the model, or the request filed for a second admin. */
+export type AliasAnswer = RegisteredModelDetail | { approval: AliasApproval };
+
+export function isApproval(answer: AliasAnswer): answer is { approval: AliasApproval } {
+  return "approval" in answer && !("versions" in answer);
+}
 
 export const modelsApi = {
   list: async (team: number) =>
@@ -17,7 +24,14 @@ export const modelsApi = {
   register: (model: number, run: number, checkpoint = "", note = "") =>
     apiRequest<ModelVersion>("POST", `/api/models/${model}/versions/`, { run, checkpoint, note }),
   setAlias: (model: number, alias: string, version: number, note = "") =>
-    apiRequest<RegisteredModelDetail>("PUT", `/api/models/${model}/aliases/${encodeURIComponent(alias)}/`, { version, note }),
+    apiRequest<AliasAnswer>("PUT", `/api/models/${model}/aliases/${encodeURIComponent(alias)}/`, { version, note }),
+  approvals: (model: number, status: "pending" | "" = "pending") =>
+    apiRequest<AliasApproval[]>("GET", `/api/models/${model}/approvals/${status ? `?status=${status}` : ""}`),
+  decide: (model: number, approval: number, verdict: "approve" | "reject") =>
+    apiRequest<{ approval: AliasApproval }>("POST", `/api/models/${model}/approvals/${approval}/${verdict}/`),
+  /** The team setting: moving production needs a second admin's approval (team admins). */
+  setApprovalRule: (team: number, on: boolean) =>
+    apiRequest<{ production_needs_approval: boolean }>("PATCH", `/api/teams/${team}/`, { production_needs_approval: on }),
   dropAlias: (model: number, alias: string) =>
     apiRequest<void>("DELETE", `/api/models/${model}/aliases/${encodeURIComponent(alias)}/`),
 };
