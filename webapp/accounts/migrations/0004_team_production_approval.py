@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('accounts', '0002_scheduling'),
+        ('accounts', '0003_apitoken_scope_team'),
     ]
 
     operations = [
