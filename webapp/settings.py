@@ -56,8 +56,12 @@ Environment (all optional on a developer machine):
     EMAIL_BACKEND             Django's e-mail backend: default the console (mails are printed to the log);
                               django.core.mail.backends.smtp.EmailBackend to send, .filebased.EmailBackend
                               (with EMAIL_FILE_PATH) to keep them as files
-    EMAIL_HOST, EMAIL_PORT, EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS, EMAIL_USE_SSL
-                              the SMTP server (defaults localhost, 25, none, none, 0, 0)
+    EMAIL_HOST                the SMTP server; default localhost
+    EMAIL_PORT                its port; default 25
+    EMAIL_HOST_USER           the SMTP user name; default none
+    EMAIL_HOST_PASSWORD       its password; default none
+    EMAIL_USE_TLS             1: STARTTLS (usually port 587); default 0
+    EMAIL_USE_SSL             1: implicit TLS (usually port 465); default 0
     EMAIL_FILE_PATH           the folder of the file backend; default var/mail
     DEFAULT_FROM_EMAIL        the sender of invitation mails; default netloom@localhost
     NETLOOM_DEVICES           devices this deployment's workers have, checked when a run is created:
