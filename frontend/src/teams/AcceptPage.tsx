@@ -67,7 +67,7 @@ export default function AcceptPage({ token }: { token: string }) {
             {invitation.reason}
           </p>
         )}
-        {problem && (invitation === null || invitation.valid) && (
+        {problem && (invitation === null || invitation.valid) && !fields.username && !fields.password && (
           <p className="error" role="alert" data-testid="accept-error">
             {problem}
           </p>
