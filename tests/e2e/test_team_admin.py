@@ -12,6 +12,7 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from .conftest import ARTIFACTS, LiveServer
+from .test_accessibility import AXE, violations
 from .test_canvas import Steps, tid
 
 pytestmark = pytest.mark.e2e
@@ -49,6 +50,8 @@ def test_invite_accept_demote_remove(page: Page, browser: Browser, netloom_serve
     assert re.fullmatch(rf"{re.escape(url)}/app/invitations/nli_[\w-]+", link), link
     expect(page.locator(tid("invitations-table"))).to_contain_text(f"nora-{suffix}@example.org")
     steps.shot("admin-invited")
+    if AXE.is_file():
+        assert not violations(page), violations(page)
 
     # Nora opens the link in a browser of her own, makes an account and lands in the team.
     other = browser.new_context(viewport={"width": 1280, "height": 800})
@@ -63,11 +66,21 @@ def test_invite_accept_demote_remove(page: Page, browser: Browser, netloom_serve
     expect(nora.locator(tid("accept-password-error"))).to_contain_text("too short")
     nora.fill(tid("accept-password"), "a-long-enough-password")
     nora_steps.shot("invitee-accepts")
+    if AXE.is_file():
+        assert not violations(nora), violations(nora)
     nora.click(tid("accept-submit"))
     expect(nora.locator(tid("graph-list-page"))).to_be_visible()
     switcher = nora.locator(tid("team-switcher"))
     expect(switcher.locator("option:checked")).to_have_text(f"{team_name} (editor)")
     nora_steps.shot("invitee-in-the-team")
+
+    # Her profile lists the team with her role.
+    nora.click(tid("current-user"))
+    expect(nora.locator(tid("my-teams"))).to_contain_text(f"{team_name}editor")
+    nora_steps.shot("invitee-profile")
+    if AXE.is_file():
+        assert not violations(nora), violations(nora)
+    nora.click(tid("nav-graphs"))
 
     # The link works once: opened again, it says it was used.
     again = other.new_page()
