@@ -26,6 +26,7 @@ from .selectors import (
     INVITATION_PREFIX,
     TOKEN_PREFIX,
     invitation_for_secret,
+    invitations_pending,
     token_cache_key,
     token_hash,
     tokens_live,
@@ -34,6 +35,9 @@ from .selectors import (
 logger = logging.getLogger(__name__)
 
 MAX_TOKEN_DAYS = 3650
+# Most invitations one team may have waiting at once: the list is answered whole, and a script
+# gone wrong must not mail without end.
+MAX_PENDING_INVITATIONS = 200
 
 
 @transaction.atomic
@@ -166,15 +170,24 @@ def invitation_create(
         raise Conflict("already_member", f"{email} is already a member of {team.name}.", field="email")
     raw = INVITATION_PREFIX + secrets.token_urlsafe(32)
     days = int(settings.NETLOOM_INVITATION_DAYS)
-    invitation = Invitation.objects.create(
-        team=team,
-        email=email,
-        username=username,
-        role=role,
-        token_hash=token_hash(raw),
-        invited_by=invited_by,
-        expires_at=timezone.now() + timedelta(days=days),
-    )
+    with transaction.atomic():
+        _lock_team(team)
+        if invitations_pending(team=team).count() >= MAX_PENDING_INVITATIONS:
+            raise Conflict(
+                "too_many_invitations",
+                f"{team.name} already has {MAX_PENDING_INVITATIONS} invitations waiting, the most a team "
+                "may have: revoke some first (DELETE /api/teams/<id>/invitations/<iid>/).",
+                extra={"limit": MAX_PENDING_INVITATIONS},
+            )
+        invitation = Invitation.objects.create(
+            team=team,
+            email=email,
+            username=username,
+            role=role,
+            token_hash=token_hash(raw),
+            invited_by=invited_by,
+            expires_at=timezone.now() + timedelta(days=days),
+        )
     address = email or (invitee.email if invitee is not None else "")
     mailed = bool(address) and _invitation_mail(
         invitation=invitation, address=address, url=accept_url_base + raw

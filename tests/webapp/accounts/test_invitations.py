@@ -207,3 +207,15 @@ def test_password_change_keeps_this_session_and_ends_others(user_a):
                      format="json").status_code == 204
     assert this.get("/api/auth/me/").status_code == 200
     assert other.get("/api/auth/me/").status_code in (401, 403)
+
+
+def test_pending_invitations_are_bounded(api_a, team_a, monkeypatch):
+    from webapp.accounts import services
+
+    monkeypatch.setattr(services, "MAX_PENDING_INVITATIONS", 2)
+    made = [invite(api_a, team_a.pk, email=f"p{i}@example.org").json() for i in range(2)]
+    refused = invite(api_a, team_a.pk, email="p2@example.org")
+    assert refused.status_code == 409 and refused.json()["error"]["code"] == "too_many_invitations"
+    assert refused.json()["error"]["limit"] == 2
+    api_a.delete(f"/api/teams/{team_a.pk}/invitations/{made[0]['id']}/")
+    assert invite(api_a, team_a.pk, email="p2@example.org").status_code == 201
