@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
@@ -49,6 +50,10 @@ def test_invite_accept_demote_remove(page: Page, browser: Browser, netloom_serve
     link = page.locator(tid("invite-url")).input_value()
     assert re.fullmatch(rf"{re.escape(url)}/app/invitations/nli_[\w-]+", link), link
     expect(page.locator(tid("invitations-table"))).to_contain_text(f"nora-{suffix}@example.org")
+    # The link was mailed too (the e2e server keeps mails as files).
+    if netloom_server.env is not None:
+        mails = Path(netloom_server.env["MEDIA_ROOT"]).parent / "mail"
+        assert any(link in p.read_text() for p in mails.iterdir()), "no mail carries the link"
     steps.shot("admin-invited")
     if AXE.is_file():
         assert not violations(page), violations(page)
