@@ -120,3 +120,44 @@ def test_invite_accept_demote_remove(page: Page, browser: Browser, netloom_serve
     expect(nora.locator(tid("team-switcher"))).to_have_count(0)
     nora_steps.shot("invitee-removed")
     other.close()
+
+
+def test_an_existing_user_signs_in_from_the_invitation_and_accepts_as_themself(
+    page: Page, browser: Browser, netloom_server: LiveServer
+) -> None:
+    suffix = uuid.uuid4().hex[:8]
+    password = f"pw-{uuid.uuid4().hex}"
+    netloom_server.manage("createuser", f"boss_{suffix}", "--password", password, "--team", f"Ops {suffix}", "--role", "admin")
+    netloom_server.manage("createuser", f"sam_{suffix}", "--password", password, "--team", f"Home {suffix}", "--role", "admin")
+    url = netloom_server.url
+    steps = Steps(page, ARTIFACTS / "team-admin-existing")
+
+    # The admin invites sam by username, as a viewer.
+    page.goto(f"{url}/app/")
+    page.fill(tid("login-username"), f"boss_{suffix}")
+    page.fill(tid("login-password"), password)
+    page.click(tid("login-submit"))
+    page.click(tid("nav-team"))
+    page.fill(tid("invite-who"), f"sam_{suffix}")
+    page.select_option(tid("invite-role"), "viewer")
+    page.click(tid("invite-submit"))
+    link = page.locator(tid("invite-url")).input_value()
+
+    # Sam, signed out, opens the link, signs in from it, comes back and accepts as himself.
+    other = browser.new_context(viewport={"width": 1280, "height": 800})
+    sam = other.new_page()
+    sam.goto(link)
+    expect(sam.locator(tid("accept-summary"))).to_contain_text(f"Ops {suffix} as viewer")
+    sam.click(tid("accept-sign-in"))
+    sam.fill(tid("login-username"), f"sam_{suffix}")
+    sam.fill(tid("login-password"), password)
+    sam.click(tid("login-submit"))
+    expect(sam.locator(tid("accept-as-me"))).to_have_text(f"Accept as sam_{suffix}")
+    Steps(sam, ARTIFACTS / "team-admin-existing").shot("accept-as-me")
+    if AXE.is_file():
+        assert not violations(sam), violations(sam)
+    sam.click(tid("accept-as-me"))
+    expect(sam.locator(tid("graph-list-page"))).to_contain_text(f"Graphs of Ops {suffix}")
+    expect(sam.locator(tid("team-switcher")).locator("option:checked")).to_have_text(f"Ops {suffix} (viewer)")
+    steps.shot("admin-after")
+    other.close()

@@ -14,7 +14,7 @@ function fieldErrors(err: unknown): Record<string, string> {
 }
 
 export default function AcceptPage({ token }: { token: string }) {
-  const { user, signIn, refresh, setTeam } = useSession();
+  const { user, signIn, signOut, refresh, setTeam } = useSession();
   const [invitation, setInvitation] = useState<InvitationPublic | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const [username, setUsername] = useState("");
@@ -77,7 +77,13 @@ export default function AcceptPage({ token }: { token: string }) {
             <button type="button" className="primary" disabled={busy} data-testid="accept-as-me" onClick={() => void accept()}>
               Accept as {user.username}
             </button>
-            <p className="muted small">Not you? Sign out first to create a new account.</p>
+            <p className="muted small">
+              Not you?{" "}
+              <button type="button" className="link-button" data-testid="accept-sign-out" onClick={() => void signOut()}>
+                Sign out
+              </button>{" "}
+              to create a new account.
+            </p>
           </>
         )}
         {invitation?.valid && !user && (
