@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Conflict", "DomainError", "Forbidden", "InsufficientStorage", "NotFound"]
+__all__ = ["Conflict", "DomainError", "Forbidden", "Gone", "InsufficientStorage", "NotFound"]
 
 
 class DomainError(Exception):
@@ -60,6 +60,10 @@ class Conflict(DomainError):
 
 class NotFound(DomainError):
     """The object is gone (e.g. deleted while the request ran)."""
+
+
+class Gone(DomainError):
+    """The object existed but can no longer be used (an invitation accepted, revoked or expired)."""
 
 
 class Forbidden(DomainError):

@@ -1,7 +1,7 @@
 """No secret in a log: one `logging.Filter` that every handler the service configures carries.
 
 What it hides, wherever it appears in a record (message, arguments, dict arguments, exception and
-stack text): API tokens (`nl_...`), the value of an Authorization header, and the value of any
+stack text): API tokens (`nl_...`), invitation secrets (`nli_...`), the value of an Authorization header, and the value of any
 parameter, cookie or key whose name ends in token, password, passwd, secret, apikey/api_key or
 sessionid (`?token=...`, `password=...`, `"password": "..."`, `sessionid=...`), and the password
 in a URL (`redis://:pw@host`). The names and values that remain keep the line useful:
@@ -45,6 +45,8 @@ _SECRET_WORDS = ("token", "passw", "secret", "apikey", "api_key", "sessionid")
 _RULES: list[tuple[tuple[str, ...], re.Pattern[str], Any]] = [
     # A Netloom API token, wherever it stands (TOKEN_PREFIX + 43 url-safe characters).
     (("nl_",), re.compile(r"\bnl_[A-Za-z0-9_-]{16,}"), f"nl_{MASK}"),
+    # A team invitation's secret (INVITATION_PREFIX): in the accept page's path and its API's.
+    (("nli_",), re.compile(r"\bnli_[A-Za-z0-9_-]{16,}"), f"nli_{MASK}"),
     # An Authorization header's value, as a header line, a WSGI/ASGI key or a dict entry:
     # "Authorization: Bearer x", "'HTTP_AUTHORIZATION': 'Token x'", "(b'authorization', b'Basic x')".
     (("authorization",), re.compile(r"(?i)(authorization['\"]?\s*[:=,]\s*(?:b?['\"])?+)"

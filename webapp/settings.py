@@ -52,6 +52,18 @@ Environment (all optional on a developer machine):
     NETLOOM_SIGN_IN_RATE      password sign-ins one client address may try, any account, before 429
                               with Retry-After (DRF's rate: "30/min", the default, "500/hour")
     NETLOOM_MAX_TOKENS_PER_USER   most live (unrevoked, unexpired) API tokens one user may hold; default 100
+    NETLOOM_INVITATION_DAYS   days a team invitation stays valid; default 7
+    EMAIL_BACKEND             Django's e-mail backend: default the console (mails are printed to the log);
+                              django.core.mail.backends.smtp.EmailBackend to send, .filebased.EmailBackend
+                              (with EMAIL_FILE_PATH) to keep them as files
+    EMAIL_HOST                the SMTP server; default localhost
+    EMAIL_PORT                its port; default 25
+    EMAIL_HOST_USER           the SMTP user name; default none
+    EMAIL_HOST_PASSWORD       its password; default none
+    EMAIL_USE_TLS             1: STARTTLS (usually port 587); default 0
+    EMAIL_USE_SSL             1: implicit TLS (usually port 465); default 0
+    EMAIL_FILE_PATH           the folder of the file backend; default var/mail
+    DEFAULT_FROM_EMAIL        the sender of invitation mails; default netloom@localhost
     NETLOOM_DEVICES           devices this deployment's workers have, checked when a run is created:
                               "cpu" (default), "cuda" (GPUs: cuda and cuda:N pass; a worker checks the
                               index), or a list such as "cpu,cuda:0,cuda:1"; "auto" always passes.
@@ -339,6 +351,21 @@ NETLOOM_HTTP_HANDLER = os.environ.get("NETLOOM_HTTP_HANDLER", "wsgi")
 if NETLOOM_HTTP_HANDLER not in ("wsgi", "asgi"):
     raise RuntimeError(f"NETLOOM_HTTP_HANDLER={NETLOOM_HTTP_HANDLER!r}: expected wsgi or asgi")
 NETLOOM_MAX_TOKENS_PER_USER = env_int("NETLOOM_MAX_TOKENS_PER_USER", 100)
+# How long a team invitation may be accepted (webapp/accounts/services.py::invitation_create).
+NETLOOM_INVITATION_DAYS = env_int("NETLOOM_INVITATION_DAYS", 7)
+
+# --- e-mail (invitations) ---------------------------------------------------------------------
+
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_FILE_PATH = Path(os.environ.get("EMAIL_FILE_PATH", VAR_DIR / "mail"))
+EMAIL_TIMEOUT = 10
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "netloom@localhost")
 # Check every stored, published and sent stream event against its model (tests; costs a little).
 NETLOOM_CHECK_EVENTS = env_bool("NETLOOM_CHECK_EVENTS", False)
 

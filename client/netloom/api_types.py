@@ -9,6 +9,17 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict
 
 
+class Accepted(TypedDict):
+    team: InvitationTeam
+    role: RoleEnum
+    user: AcceptedUser
+
+
+class AcceptedUser(TypedDict):
+    id: int
+    username: str
+
+
 class AliasApproval(TypedDict):
     id: int
     alias: str
@@ -628,6 +639,47 @@ class InitProblem(TypedDict):
     node: NotRequired[str | None]
 
 
+class Invitation(TypedDict):
+    id: int
+    email: str
+    username: str
+    role: RoleEnum
+    state: str
+    invited_by: str | None
+    created_at: str
+    expires_at: str
+
+
+class InvitationAcceptRequest(TypedDict):
+    """Empty for the signed-in user; a username and password create a new account."""
+    username: NotRequired[str]
+    password: NotRequired[str]
+
+
+class InvitationCreateRequest(TypedDict):
+    email: NotRequired[str]
+    username: NotRequired[str]
+    role: NotRequired[RoleEnum]
+
+
+class InvitationPublic(TypedDict):
+    """What the accept page shows about an invitation (anyone with the link may read it)."""
+    team: InvitationTeam
+    role: RoleEnum
+    invited_by: str | None
+    email: str
+    username: str
+    expires_at: str
+    state: str
+    valid: bool
+    reason: str | None
+
+
+class InvitationTeam(TypedDict):
+    id: int
+    name: str
+
+
 class Job(TypedDict):
     id: int
     kind: str
@@ -738,6 +790,20 @@ class NetworkView(TypedDict):
     size: list[int]
     channels: int
     mean: float
+
+
+class NewInvitation(TypedDict):
+    token: str
+    url: str
+    mailed: bool
+    id: int
+    email: str
+    username: str
+    role: RoleEnum
+    state: str
+    invited_by: str | None
+    created_at: str
+    expires_at: str
 
 
 class NewToken(TypedDict):
@@ -926,6 +992,11 @@ class Param(TypedDict):
     item_nullable: NotRequired[bool]
 
 
+class PasswordChangeRequest(TypedDict):
+    old_password: str
+    new_password: str
+
+
 class PatchedBlockUpdateRequest(TypedDict):
     description: NotRequired[str]
 
@@ -944,6 +1015,10 @@ class PatchedLayoutRequest(TypedDict):
     layout: NotRequired[dict[str, Any]]
     ui: NotRequired[dict[str, Any]]
     spec: NotRequired[dict[str, Any]]
+
+
+class PatchedMemberRoleRequest(TypedDict):
+    role: NotRequired[RoleEnum]
 
 
 class PatchedRunUpdateRequest(TypedDict):
@@ -1533,6 +1608,7 @@ class TrainConfig(TypedDict):
     compile: NotRequired[bool]
     device: NotRequired[str]
     processes: NotRequired[int]
+    strategy: NotRequired[Literal["ddp", "fsdp"]]
     early_stopping: NotRequired[EarlyStoppingConfig | None]
     checkpoint_every: NotRequired[int]
     keep_checkpoints: NotRequired[int]
@@ -1680,6 +1756,8 @@ WorkerKindEnum: TypeAlias = Literal["cpu", "gpu"]
 
 
 __all__ = [
+    "Accepted",
+    "AcceptedUser",
     "AliasApproval",
     "AliasApprovalStatusEnum",
     "AliasMove",
@@ -1761,6 +1839,11 @@ __all__ = [
     "InitPlanRequestRequest",
     "InitProblem",
     "InputKindEnum",
+    "Invitation",
+    "InvitationAcceptRequest",
+    "InvitationCreateRequest",
+    "InvitationPublic",
+    "InvitationTeam",
     "Job",
     "JobStateEnum",
     "LogEvent",
@@ -1776,6 +1859,7 @@ __all__ = [
     "ModelVersionCreateRequest",
     "ModelWriteRequest",
     "NetworkView",
+    "NewInvitation",
     "NewToken",
     "NodeReport",
     "Objective",
@@ -1800,10 +1884,12 @@ __all__ = [
     "PaginatedTeamList",
     "Param",
     "ParamKindEnum",
+    "PasswordChangeRequest",
     "PatchedBlockUpdateRequest",
     "PatchedDatasetUpdateRequest",
     "PatchedGraphRenameRequest",
     "PatchedLayoutRequest",
+    "PatchedMemberRoleRequest",
     "PatchedRunUpdateRequest",
     "PatchedRunViewWriteRequest",
     "PatchedTeamUpdateRequest",

@@ -17,6 +17,9 @@ const SweepsPage = lazy(() => import("./sweeps/SweepsPage"));
 const SweepPage = lazy(() => import("./sweeps/SweepPage"));
 const ModelsPage = lazy(() => import("./models/ModelsPage"));
 const ModelPage = lazy(() => import("./models/ModelPage"));
+const TeamSettingsPage = lazy(() => import("./teams/TeamSettingsPage"));
+const AcceptPage = lazy(() => import("./teams/AcceptPage"));
+const ProfilePage = lazy(() => import("./teams/ProfilePage"));
 
 function Pages() {
   const route = useRoute();
@@ -24,11 +27,18 @@ function Pages() {
 
   useEffect(() => {
     if (loading) return;
-    if (!user && route.page !== "login") navigate("/login", true);
+    // An invitation's page is open to everyone: it may make the account.
+    if (!user && route.page !== "login" && route.page !== "invitation") navigate("/login", true);
     if (user && route.page === "login") navigate("/", true);
   }, [user, loading, route.page]);
 
   if (loading) return <p className="muted center">Loading…</p>;
+  if (route.page === "invitation")
+    return (
+      <Suspense fallback={<p className="muted center">Loading the invitation…</p>}>
+        <AcceptPage key={route.token} token={route.token} />
+      </Suspense>
+    );
   if (!user) return <LoginPage />;
   switch (route.page) {
     case "editor":
@@ -79,6 +89,18 @@ function Pages() {
       );
     case "workers":
       return <WorkersPage />;
+    case "team":
+      return (
+        <Suspense fallback={<p className="muted center">Loading the team…</p>}>
+          <TeamSettingsPage key={route.teamId} teamId={route.teamId} />
+        </Suspense>
+      );
+    case "profile":
+      return (
+        <Suspense fallback={<p className="muted center">Loading…</p>}>
+          <ProfilePage />
+        </Suspense>
+      );
     case "graphs":
     case "login":
       return <GraphList />;

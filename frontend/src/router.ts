@@ -16,6 +16,9 @@ export type Route =
   | { page: "models" }
   | { page: "model"; modelId: number }
   | { page: "workers" }
+  | { page: "team"; teamId: number }
+  | { page: "invitation"; token: string }
+  | { page: "profile" }
   | { page: "missing" };
 
 export function parseRoute(pathname: string, search = ""): Route {
@@ -43,6 +46,11 @@ export function parseRoute(pathname: string, search = ""): Route {
   const model = /^\/models\/(\d+)\/?$/.exec(path);
   if (model) return { page: "model", modelId: Number(model[1]) };
   if (path === "/workers" || path === "/workers/") return { page: "workers" };
+  const team = /^\/teams\/(\d+)\/?$/.exec(path);
+  if (team) return { page: "team", teamId: Number(team[1]) };
+  const invitation = /^\/invitations\/([A-Za-z0-9_-]+)\/?$/.exec(path);
+  if (invitation) return { page: "invitation", token: invitation[1] };
+  if (path === "/profile" || path === "/profile/") return { page: "profile" };
   const sweep = /^\/sweeps\/(\d+)\/?$/.exec(path);
   if (sweep) return { page: "sweep", sweepId: Number(sweep[1]) };
   return { page: "missing" };

@@ -18,3 +18,6 @@ from webapp.settings import *  # noqa: E402, F403
 # The server, the worker and manage.py share one SQLite file, with `make run`'s options
 # (webapp/settings.py SQLITE_OPTIONS: WAL, IMMEDIATE transactions, a busy timeout).
 RUNS_STEP_DELAY_SECONDS = float(os.environ.get("NETLOOM_E2E_STEP_DELAY", "0"))
+# Mails (team invitations) are kept as files beside the media: a test reads the link there.
+EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+EMAIL_FILE_PATH = MEDIA_ROOT.parent / "mail"  # noqa: F405

@@ -54,3 +54,6 @@ RUNS_SPACE_WAIT_SECONDS = 60.0
 # raises and logs EVENT_SCHEMA_VIOLATION (webapp/runs/stream/event_types.py) in web.log / worker-N.log.
 NETLOOM_CHECK_EVENTS = True
 LOGGING = {**LOGGING, "root": {"handlers": ["console"], "level": os.environ.get("NETLOOM_E2E_LOG_LEVEL", "WARNING")}}  # noqa: F405
+# Mails (team invitations) are kept as files beside the media, never printed into the web log.
+EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+EMAIL_FILE_PATH = os.path.join(os.path.dirname(os.environ["NETLOOM_E2E_MEDIA"].rstrip("/")), "mail")

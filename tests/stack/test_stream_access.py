@@ -4,6 +4,8 @@
   database (the channel layer is only a hint).
 - A stream whose token is revoked is closed with 4401 within seconds; one whose user left the
   run's team is closed with 4404.
+- A member who joined by invitation keeps their stream when demoted to viewer (viewers read) and
+  loses it (4404) when removed; their token then gets 404 on the team.
 """
 
 from __future__ import annotations
@@ -77,6 +79,45 @@ def test_a_stream_is_closed_when_its_user_leaves_the_team(stack: ServiceStack) -
 
     code, took = asyncio.run(watch())
     assert code == 4404, f"stream not closed after the user left the team ({took:.1f}s)"
+
+
+def test_an_invited_members_stream_survives_demotion_and_closes_on_removal(stack: ServiceStack) -> None:
+    import uuid
+
+    from tests.stack.stack import Http
+
+    run = stack.create_run(epochs=1)
+    admin_a, team_a = stack.api("a"), stack.world["a"]["team"]
+    name = f"nora_{uuid.uuid4().hex[:8]}"
+    made = admin_a.post(f"/api/teams/{team_a}/invitations/", json={"email": f"{name}@example.org", "role": "editor"})
+    assert made.status_code == 201, made.text
+    anon = stack.api(None)
+    accepted = anon.post(f"/api/invitations/{made.json()['token']}/accept/",
+                         json={"username": name, "password": "a-long-enough-password"})
+    assert accepted.status_code == 201, accepted.text
+    user_id = accepted.json()["user"]["id"]
+    signed = anon.post("/api/auth/token/", json={"username": name, "password": "a-long-enough-password"})
+    token = signed.json()["token"]
+    nora = Http(stack.base, token)
+
+    async def watch() -> tuple[int | None, float, int | None]:
+        async with connect(stack.ws_url(run["id"]), additional_headers={"Authorization": f"Bearer {token}"}) as ws:
+            await read_until(ws, lambda f: f.get("type") == "replayed")
+            demoted = await asyncio.to_thread(
+                admin_a.request, "PATCH", f"/api/teams/{team_a}/members/{user_id}/", {"role": "viewer"}
+            )
+            assert demoted.status_code == 200, demoted.text
+            # A viewer still reads: the stream stays open past the re-check.
+            still, _ = await _closed_code(ws, 3.0)
+            removed = await asyncio.to_thread(admin_a.request, "DELETE", f"/api/teams/{team_a}/members/{user_id}/")
+            assert removed.status_code == 204, removed.text
+            code, took = await _closed_code(ws, CLOSE_WITHIN)
+            return code, took, still
+
+    code, took, still = asyncio.run(watch())
+    assert still is None, f"the stream closed ({still}) when its user was only demoted"
+    assert code == 4404, f"stream not closed after the member was removed ({took:.1f}s)"
+    assert nora.get(f"/api/teams/{team_a}/").status_code == 404
 
 
 @pytest.mark.skipif(not RedisServer.available(), reason="needs a redis-server binary for a private Redis")

@@ -206,7 +206,7 @@ def test_domain_errors_keep_their_status_and_body(error_world, api_a, api_b, api
 
 EXPECTED_ERRORS: dict[str, tuple[int, str]] = {
     'team_duplicate': (400, '{"error":{"code":"duplicate","message":"A team called \\"team a\\" already exists.","fields":{"name":["A team called \\"team a\\" already exists."]}}}'),
-    'last_admin': (400, '{"error":{"code":"last_admin","message":"A team needs at least one admin; make someone else admin first.","fields":{}}}'),
+    'last_admin': (409, '{"error":{"code":"last_admin","message":"A team always keeps at least one admin: make someone else admin first.","fields":{}}}'),
     'not_a_spec': (400, '{"error":{"code":"not_a_spec","message":"not a graph spec: inputs: Input should be a valid list","fields":{"spec.inputs":["not a graph spec: inputs: Input should be a valid list"]}}}'),
     'graph_in_use': (409, '{"error":{"code":"in_use","message":"Runs use revisions of this graph; delete those runs first.","fields":{}}}'),
     'builtin_unknown': (400, '{"error":{"code":"invalid","message":"Unknown built-in dataset \'nope\'; available: iris, wine, breast_cancer, diabetes, digits, moons, spirals.","fields":{"builtin":["Unknown built-in dataset \'nope\'; available: iris, wine, breast_cancer, diabetes, digits, moons, spirals."]}}}'),

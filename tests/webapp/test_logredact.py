@@ -54,6 +54,8 @@ def _written(*args, exc: BaseException | None = None, msg: str = "%s", stack: bo
     (f"Set-Cookie: sessionid={SESSION}; HttpOnly", "Set-Cookie: sessionid=[REDACTED]; HttpOnly"),
     ("redis://:r3dis-pw@cache:6379/0", "redis://:[REDACTED]@cache:6379/0"),
     (f"a token was seen: {TOKEN}.", "a token was seen: nl_[REDACTED]."),
+    ('"GET /api/invitations/nli_qxKHbS52SMey9ZpxPBJ11IwBw98X-U39M2VkThJIAiM/ HTTP/1.1" 200',
+     '"GET /api/invitations/nli_[REDACTED]/ HTTP/1.1" 200'),
 ])
 def test_every_kind_of_secret_is_hidden_and_the_rest_of_the_line_kept(line: str, kept: str) -> None:
     hidden = redact(line)

@@ -1,8 +1,8 @@
-"""Admin pages for teams, memberships and API tokens."""
+"""Admin pages for teams, memberships, invitations and API tokens."""
 
 from django.contrib import admin
 
-from .models import ApiToken, Membership, Team
+from .models import ApiToken, Invitation, Membership, Team
 
 
 class MembershipInline(admin.TabularInline):
@@ -46,4 +46,21 @@ class ApiTokenAdmin(admin.ModelAdmin):
     readonly_fields = ["prefix", "user", "created_at", "last_used_at", "scope", "team"]
 
     def has_add_permission(self, request):  # tokens are made through the API (plaintext shown once)
+        return False
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    """Invitations as a record: made and changed in the app (the secret is never stored)."""
+
+    list_display = ["team", "email", "username", "role", "invited_by", "created_at", "expires_at",
+                    "accepted_at", "revoked_at"]
+    list_filter = ["role", "team"]
+    search_fields = ["email", "username", "team__name"]
+    exclude = ["token_hash"]
+
+    def has_add_permission(self, request) -> bool:  # type: ignore[no-untyped-def]
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
         return False

@@ -115,3 +115,50 @@ class ApiToken(models.Model):
         if self.revoked_at is not None:
             return False
         return self.expires_at is None or self.expires_at > timezone.now()
+
+
+class Invitation(models.Model):
+    """An offer to join a team with a role, sent to an e-mail address or a known username.
+
+    Only the sha256 of its secret is stored (as for API tokens); the secret travels once, in the
+    create answer and the mail. Single use: accepted, revoked or expired, it is only a record.
+    """
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField(blank=True, default="")
+    username = models.CharField(max_length=150, blank=True, default="")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.VIEWER)
+    token_hash = models.CharField(max_length=64, unique=True)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=~models.Q(email="") | ~models.Q(username=""),
+                name="invitation_names_someone",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.email or self.username} to {self.team} ({self.role})"
+
+    @property
+    def state(self) -> str:
+        """"pending", "accepted", "revoked" or "expired"."""
+        if self.accepted_at is not None:
+            return "accepted"
+        if self.revoked_at is not None:
+            return "revoked"
+        if self.expires_at <= timezone.now():
+            return "expired"
+        return "pending"

@@ -14,10 +14,12 @@ from django.db import DEFAULT_DB_ALIAS
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from .models import ApiToken, Membership, Team, TokenScope
+from .models import ApiToken, Invitation, Membership, Team, TokenScope
 
 # Every API token starts with this, so a reader (or a secret scanner) can tell what it is.
 TOKEN_PREFIX = "nl_"
+# And every invitation secret with this (it is no API token: it only accepts one invitation).
+INVITATION_PREFIX = "nli_"
 
 # Methods a read token may use anywhere; anything else only where the handler only reads
 # (webapp/api/authentication.py `reads_only`, the model server's inference).
@@ -196,3 +198,20 @@ def active_user_ids(*, user_ids: Iterable[int]) -> set[int]:
     """The ids among `user_ids` of users that exist and are active (one query; a disabled user's
     open streams close)."""
     return set(get_user_model().objects.filter(pk__in=set(user_ids), is_active=True).values_list("pk", flat=True))
+
+
+def invitations_pending(*, team: Team) -> QuerySet[Invitation]:
+    """The team's invitations that can still be accepted, newest first."""
+    return (Invitation.objects.filter(team=team, accepted_at__isnull=True, revoked_at__isnull=True,
+                                      expires_at__gt=timezone.now())
+            .select_related("invited_by").order_by("-created_at", "-id"))
+
+
+def invitation_for_secret(*, raw_token: str, for_update: bool = False) -> Invitation | None:
+    """The invitation (any state) whose secret is `raw_token`, its team and inviter loaded, or None."""
+    if not raw_token.startswith(INVITATION_PREFIX):
+        return None
+    rows = Invitation.objects.select_related("team", "invited_by")
+    if for_update:
+        rows = rows.select_for_update(of=("self",))
+    return rows.filter(token_hash=token_hash(raw_token)).first()

@@ -2,27 +2,43 @@
 
 from __future__ import annotations
 
+import logging
 import secrets
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
+from django.contrib.auth import get_user_model, password_validation
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.cache import cache
+from django.core.exceptions import ValidationError
+from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
-from webapp.errors import Conflict, DomainError
+from webapp.errors import Conflict, DomainError, Forbidden, Gone, NotFound
 
 from .events import access_changed
-from .models import ApiToken, Membership, Role, Team, TokenScope
+from .models import ApiToken, Invitation, Membership, Role, Team, TokenScope
 
 # token_hash and TOKEN_PREFIX live in selectors (the token lookup hashes with them); named
 # here too for callers that create tokens.
-from .selectors import TOKEN_PREFIX, token_cache_key, token_hash, tokens_live
+from .selectors import (
+    INVITATION_PREFIX,
+    TOKEN_PREFIX,
+    invitation_for_secret,
+    invitations_pending,
+    token_cache_key,
+    token_hash,
+    tokens_live,
+)
 from .selectors import token_team_id as _token_team_id
 
+logger = logging.getLogger(__name__)
+
 MAX_TOKEN_DAYS = 3650
+# Most invitations one team may have waiting at once: the list is answered whole, and a script
+# gone wrong must not mail without end.
+MAX_PENDING_INVITATIONS = 200
 
 
 @transaction.atomic
@@ -53,36 +69,77 @@ def team_update(*, team: Team, production_needs_approval: bool | None = None) ->
 @transaction.atomic
 def membership_add(*, team: Team, user: AbstractBaseUser, role: str) -> Membership:
     """Add a user to a team, or change their role if they are already a member."""
-    if role not in Role.values:
-        raise DomainError("invalid", f'Unknown role "{role}".', field="role")
-    membership, created = Membership.objects.select_for_update().get_or_create(
+    _check_role(role)
+    _lock_team(team)
+    membership, created = Membership.objects.get_or_create(
         team=team, user=user, defaults={"role": role}
     )
     if not created and membership.role != role:
-        if membership.role == Role.ADMIN:
-            _ensure_another_admin(team=team, leaving=membership)
-        membership.role = role
-        membership.save(update_fields=["role"])
+        _role_change(membership=membership, role=role)
+    return membership
+
+
+@transaction.atomic
+def membership_role_set(*, team: Team, user_id: int, role: str) -> Membership:
+    """Change a member's role (PATCH); refused (409 "last_admin") when it leaves the team no admin.
+
+    Takes effect at once: roles are read per request, the user's kept token lookups are dropped
+    and their open streams re-check.
+    """
+    _check_role(role)
+    _lock_team(team)
+    membership = Membership.objects.select_related("user").filter(team=team, user_id=user_id).first()
+    if membership is None:
+        raise NotFound("not_found", "No such member in this team.")
+    if membership.role != role:
+        _role_change(membership=membership, role=role)
     return membership
 
 
 @transaction.atomic
 def membership_remove(*, team: Team, user: AbstractBaseUser) -> None:
-    """Remove a user from a team; the last admin cannot leave."""
-    membership = Membership.objects.select_for_update().filter(team=team, user=user).first()
+    """Remove a user from a team; the last admin cannot leave (409 "last_admin").
+
+    Their open streams of the team's runs close (access_changed) and their tokens' kept lookups
+    are dropped, so the next request with any of their tokens sees the team gone.
+    """
+    _lock_team(team)
+    membership = Membership.objects.filter(team=team, user=user).first()
     if membership is None:
         return
     if membership.role == Role.ADMIN:
         _ensure_another_admin(team=team, leaving=membership)
     membership.delete()
+    user_tokens_forget(user_id=user.pk)
     access_changed(user_id=user.pk)
+
+
+def _check_role(role: str) -> None:
+    if role not in Role.values:
+        raise DomainError("invalid", f'Unknown role "{role}": one of {", ".join(Role.values)}.', field="role")
+
+
+def _lock_team(team: Team) -> None:
+    """Serialise membership changes of one team (two admins demoting each other at once cannot
+    both pass the last-admin check)."""
+    Team.objects.select_for_update().filter(pk=team.pk).first()
+
+
+def _role_change(*, membership: Membership, role: str) -> None:
+    if membership.role == Role.ADMIN and role != Role.ADMIN:
+        _ensure_another_admin(team=membership.team, leaving=membership)
+    membership.role = role
+    membership.save(update_fields=["role"])
+    user_tokens_forget(user_id=membership.user_id)
+    access_changed(user_id=membership.user_id)
 
 
 def _ensure_another_admin(*, team: Team, leaving: Membership) -> None:
     others = Membership.objects.filter(team=team, role=Role.ADMIN).exclude(pk=leaving.pk)
     if not others.exists():
-        raise DomainError(
-            "last_admin", "A team needs at least one admin; make someone else admin first."
+        raise Conflict(
+            "last_admin",
+            "A team always keeps at least one admin: make someone else admin first.",
         )
 
 
@@ -134,6 +191,183 @@ def _token_expiry(*, expires_in_days: int | None, expires_at: datetime | None) -
             raise DomainError("invalid", f"expires_at: at most {MAX_TOKEN_DAYS} days from now.",
                               fields={"expires_at": [f"At most {MAX_TOKEN_DAYS} days from now."]})
     return expires_at
+
+
+# --- invitations ----------------------------------------------------------------------------
+
+
+def invitation_create(
+    *,
+    team: Team,
+    invited_by: AbstractBaseUser,
+    role: str,
+    email: str = "",
+    username: str = "",
+    accept_url_base: str,
+) -> tuple[Invitation, str, bool]:
+    """Invite someone (by e-mail or by username) into a team with a role, and mail them the link.
+
+    Returns the invitation, its secret (stored only as sha256; shown once) and whether a mail was
+    sent. `accept_url_base` + secret is the accept page's address. A person who is already a
+    member is refused (409 "already_member"). A mail that cannot be sent does not undo the
+    invitation: the admin has the link in the answer.
+    """
+    _check_role(role)
+    email, username = email.strip(), username.strip()
+    if bool(email) == bool(username):
+        raise DomainError(
+            "invalid", "Give either an e-mail address or a username.",
+            fields={"email": ["Give either an e-mail address or a username."]},
+        )
+    User = get_user_model()
+    invitee = None
+    if username:
+        invitee = User.objects.filter(username=username).first()
+        if invitee is None:
+            raise DomainError("invalid", f'No user called "{username}".', field="username")
+        if Membership.objects.filter(team=team, user=invitee).exists():
+            raise Conflict("already_member", f'{username} is already a member of {team.name}.',
+                           field="username")
+    elif Membership.objects.filter(team=team, user__email__iexact=email).exists():
+        raise Conflict("already_member", f"{email} is already a member of {team.name}.", field="email")
+    raw = INVITATION_PREFIX + secrets.token_urlsafe(32)
+    days = int(settings.NETLOOM_INVITATION_DAYS)
+    with transaction.atomic():
+        _lock_team(team)
+        if invitations_pending(team=team).count() >= MAX_PENDING_INVITATIONS:
+            raise Conflict(
+                "too_many_invitations",
+                f"{team.name} already has {MAX_PENDING_INVITATIONS} invitations waiting, the most a team "
+                "may have: revoke some first (DELETE /api/teams/<id>/invitations/<iid>/).",
+                extra={"limit": MAX_PENDING_INVITATIONS},
+            )
+        invitation = Invitation.objects.create(
+            team=team,
+            email=email,
+            username=username,
+            role=role,
+            token_hash=token_hash(raw),
+            invited_by=invited_by,
+            expires_at=timezone.now() + timedelta(days=days),
+        )
+    address = email or (invitee.email if invitee is not None else "")
+    mailed = bool(address) and _invitation_mail(
+        invitation=invitation, address=address, url=accept_url_base + raw
+    )
+    return invitation, raw, mailed
+
+
+def _invitation_mail(*, invitation: Invitation, address: str, url: str) -> bool:
+    inviter = invitation.invited_by.get_username() if invitation.invited_by else "An admin"
+    expires = invitation.expires_at.strftime("%Y-%m-%d %H:%M UTC")
+    body = (
+        f"{inviter} invites you to the team {invitation.team.name} on Netloom as {invitation.role}.\n\n"
+        f"Accept (and create an account, or sign in) here:\n{url}\n\n"
+        f"The link works once and until {expires}.\n"
+    )
+    try:
+        send_mail(f"Join {invitation.team.name} on Netloom", body, None, [address])
+    except Exception as exc:  # the SMTP server refused or is away: the link is in the answer
+        logger.warning("could not mail invitation %s to its address: %s", invitation.pk, exc)
+        return False
+    return True
+
+
+@transaction.atomic
+def invitation_revoke(*, invitation: Invitation) -> None:
+    """Revoke a pending invitation; one already used or expired stays as it is (409)."""
+    invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
+    state = invitation.state
+    if state == "revoked":
+        return
+    if state != "pending":
+        raise Conflict("invitation_" + state, f"This invitation is already {state}.")
+    invitation.revoked_at = timezone.now()
+    invitation.save(update_fields=["revoked_at"])
+
+
+GONE_REASONS = {
+    "accepted": "This invitation has already been used.",
+    "revoked": "This invitation was revoked by a team admin.",
+    "expired": "This invitation has expired; ask a team admin for a new one.",
+}
+
+
+@transaction.atomic
+def invitation_accept(
+    *,
+    raw_token: str,
+    user: AbstractBaseUser | None = None,
+    username: str = "",
+    password: str = "",
+) -> Membership:
+    """Accept an invitation: for `user` (signed in), or for a new account `username`/`password`.
+
+    A used, revoked or expired invitation is 410 (code "invitation_<state>", with the reason); an
+    invitation by username is for that user only (403); someone already a member gets 409.
+    """
+    invitation = invitation_for_secret(raw_token=raw_token, for_update=True)
+    if invitation is None:
+        raise NotFound("not_found", "No such invitation: check the link.")
+    state = invitation.state
+    if state != "pending":
+        raise Gone(f"invitation_{state}", GONE_REASONS[state], extra={"reason": state})
+    if user is None:
+        user = _account_create(username=username, password=password, email=invitation.email)
+    elif invitation.username and invitation.username != user.get_username():
+        raise Forbidden(
+            "invitation_for_someone_else",
+            f"This invitation is for {invitation.username}; sign in as them to accept it.",
+        )
+    _lock_team(invitation.team)
+    if Membership.objects.filter(team=invitation.team, user=user).exists():
+        raise Conflict("already_member", f"You are already a member of {invitation.team.name}.")
+    membership = Membership.objects.create(team=invitation.team, user=user, role=invitation.role)
+    invitation.accepted_at = timezone.now()
+    invitation.accepted_by = user
+    invitation.save(update_fields=["accepted_at", "accepted_by"])
+    return membership
+
+
+def _account_create(*, username: str, password: str, email: str) -> AbstractBaseUser:
+    """A new account for an invitee; Django's password validators apply (errors name the field)."""
+    User = get_user_model()
+    username = username.strip()
+    fields: dict[str, list[str]] = {}
+    if not username:
+        fields["username"] = ["Choose a username."]
+    elif User.objects.filter(username__iexact=username).exists():
+        fields["username"] = [f'The username "{username}" is taken.']
+    else:
+        try:
+            User.username_validator(username)
+        except ValidationError as exc:
+            fields["username"] = list(exc.messages)
+    if not password:
+        fields["password"] = ["Choose a password."]
+    else:
+        try:
+            password_validation.validate_password(password, user=User(username=username, email=email))
+        except ValidationError as exc:
+            fields["password"] = list(exc.messages)
+    if fields:
+        raise DomainError("invalid", next(iter(fields.values()))[0], fields=fields)
+    return User.objects.create_user(username=username, password=password, email=email)
+
+
+def user_password_change(*, user: AbstractBaseUser, old_password: str, new_password: str) -> None:
+    """Change the user's own password: the old one must match; Django's validators apply.
+
+    Other sessions of the user end (Django ties a session to the password); API tokens stay.
+    """
+    if not user.check_password(old_password):
+        raise DomainError("wrong_password", "The current password is wrong.", field="old_password")
+    try:
+        password_validation.validate_password(new_password, user=user)
+    except ValidationError as exc:
+        raise DomainError("invalid", exc.messages[0], fields={"new_password": list(exc.messages)}) from exc
+    user.set_password(new_password)
+    user.save(update_fields=["password"])
 
 
 def token_create(

@@ -17,6 +17,7 @@ urlpatterns = [
     path("auth/login/", api.LoginView.as_view(), name="auth-login"),
     path("auth/logout/", api.LogoutView.as_view(), name="auth-logout"),
     path("auth/me/", api.MeView.as_view(), name="auth-me"),
+    path("auth/password/", api.PasswordChangeView.as_view(), name="auth-password"),
     path("teams/", teams, name="team-list"),
     path("teams/<int:pk>/", team, name="team-detail"),
     path("teams/<int:pk>/members/", api.TeamMemberView.as_view(), name="team-members"),
@@ -25,6 +26,14 @@ urlpatterns = [
         api.TeamMemberDetailView.as_view(),
         name="team-member-detail",
     ),
+    path("teams/<int:pk>/invitations/", api.TeamInvitationsView.as_view(), name="team-invitations"),
+    path(
+        "teams/<int:pk>/invitations/<int:iid>/",
+        api.TeamInvitationDetailView.as_view(),
+        name="team-invitation-detail",
+    ),
+    path("invitations/<str:token>/", api.InvitationView.as_view(), name="invitation"),
+    path("invitations/<str:token>/accept/", api.InvitationAcceptView.as_view(), name="invitation-accept"),
 ]
 
 # Every route above, with placeholders, for tests/webapp/test_isolation.py.
@@ -40,11 +49,19 @@ API_ROUTES = [
     ("get", "/api/teams/{team}/"),
     ("patch", "/api/teams/{team}/"),
     ("post", "/api/teams/{team}/members/"),
+    ("patch", "/api/teams/{team}/members/{member}/"),
     ("delete", "/api/teams/{team}/members/{member}/"),
+    ("post", "/api/auth/password/"),
+    ("get", "/api/teams/{team}/invitations/"),
+    ("post", "/api/teams/{team}/invitations/"),
+    ("delete", "/api/teams/{team}/invitations/{invitation}/"),
 ]
 # Open to anonymous users on purpose.
 PUBLIC_ROUTES = [
     ("post", "/api/auth/token/"),
     ("get", "/api/auth/csrf/"),
     ("post", "/api/auth/login/"),
+    # The invitation's secret is the credential (a new account accepts before it exists).
+    ("get", "/api/invitations/{invitation_token}/"),
+    ("post", "/api/invitations/{invitation_token}/accept/"),
 ]

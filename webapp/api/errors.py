@@ -20,7 +20,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
-from webapp.errors import Conflict, DomainError, Forbidden, InsufficientStorage, NotFound
+from webapp.errors import Conflict, DomainError, Forbidden, Gone, InsufficientStorage, NotFound
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +69,7 @@ DOMAIN_ERROR_STATUS: dict[type[DomainError], int] = {
     Forbidden: status.HTTP_403_FORBIDDEN,
     NotFound: status.HTTP_404_NOT_FOUND,
     Conflict: status.HTTP_409_CONFLICT,
+    Gone: status.HTTP_410_GONE,
     InsufficientStorage: status.HTTP_507_INSUFFICIENT_STORAGE,
 }
 

@@ -70,6 +70,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/auth/password/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description POST /api/auth/password/: change the signed-in user's password.
+         *
+         *     This session stays signed in (update_session_auth_hash); the user's other sessions end;
+         *     API tokens stay valid (revoke them on the profile page).
+         */
+        post: operations["auth_password_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/token/": {
         parameters: {
             query?: never;
@@ -519,6 +541,46 @@ export interface paths {
         put?: never;
         /** @description POST /api/graphs/validate/ {spec}: the engine's report, unchanged (200 even when invalid). */
         post: operations["graphs_validate_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invitations/{token}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /api/invitations/<token>/: what the accept page shows (public: the link is the secret). */
+        get: operations["invitations_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/invitations/{token}/accept/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description POST /api/invitations/<token>/accept/: join the team, as the signed-in user or a new account.
+         *
+         *     With `username` and `password` a new account is made (Django's password validators apply)
+         *     and the browser then signs in as usual; with neither, the signed-in user (session or token)
+         *     joins. Used, revoked or expired: 410 with the reason.
+         */
+        post: operations["invitations_accept_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1173,6 +1235,41 @@ export interface paths {
         patch: operations["teams_partial_update"];
         trace?: never;
     };
+    "/api/teams/{id}/invitations/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET|POST /api/teams/<pk>/invitations/: the team's pending invitations; invite (admins). */
+        get: operations["teams_invitations_list"];
+        put?: never;
+        /** @description GET|POST /api/teams/<pk>/invitations/: the team's pending invitations; invite (admins). */
+        post: operations["teams_invitations_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{id}/invitations/{iid}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description DELETE /api/teams/<pk>/invitations/<iid>/: revoke a pending invitation (admins). */
+        delete: operations["teams_invitations_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/teams/{id}/members/": {
         parameters: {
             query?: never;
@@ -1204,7 +1301,8 @@ export interface paths {
         delete: operations["teams_members_destroy"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** @description Change a member's role (admins); the last admin cannot be demoted (409). */
+        patch: operations["teams_members_partial_update"];
         trace?: never;
     };
     "/api/workers/": {
@@ -1228,6 +1326,15 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Accepted: {
+            team: components["schemas"]["InvitationTeam"];
+            role: components["schemas"]["RoleEnum"];
+            user: components["schemas"]["AcceptedUser"];
+        };
+        AcceptedUser: {
+            id: number;
+            username: string;
+        };
         AliasApproval: {
             id: number;
             alias: string;
@@ -2106,6 +2213,54 @@ export interface components {
         };
         /** @enum {string} */
         InputKindEnum: "row" | "values" | "image" | "index";
+        Invitation: {
+            readonly id: number;
+            /** Format: email */
+            readonly email: string;
+            readonly username: string;
+            readonly role: components["schemas"]["RoleEnum"];
+            /** @description pending, accepted, revoked or expired */
+            state: string;
+            readonly invited_by: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly expires_at: string;
+        };
+        /** @description Empty for the signed-in user; a username and password create a new account. */
+        InvitationAcceptRequest: {
+            /** @default  */
+            username?: string;
+            /** @default  */
+            password?: string;
+        };
+        InvitationCreateRequest: {
+            email?: string;
+            /** @default  */
+            username?: string;
+            /** @default viewer */
+            role?: components["schemas"]["RoleEnum"];
+        };
+        /** @description What the accept page shows about an invitation (anyone with the link may read it). */
+        InvitationPublic: {
+            team: components["schemas"]["InvitationTeam"];
+            role: components["schemas"]["RoleEnum"];
+            invited_by: string | null;
+            email: string;
+            username: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** @description pending, accepted, revoked or expired */
+            state: string;
+            /** @description Whether it can still be accepted. */
+            valid: boolean;
+            /** @description Why it cannot, when it cannot. */
+            reason: string | null;
+        };
+        InvitationTeam: {
+            id: number;
+            name: string;
+        };
         Job: {
             readonly id: number;
             readonly kind: string;
@@ -2281,6 +2436,26 @@ export interface components {
             channels: number;
             /** @description Mean brightness, 0 (black) to 1 (white). */
             mean: number;
+        };
+        NewInvitation: {
+            /** @description The secret of the accept link; shown only in this response. */
+            token: string;
+            /** @description The accept page's address (the link to share). */
+            url: string;
+            /** @description Whether a mail with the link was sent. */
+            mailed: boolean;
+            readonly id: number;
+            /** Format: email */
+            readonly email: string;
+            readonly username: string;
+            readonly role: components["schemas"]["RoleEnum"];
+            /** @description pending, accepted, revoked or expired */
+            state: string;
+            readonly invited_by: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly expires_at: string;
         };
         NewToken: {
             /** @description The secret; shown only in this response. */
@@ -2676,6 +2851,10 @@ export interface components {
         };
         /** @enum {string} */
         ParamKindEnum: "int" | "float" | "bool" | "choice" | "int_list" | "int_or_tuple";
+        PasswordChangeRequest: {
+            old_password: string;
+            new_password: string;
+        };
         PatchedBlockUpdateRequest: {
             description?: string;
         };
@@ -2701,6 +2880,9 @@ export interface components {
             spec?: {
                 [key: string]: unknown;
             };
+        };
+        PatchedMemberRoleRequest: {
+            role?: components["schemas"]["RoleEnum"];
         };
         /** @description What PATCH /api/runs/<id>/ takes (each optional). */
         PatchedRunUpdateRequest: {
@@ -3813,6 +3995,12 @@ export interface components {
              * @default 1
              */
             processes?: number;
+            /**
+             * Strategy
+             * @default ddp
+             * @enum {string}
+             */
+            strategy?: "ddp" | "fsdp";
             /** @default null */
             early_stopping?: components["schemas"]["EarlyStoppingConfig"] | null;
             /**
@@ -4118,6 +4306,82 @@ export interface operations {
             };
             /** @description Not signed in, or the token is unknown, revoked or expired. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    auth_password_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordChangeRequest"];
+            };
+        };
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body's content type is not one this operation reads. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6640,6 +6904,106 @@ export interface operations {
             };
             /** @description The object is not in a state that allows this now. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body's content type is not one this operation reads. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    invitations_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InvitationPublic"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    invitations_accept_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["InvitationAcceptRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Accepted"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9767,6 +10131,217 @@ export interface operations {
             };
         };
     };
+    teams_invitations_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Invitation"][];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    teams_invitations_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["InvitationCreateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewInvitation"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body's content type is not one this operation reads. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    teams_invitations_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+                iid: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     teams_members_create: {
         parameters: {
             query?: never;
@@ -9920,6 +10495,95 @@ export interface operations {
             };
             /** @description The object is not in a state that allows this now. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    teams_members_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+                user_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedMemberRoleRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body's content type is not one this operation reads. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

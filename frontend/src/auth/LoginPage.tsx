@@ -1,6 +1,7 @@
 import { type FormEvent, useState } from "react";
 import { ApiError } from "../api/client";
 import { navigate } from "../router";
+import { AFTER_LOGIN_KEY } from "../teams/afterLogin";
 import { useSession } from "./session";
 
 export function LoginPage() {
@@ -16,7 +17,10 @@ export function LoginPage() {
     setError(null);
     try {
       await signIn(username, password);
-      navigate("/", true);
+      // Back to an invitation opened before signing in, else home.
+      const next = sessionStorage.getItem(AFTER_LOGIN_KEY);
+      sessionStorage.removeItem(AFTER_LOGIN_KEY);
+      navigate(next ?? "/", true);
     } catch (err) {
       setError(err instanceof ApiError && (err.status === 400 || err.status === 401 || err.status === 403) ? "Wrong username or password." : String((err as Error).message));
     } finally {

@@ -61,7 +61,31 @@ export function TopBar({ children }: { children?: ReactNode }) {
       <div className="topbar-main">{children}</div>
       {user && (
         <div className="user">
-          <span data-testid="current-user">{user.username}</span>
+          {team && (
+            <a
+              href={`${import.meta.env.BASE_URL}teams/${team.id}`}
+              data-testid="nav-team"
+              aria-current={route.page === "team" ? "page" : undefined}
+              onClick={(e) => {
+                e.preventDefault();
+                navigate(`/teams/${team.id}`);
+              }}
+            >
+              Team
+            </a>
+          )}
+          <a
+            href={`${import.meta.env.BASE_URL}profile`}
+            data-testid="current-user"
+            title="Your profile: password, teams, tokens"
+            aria-current={route.page === "profile" ? "page" : undefined}
+            onClick={(e) => {
+              e.preventDefault();
+              navigate("/profile");
+            }}
+          >
+            {user.username}
+          </a>
           <button
             type="button"
             data-testid="sign-out"

@@ -141,7 +141,7 @@ def test_only_team_admins_manage_members(api_viewer_a, team_a, user_a, make_user
 
 def test_last_admin_cannot_leave(api_a, team_a, user_a):
     response = api_a.delete(f"/api/teams/{team_a.id}/members/{user_a.id}/")
-    assert response.status_code == 400
+    assert response.status_code == 409
     assert response.json()["error"]["code"] == "last_admin"
     assert Membership.objects.filter(team=team_a, user=user_a).exists()
 
