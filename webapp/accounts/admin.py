@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from .models import ApiToken, Membership, Team
+from .models import ApiToken, Membership, OidcIdentity, Team
 
 
 class MembershipInline(admin.TabularInline):
@@ -44,3 +44,12 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request):  # tokens are made through the API (plaintext shown once)
         return False
+
+
+@admin.register(OidcIdentity)
+class OidcIdentityAdmin(admin.ModelAdmin):
+    """Who signed in with SSO as whom; deleting a row lets that provider account match afresh."""
+
+    list_display = ["user", "subject", "issuer", "created_at", "last_sign_in_at"]
+    search_fields = ["user__username", "subject"]
+    readonly_fields = ["user", "issuer", "subject", "created_at", "last_sign_in_at"]

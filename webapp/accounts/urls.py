@@ -15,6 +15,7 @@ urlpatterns = [
     path("auth/tokens/<int:pk>/", token, name="auth-token-detail"),
     path("auth/csrf/", api.CsrfView.as_view(), name="auth-csrf"),
     path("auth/login/", api.LoginView.as_view(), name="auth-login"),
+    path("auth/config/", api.AuthConfigView.as_view(), name="auth-config"),
     path("auth/logout/", api.LogoutView.as_view(), name="auth-logout"),
     path("auth/me/", api.MeView.as_view(), name="auth-me"),
     path("teams/", teams, name="team-list"),
@@ -46,4 +47,5 @@ PUBLIC_ROUTES = [
     ("post", "/api/auth/token/"),
     ("get", "/api/auth/csrf/"),
     ("post", "/api/auth/login/"),
+    ("get", "/api/auth/config/"),
 ]

@@ -93,3 +93,26 @@ def sign_in_throttled(view: Any) -> Any:
         return view(request, *args, **kwargs)
 
     return throttled
+
+
+def password_sign_in_off_message() -> str:
+    """What a password sign-in is told while NETLOOM_LOCAL_PASSWORDS is off."""
+    return (
+        f"Password sign-in is turned off on this server: sign in with {settings.NETLOOM_OIDC_NAME} "
+        "(single sign-on) in the browser. For the API, create a token there (POST /api/auth/tokens/ "
+        "from the signed-in session)."
+    )
+
+
+def local_passwords_only(view: Any) -> Any:
+    """A password form (the admin's) answers 403 `password_sign_in_off` while local passwords are
+    off; its GET still renders (a signed-in staff member is sent on)."""
+
+    @wraps(view)
+    def checked(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.method == "POST" and not settings.NETLOOM_LOCAL_PASSWORDS:
+            return JsonResponse(error_body("password_sign_in_off", password_sign_in_off_message()),
+                                status=403)
+        return view(request, *args, **kwargs)
+
+    return checked
