@@ -39,6 +39,11 @@ class Arity(TypedDict):
     max: int | None
 
 
+class AuthConfig(TypedDict):
+    password_sign_in: bool
+    sso: SsoConfig | None
+
+
 class BestCheckpoint(TypedDict):
     """The run's `best` checkpoint: the weights the default export holds."""
     name: str
@@ -1284,6 +1289,11 @@ class SpecRequest(TypedDict):
     spec: dict[str, Any]
 
 
+class SsoConfig(TypedDict):
+    name: str
+    login_url: str
+
+
 class StaleBaseDetail(TypedDict):
     code: str
     message: str
@@ -1630,6 +1640,7 @@ __all__ = [
     "AliasSetRequest",
     "ApiToken",
     "Arity",
+    "AuthConfig",
     "BestCheckpoint",
     "BestConfig",
     "Block",
@@ -1790,6 +1801,7 @@ __all__ = [
     "SavedBy",
     "SchedulerConfig",
     "SpecRequest",
+    "SsoConfig",
     "StaleBaseDetail",
     "StaleBaseError",
     "StateEnum",
