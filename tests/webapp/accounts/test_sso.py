@@ -4,7 +4,10 @@ unreachable provider. The whole flow against a real provider: tests/e2e/test_oid
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -175,3 +178,16 @@ def test_an_unreachable_provider_is_a_message_on_the_sign_in_page(settings):
 def test_sso_routes_are_absent_when_not_set_up():
     assert APIClient().get("/auth/oidc/authenticate/").status_code == 404
     assert APIClient().get("/auth/oidc/callback/?code=x&state=y").status_code == 404
+
+
+@pytest.mark.parametrize("env, named", [
+    ({"NETLOOM_OIDC_ISSUER": "https://id.example.org"}, "NETLOOM_OIDC_CLIENT_ID"),
+    ({"NETLOOM_LOCAL_PASSWORDS": "0"}, "NETLOOM_LOCAL_PASSWORDS=0 without NETLOOM_OIDC_ISSUER"),
+    ({"NETLOOM_OIDC_TEAM_MAP": "ml=Vision:owner"}, "NETLOOM_OIDC_TEAM_MAP"),
+])
+def test_a_setting_that_cannot_work_stops_the_start_with_its_name(env, named):
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("NETLOOM_OIDC_")}
+    done = subprocess.run([sys.executable, "-c", "import webapp.settings"], env={**clean, **env},
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode != 0
+    assert named in done.stderr
