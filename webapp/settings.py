@@ -215,6 +215,8 @@ for _proxy in NETLOOM_TRUSTED_PROXIES:
     except ValueError:
         raise RuntimeError(f"NETLOOM_TRUSTED_PROXIES: {_proxy!r} is not an address or network") from None
 AXES_CLIENT_IP_CALLABLE = "webapp.api.lockout.lockout_client_address"
+# The single sign-on callback checks no password: its failures count toward no lockout.
+AXES_WHITELIST_CALLABLE = "webapp.api.lockout.lockout_exempt"
 # Password sign-ins per client address (any account): past this rate, 429 with Retry-After.
 NETLOOM_SIGN_IN_RATE = os.environ.get("NETLOOM_SIGN_IN_RATE", "30/min")
 if not re.fullmatch(r"\d+/(s|sec|second|m|min|minute|h|hour|d|day)", NETLOOM_SIGN_IN_RATE):

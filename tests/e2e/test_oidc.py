@@ -264,3 +264,26 @@ def test_a_later_sign_in_with_other_groups_changes_the_role(
         assert _my_teams(page, server) == []
     finally:
         context.close()
+
+
+def test_failed_sso_callbacks_never_lock_anyone_out(
+    browser: Browser, sso_setup: tuple[Provider, LiveServer]
+) -> None:
+    """A callback checks no password: a run of refused ones (a forged code, more than the
+    lockout's NETLOOM_LOGIN_FAILURE_LIMIT) from one address must not lock SSO for it."""
+    provider, server = sso_setup
+    provider.person("carl", ["ml-team"])
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        for _ in range(12):
+            start = page.request.get(f"{server.url}/auth/oidc/authenticate/?next=/app/", max_redirects=0)
+            assert start.status == 302 and start.headers["location"].startswith(provider.issuer)
+            state = re.search(r"[?&]state=([^&]+)", start.headers["location"])[1]  # type: ignore[index]
+            page.goto(f"{server.url}/auth/oidc/callback/?code=forged&state={state}")
+            expect(page).to_have_url(re.compile(r"/app/login\?sso_error=sso_failed$"))
+        expect(page.locator(tid("sso-error"))).to_contain_text(f"Signing in with {PROVIDER_NAME} failed")
+        _sign_in_with_sso(page, provider, server, "carl")
+        assert _my_teams(page, server) == [{"name": TEAM, "role": "editor"}]
+    finally:
+        context.close()

@@ -50,6 +50,18 @@ def lockout_response(
     return response
 
 
+def lockout_exempt(request: HttpRequest, credentials: Any = None) -> bool:
+    """AXES_WHITELIST_CALLABLE: the single sign-on callback checks no password (the provider did),
+    so a refused one (a forged or stale code) is not a guess: counted, ten of them from one address
+    would lock every SSO sign-in from it, each with no username."""
+    match = getattr(request, "resolver_match", None)
+    return (
+        match is not None
+        and match.url_name == "oidc_authentication_callback"
+        and "password" not in (credentials or {})
+    )
+
+
 def lockout_client_address(request: HttpRequest) -> str | None:
     """AXES_CLIENT_IP_CALLABLE: the client as NETLOOM_TRUSTED_PROXIES lets us see it."""
     return client_address(request)
