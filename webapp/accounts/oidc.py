@@ -23,6 +23,7 @@ import requests
 from django.conf import settings
 from django.core import checks
 from django.core.exceptions import SuspiciousOperation
+from django.db import IntegrityError
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.utils import import_from_settings
@@ -151,6 +152,12 @@ class OidcBackend(OIDCAuthenticationBackend):
         except DomainError as exc:
             log.info("SSO sign-in refused: %s", exc.code)
             request.netloom_sso_error = exc.code  # type: ignore[attr-defined]
+            return None
+        except IntegrityError:
+            # The same person's first sign-in twice at once (two tabs): the other one made the
+            # account; trying again finds it.
+            log.warning("SSO sign-in raced another first sign-in of the same account")
+            request.netloom_sso_error = "sso_failed"  # type: ignore[attr-defined]
             return None
 
     def verify_token(self, token: str, **kwargs: Any) -> dict[str, Any]:
