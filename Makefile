@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PIP_FLAGS := -q --disable-pip-version-check
 export PYTHONWARNINGS ?= ignore::DeprecationWarning
 
-.PHONY: install k8s-tools k8s-manifests front frontend codegen-tools gen gen-types gen-client-types browser run test test-fast test-faults test-engine test-webapp test-e2e test-frontend lint bench gpu-check clean
+.PHONY: install k8s-tools k8s-manifests front frontend codegen-tools oidc-provider gen gen-types gen-client-types browser run test test-fast test-faults test-engine test-webapp test-e2e test-frontend lint bench gpu-check clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -18,7 +18,14 @@ $(VENV)/.installed: pyproject.toml client/pyproject.toml | $(BIN)/python
 	$(BIN)/python -c "import torch, django, captum, netloom, optuna" 2>/dev/null || $(BIN)/pip install $(PIP_FLAGS) -e '.[dev]'
 	$(BIN)/python -c "import torch, django, captum, netloom, optuna" && $(BIN)/netloom --help >/dev/null && touch $@
 
-install: $(VENV)/.installed frontend codegen-tools front k8s-tools
+install: $(VENV)/.installed frontend codegen-tools front k8s-tools oidc-provider
+
+# The OpenID Provider the single sign-on tests sign in against (tests/oidc_provider: node's
+# oidc-provider, OpenID Certified), in its own folder.
+oidc-provider: tests/oidc_provider/node_modules/.package-lock.json
+
+tests/oidc_provider/node_modules/.package-lock.json: tests/oidc_provider/package-lock.json
+	cd tests/oidc_provider && npm ci --no-audit --no-fund --loglevel=error
 
 # Debian's nginx, the web tier's front (webapp/serve.py): without it uvicorn serves HTTP itself, slower.
 front:

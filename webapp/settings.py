@@ -64,6 +64,22 @@ Environment (all optional on a developer machine):
     EMAIL_USE_SSL             1: implicit TLS (usually port 465); default 0
     EMAIL_FILE_PATH           the folder of the file backend; default var/mail
     DEFAULT_FROM_EMAIL        the sender of invitation mails; default netloom@localhost
+    NETLOOM_OIDC_ISSUER       single sign-on (OpenID Connect): the provider's issuer URL, whose
+                              <issuer>/.well-known/openid-configuration names its endpoints (read on
+                              first use, webapp/accounts/oidc.py); unset (the default): no SSO
+    NETLOOM_OIDC_CLIENT_ID    the client id this server has at the provider (required with an issuer)
+    NETLOOM_OIDC_CLIENT_SECRET its secret (required with an issuer; never logged)
+    NETLOOM_OIDC_NAME         the sign-in button's "Sign in with <name>"; default "SSO"
+    NETLOOM_OIDC_SCOPES       scopes asked for; default "openid email profile groups"
+    NETLOOM_OIDC_SIGN_ALGO    the provider's ID token signature algorithm; default RS256
+    NETLOOM_OIDC_GROUPS_CLAIM the claim (ID token or userinfo) that lists the user's groups; default "groups"
+    NETLOOM_OIDC_TEAM_MAP     groups to teams and roles, "group=Team:role,group2=Team:role" or JSON
+                              ({"group": "Team:role"} or {"group": ["Team:role", ...]}); the teams it
+                              names have their memberships set from the groups at every SSO sign-in
+    NETLOOM_OIDC_CREATE_USERS 1 (default): a first SSO sign-in creates the account; 0: only accounts
+                              that exist (matched by a verified e-mail) may sign in with SSO
+    NETLOOM_LOCAL_PASSWORDS   1 (default); 0 refuses password sign-ins (the app's form, tokens by
+                              password, the admin's form) with 403 naming SSO; needs NETLOOM_OIDC_ISSUER
     NETLOOM_DEVICES           devices this deployment's workers have, checked when a run is created:
                               "cpu" (default), "cuda" (GPUs: cuda and cuda:N pass; a worker checks the
                               index), or a list such as "cpu,cuda:0,cuda:1"; "auto" always passes.
@@ -211,6 +227,8 @@ for _proxy in NETLOOM_TRUSTED_PROXIES:
     except ValueError:
         raise RuntimeError(f"NETLOOM_TRUSTED_PROXIES: {_proxy!r} is not an address or network") from None
 AXES_CLIENT_IP_CALLABLE = "webapp.api.lockout.lockout_client_address"
+# The single sign-on callback checks no password: its failures count toward no lockout.
+AXES_WHITELIST_CALLABLE = "webapp.api.lockout.lockout_exempt"
 # Password sign-ins per client address (any account): past this rate, 429 with Retry-After.
 NETLOOM_SIGN_IN_RATE = os.environ.get("NETLOOM_SIGN_IN_RATE", "30/min")
 if not re.fullmatch(r"\d+/(s|sec|second|m|min|minute|h|hour|d|day)", NETLOOM_SIGN_IN_RATE):
@@ -219,6 +237,85 @@ AXES_RESET_ON_SUCCESS = True
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_LOCKOUT_CALLABLE = "webapp.api.lockout.lockout_response"
 AXES_VERBOSE = False
+
+# --- single sign-on (OpenID Connect through mozilla-django-oidc; docs/decisions/0017) -------
+
+
+def oidc_team_map(text: str) -> dict[str, list[tuple[str, str]]]:
+    """NETLOOM_OIDC_TEAM_MAP parsed: group -> [(team name, role)]. Accepts
+    "ml-team=Vision:editor,ml-admins=Vision:admin" or JSON ({"group": "Team:role"} or a list of
+    them); a bad entry stops the server with the entry named."""
+    import json
+
+    text = text.strip()
+    if not text:
+        return {}
+    pairs: list[tuple[str, Any]] = []
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise RuntimeError(f"NETLOOM_OIDC_TEAM_MAP is not valid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise RuntimeError("NETLOOM_OIDC_TEAM_MAP: expected a JSON object {\"group\": \"Team:role\"}")
+        for group, value in data.items():
+            for item in value if isinstance(value, list) else [value]:
+                pairs.append((group, item))
+    else:
+        for entry in (part.strip() for part in text.split(",")):
+            if not entry:
+                continue
+            group, sep, value = entry.partition("=")
+            if not sep:
+                raise RuntimeError(f"NETLOOM_OIDC_TEAM_MAP: {entry!r} is not group=Team:role")
+            pairs.append((group.strip(), value))
+    mapping: dict[str, list[tuple[str, str]]] = {}
+    for group, value in pairs:
+        if isinstance(value, dict):
+            team, role = str(value.get("team", "")), str(value.get("role", ""))
+        else:
+            team, _, role = str(value).strip().rpartition(":")
+        team, role = team.strip(), role.strip().lower()
+        if not group or not team or role not in ("viewer", "editor", "admin"):
+            raise RuntimeError(
+                f"NETLOOM_OIDC_TEAM_MAP: {group!r} -> {value!r}: expected Team:role with a role of "
+                "viewer, editor or admin"
+            )
+        mapping.setdefault(group, []).append((team, role))
+    return mapping
+
+
+NETLOOM_OIDC_ISSUER = os.environ.get("NETLOOM_OIDC_ISSUER", "").strip().rstrip("/")
+NETLOOM_OIDC_ENABLED = bool(NETLOOM_OIDC_ISSUER)
+NETLOOM_OIDC_NAME = os.environ.get("NETLOOM_OIDC_NAME", "").strip() or "SSO"
+NETLOOM_OIDC_GROUPS_CLAIM = os.environ.get("NETLOOM_OIDC_GROUPS_CLAIM", "").strip() or "groups"
+NETLOOM_OIDC_TEAM_MAP = oidc_team_map(os.environ.get("NETLOOM_OIDC_TEAM_MAP", ""))
+NETLOOM_OIDC_CREATE_USERS = env_bool("NETLOOM_OIDC_CREATE_USERS", True)
+NETLOOM_LOCAL_PASSWORDS = env_bool("NETLOOM_LOCAL_PASSWORDS", True)
+# mozilla-django-oidc's own settings. The endpoints are not here: webapp/accounts/oidc.py reads
+# them from the issuer's discovery document on first use (and again after an hour).
+OIDC_RP_CLIENT_ID = os.environ.get("NETLOOM_OIDC_CLIENT_ID", "").strip()
+OIDC_RP_CLIENT_SECRET = os.environ.get("NETLOOM_OIDC_CLIENT_SECRET", "").strip()
+OIDC_RP_SCOPES = " ".join(os.environ.get("NETLOOM_OIDC_SCOPES", "").split()) or "openid email profile groups"
+OIDC_RP_SIGN_ALGO = os.environ.get("NETLOOM_OIDC_SIGN_ALGO", "").strip() or "RS256"
+OIDC_USE_PKCE = True
+OIDC_CREATE_USER = NETLOOM_OIDC_CREATE_USERS
+OIDC_TIMEOUT = 10
+LOGIN_REDIRECT_URL = "/app/"
+LOGIN_REDIRECT_URL_FAILURE = "/app/login"
+if NETLOOM_OIDC_ENABLED:
+    if not NETLOOM_OIDC_ISSUER.startswith(("https://", "http://")):
+        raise RuntimeError(f"NETLOOM_OIDC_ISSUER={NETLOOM_OIDC_ISSUER!r}: expected an https:// URL")
+    if not OIDC_RP_CLIENT_ID or not OIDC_RP_CLIENT_SECRET:
+        raise RuntimeError("NETLOOM_OIDC_ISSUER is set: NETLOOM_OIDC_CLIENT_ID and NETLOOM_OIDC_CLIENT_SECRET are required too")
+    if "openid" not in OIDC_RP_SCOPES.split():
+        raise RuntimeError(f"NETLOOM_OIDC_SCOPES={OIDC_RP_SCOPES!r}: must include openid")
+    AUTHENTICATION_BACKENDS.append("webapp.accounts.oidc.OidcBackend")
+if not NETLOOM_LOCAL_PASSWORDS:
+    if not NETLOOM_OIDC_ENABLED:
+        raise RuntimeError("NETLOOM_LOCAL_PASSWORDS=0 without NETLOOM_OIDC_ISSUER: nobody could sign in")
+    # No password checks anywhere (the admin's form included): SSO is the only way in.
+    AUTHENTICATION_BACKENDS.remove("django.contrib.auth.backends.ModelBackend")
 
 ROOT_URLCONF = "webapp.urls"
 WSGI_APPLICATION = None

@@ -5,7 +5,8 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from webapp import health, pages
-from webapp.api.lockout import sign_in_throttled
+from webapp.accounts import oidc
+from webapp.api.lockout import local_passwords_only, sign_in_throttled
 from webapp.jobs.urls import API_ROUTES as JOB_ROUTES
 
 api_patterns = [
@@ -28,8 +29,12 @@ urlpatterns = [
     path("api/", include("webapp.runs.urls")),
     path("api/", include(api_patterns)),
     path("api/", include("webapp.sweeps.urls")),
-    # The admin's password form is throttled per address as the API's sign-ins are.
-    path("admin/login/", sign_in_throttled(admin.site.login), name="admin-login"),
+    # Single sign-on: off to the provider, and back (webapp/accounts/oidc.py; 404 when not set up).
+    path("auth/oidc/authenticate/", oidc.OidcAuthenticateView.as_view(), name="oidc_authentication_init"),
+    path("auth/oidc/callback/", oidc.OidcCallbackView.as_view(), name="oidc_authentication_callback"),
+    # The admin's password form is throttled per address as the API's sign-ins are, and refused
+    # with the API's sign-ins when local passwords are off.
+    path("admin/login/", local_passwords_only(sign_in_throttled(admin.site.login)), name="admin-login"),
     path("admin/", admin.site.urls),
     re_path(r"^app(?:/(?P<path>.*))?$", pages.app_shell, name="app"),
 ]

@@ -73,6 +73,11 @@ class Arity(TypedDict):
     max: int | None
 
 
+class AuthConfig(TypedDict):
+    password_sign_in: bool
+    sso: SsoConfig | None
+
+
 class BestCheckpoint(TypedDict):
     """The run's `best` checkpoint: the weights the default export holds."""
     name: str
@@ -1397,6 +1402,11 @@ class SpecRequest(TypedDict):
     spec: dict[str, Any]
 
 
+class SsoConfig(TypedDict):
+    name: str
+    login_url: str
+
+
 class StaleBaseDetail(TypedDict):
     code: str
     message: str
@@ -1765,6 +1775,7 @@ __all__ = [
     "ApiToken",
     "ApprovalAnswer",
     "Arity",
+    "AuthConfig",
     "BestCheckpoint",
     "BestConfig",
     "Block",
@@ -1935,6 +1946,7 @@ __all__ = [
     "SavedBy",
     "SchedulerConfig",
     "SpecRequest",
+    "SsoConfig",
     "StaleBaseDetail",
     "StaleBaseError",
     "StateEnum",

@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from .models import ApiToken, Invitation, Membership, Team
+from .models import ApiToken, Invitation, Membership, OidcIdentity, Team
 
 
 class MembershipInline(admin.TabularInline):
@@ -64,3 +64,12 @@ class InvitationAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
         return False
+
+
+@admin.register(OidcIdentity)
+class OidcIdentityAdmin(admin.ModelAdmin):
+    """Who signed in with SSO as whom; deleting a row lets that provider account match afresh."""
+
+    list_display = ["user", "subject", "issuer", "created_at", "last_sign_in_at"]
+    search_fields = ["user__username", "subject"]
+    readonly_fields = ["user", "issuer", "subject", "created_at", "last_sign_in_at"]

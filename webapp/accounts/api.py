@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import (
     authenticate,
     get_user_model,
@@ -14,6 +15,7 @@ from django.contrib.auth import (
 from django.contrib.auth.signals import user_logged_in
 from django.middleware.csrf import get_token
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema, extend_schema_field, inline_serializer
 from rest_framework import exceptions, generics, mixins, serializers, status, viewsets
 from rest_framework.authentication import CSRFCheck
@@ -23,7 +25,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from webapp.api.errors import ApiError
-from webapp.api.lockout import SIGN_IN_SCOPE, SignInRateThrottle
+from webapp.api.lockout import SIGN_IN_SCOPE, SignInRateThrottle, password_sign_in_off_message
 from webapp.api.mixins import TeamScopedMixin
 from webapp.api.serializers import ColumnBounds, KnownFieldsOnly, NameField, StrictSerializer
 
@@ -262,6 +264,12 @@ def me_payload(user: Any) -> dict[str, Any]:
     }
 
 
+def _require_local_passwords() -> None:
+    """403 `password_sign_in_off`, naming SSO, while NETLOOM_LOCAL_PASSWORDS is off."""
+    if not settings.NETLOOM_LOCAL_PASSWORDS:
+        raise ApiError(status.HTTP_403_FORBIDDEN, "password_sign_in_off", password_sign_in_off_message())
+
+
 def _check_credentials(request: Request, data: dict[str, Any]) -> Any:
     user = authenticate(request._request, username=data["username"], password=data["password"])
     if user is None or not user.is_active:
@@ -287,6 +295,7 @@ class TokenObtainView(APIView):
 
     @extend_schema(request=TokenRequestSerializer, responses={201: NewTokenSerializer})
     def post(self, request: Request) -> Response:
+        _require_local_passwords()
         payload = TokenRequestSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         user = _check_credentials(request, payload.validated_data)
@@ -357,11 +366,36 @@ class LoginView(APIView):
         reason = check.process_view(request._request, None, (), {})
         if reason:
             raise exceptions.PermissionDenied(f"CSRF failed: {reason}")
+        _require_local_passwords()
         payload = CredentialsSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         user = _check_credentials(request, payload.validated_data)
         login(request._request, user)
         return Response(me_payload(user))
+
+
+class SsoConfigSerializer(serializers.Serializer):
+    name = serializers.CharField(help_text='The button\'s "Sign in with <name>".')
+    login_url = serializers.CharField(help_text="Where the browser goes to sign in (add ?next=<path>).")
+
+
+class AuthConfigSerializer(serializers.Serializer):
+    password_sign_in = serializers.BooleanField(help_text="The username and password form works.")
+    sso = SsoConfigSerializer(allow_null=True, help_text="Single sign-on, when set up.")
+
+
+class AuthConfigView(APIView):
+    """GET /api/auth/config/: how one signs in here (the sign-in page draws itself from it)."""
+
+    authentication_classes: list[type] = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(responses=AuthConfigSerializer)
+    def get(self, request: Request) -> Response:
+        sso = None
+        if settings.NETLOOM_OIDC_ENABLED:
+            sso = {"name": settings.NETLOOM_OIDC_NAME, "login_url": reverse("oidc_authentication_init")}
+        return Response({"password_sign_in": settings.NETLOOM_LOCAL_PASSWORDS, "sso": sso})
 
 
 class LogoutView(APIView):

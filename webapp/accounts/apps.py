@@ -18,6 +18,7 @@ class AccountsConfig(AppConfig):
 
         from webapp.api import schema  # noqa: F401
 
+        from . import oidc  # noqa: F401  (its deploy check: the SSO provider answers)
         from .models import ApiToken
         from .services import token_forget, user_tokens_forget
 

@@ -162,3 +162,26 @@ class Invitation(models.Model):
         if self.expires_at <= timezone.now():
             return "expired"
         return "pending"
+
+
+class OidcIdentity(models.Model):
+    """A user's account at an OpenID provider: the provider's `iss` and `sub` name one person for
+    good (an e-mail or a username there may change or be given to someone else)."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="oidc_identities"
+    )
+    issuer = models.CharField(max_length=255)
+    subject = models.CharField(max_length=255)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_sign_in_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["issuer", "subject"], name="oidc_identity_unique_subject")
+        ]
+        verbose_name = "OpenID identity"
+        verbose_name_plural = "OpenID identities"
+
+    def __str__(self) -> str:
+        return f"{self.subject} at {self.issuer} ({self.user})"

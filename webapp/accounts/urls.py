@@ -15,6 +15,7 @@ urlpatterns = [
     path("auth/tokens/<int:pk>/", token, name="auth-token-detail"),
     path("auth/csrf/", api.CsrfView.as_view(), name="auth-csrf"),
     path("auth/login/", api.LoginView.as_view(), name="auth-login"),
+    path("auth/config/", api.AuthConfigView.as_view(), name="auth-config"),
     path("auth/logout/", api.LogoutView.as_view(), name="auth-logout"),
     path("auth/me/", api.MeView.as_view(), name="auth-me"),
     path("auth/password/", api.PasswordChangeView.as_view(), name="auth-password"),
@@ -64,4 +65,5 @@ PUBLIC_ROUTES = [
     # The invitation's secret is the credential (a new account accepts before it exists).
     ("get", "/api/invitations/{invitation_token}/"),
     ("post", "/api/invitations/{invitation_token}/accept/"),
+    ("get", "/api/auth/config/"),
 ]

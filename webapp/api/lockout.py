@@ -50,6 +50,18 @@ def lockout_response(
     return response
 
 
+def lockout_exempt(request: HttpRequest, credentials: Any = None) -> bool:
+    """AXES_WHITELIST_CALLABLE: the single sign-on callback checks no password (the provider did),
+    so a refused one (a forged or stale code) is not a guess: counted, ten of them from one address
+    would lock every SSO sign-in from it, each with no username."""
+    match = getattr(request, "resolver_match", None)
+    return (
+        match is not None
+        and match.url_name == "oidc_authentication_callback"
+        and "password" not in (credentials or {})
+    )
+
+
 def lockout_client_address(request: HttpRequest) -> str | None:
     """AXES_CLIENT_IP_CALLABLE: the client as NETLOOM_TRUSTED_PROXIES lets us see it."""
     return client_address(request)
@@ -93,3 +105,26 @@ def sign_in_throttled(view: Any) -> Any:
         return view(request, *args, **kwargs)
 
     return throttled
+
+
+def password_sign_in_off_message() -> str:
+    """What a password sign-in is told while NETLOOM_LOCAL_PASSWORDS is off."""
+    return (
+        f"Password sign-in is turned off on this server: sign in with {settings.NETLOOM_OIDC_NAME} "
+        "(single sign-on) in the browser. For the API, create a token there (POST /api/auth/tokens/ "
+        "from the signed-in session)."
+    )
+
+
+def local_passwords_only(view: Any) -> Any:
+    """A password form (the admin's) answers 403 `password_sign_in_off` while local passwords are
+    off; its GET still renders (a signed-in staff member is sent on)."""
+
+    @wraps(view)
+    def checked(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.method == "POST" and not settings.NETLOOM_LOCAL_PASSWORDS:
+            return JsonResponse(error_body("password_sign_in_off", password_sign_in_off_message()),
+                                status=403)
+        return view(request, *args, **kwargs)
+
+    return checked

@@ -2,6 +2,7 @@
 // answer as an ApiError that keeps the server's whole error object (`errors`, `detail`, `dataset`
 // sit next to code/message/fields), and multipart uploads with progress (uploadForm).
 import type {
+  AuthConfig,
   GraphSpec,
   GraphSummary,
   OpCatalog,
@@ -126,6 +127,7 @@ export function uploadForm<T>(
 
 export const api = {
   csrf: () => apiRequest<unknown>("GET", "/api/auth/csrf/"),
+  authConfig: () => apiRequest<AuthConfig>("GET", "/api/auth/config/"),
   me: () => apiRequest<User>("GET", "/api/auth/me/"),
   login: (username: string, password: string) =>
     apiRequest<{ user: User } | User>("POST", "/api/auth/login/", { username, password }),

@@ -19,6 +19,8 @@ export type Role = Schema<"RoleEnum">;
 export type Team = Schema<"UserTeam">;
 /** Who is signed in (GET /api/auth/me/). */
 export type User = Schema<"Me">;
+/** How one signs in here: the password form, single sign-on (GET /api/auth/config/). */
+export type AuthConfig = Schema<"AuthConfig">;
 
 /** The engine's parameter kinds (engine.ops.registry.ParamType). */
 export type ParamType = Schema<"ParamKindEnum">;
