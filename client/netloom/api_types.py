@@ -1145,6 +1145,16 @@ class Run(TypedDict):
     exports: RunExports
 
 
+class RunColumnsAnswer(TypedDict):
+    """GET /api/runs/columns/: the names the runs table can show as columns and the filter can use, read from the newest runs of the filter (selectors.COLUMNS_SAMPLE)."""
+    metrics: list[str]
+    best: list[str]
+    config: list[str]
+    nodes: list[str]
+    sampled: int
+    complete: bool
+
+
 class RunCreateRequest(TypedDict):
     """What POST /api/runs/ takes: a graph revision, a dataset and a (partial) training config."""
     team: NotRequired[int]
@@ -1772,6 +1782,7 @@ __all__ = [
     "RoleEnum",
     "RowCounts",
     "Run",
+    "RunColumnsAnswer",
     "RunCreateRequest",
     "RunEvent",
     "RunExports",
