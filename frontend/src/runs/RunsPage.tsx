@@ -185,6 +185,7 @@ export function RunsPage({ graphId }: { graphId: number | null }) {
             onSelect={setSelected}
             onTag={(t) => setTyped({ ...typed, tag: t })}
             onView={inView}
+            automatic={viewColumns.length === 0}
           />
         )}
       </main>

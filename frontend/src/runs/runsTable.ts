@@ -125,9 +125,12 @@ function isResultKey(key: string): boolean {
   return (key.startsWith("val/") || key.startsWith("test/")) && !key.endsWith("confusion_matrix");
 }
 
-/** A run's final values: `summary.final`, or the older `final_metrics`. */
+/**
+ * A run's final values: `summary.final` (its stored series' last values) over `final_metrics` (what
+ * the server sorts `metrics.<name>` by); a run written without series has only the latter.
+ */
 export function finalValues(run: Pick<RunRow, "summary" | "final_metrics">): Record<string, unknown> {
-  return run.summary?.final ?? run.final_metrics ?? {};
+  return { ...(run.final_metrics ?? {}), ...(run.summary?.final ?? {}) };
 }
 
 /**

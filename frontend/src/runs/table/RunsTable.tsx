@@ -65,11 +65,14 @@ export interface RunsTableProps {
   onTag: (tag: string) => void;
   /** Rows first..last are drawn (their pages are wanted). */
   onView: (first: number, last: number) => void;
+  /** The columns are those that differ among the loaded runs (not picked): the groups say so. */
+  automatic?: boolean;
 }
 
 const FIXED_IDS = ["name", "status", "who", "when", "duration", "graph", "dataset"];
 
-export function RunsTable({ store, count, columns, sort, onSort, selected, onSelect, onTag, onView }: RunsTableProps) {
+export function RunsTable({ store, count, columns, sort, onSort, selected, onSelect, onTag, onView, automatic = false }: RunsTableProps) {
+  const differs = automatic ? " (differs)" : "";
   const scrollRef = useRef<HTMLDivElement>(null);
   const headRef = useRef<HTMLTableSectionElement>(null);
   const [headHeight, setHeadHeight] = useState(0);
@@ -77,6 +80,9 @@ export function RunsTable({ store, count, columns, sort, onSort, selected, onSel
   const focusActive = useRef(false);
   const col = (id: string) => columns.fixed.find((c) => c.id === id)!;
   const span = 1 + FIXED_IDS.length + columns.config.length + columns.graph.length + columns.final.length + columns.best.length;
+
+  // Another filter or order: the row the keys had reached means nothing there.
+  useEffect(() => setActive(null), [store]);
 
   useLayoutEffect(() => {
     const h = headRef.current?.offsetHeight ?? 0;
@@ -143,7 +149,10 @@ export function RunsTable({ store, count, columns, sort, onSort, selected, onSel
     }
   }
 
-  const offset = (items[0]?.start ?? headHeight) - headHeight;
+  // Spacer rows stand for the rows above and below the drawn ones, so the table is as tall as all
+  // of them and its header can stick to the top of the scroll box (none while every row is drawn).
+  const top = Math.max(0, (items[0]?.start ?? headHeight) - headHeight);
+  const bottom = Math.max(0, virtualizer.getTotalSize() - ((items[items.length - 1]?.end ?? headHeight) - headHeight));
   const inView = store.loadedIn(first, last);
   const allInView = inView.length > 0 && inView.every((r) => selected.has(r.id));
   return (
@@ -156,7 +165,6 @@ export function RunsTable({ store, count, columns, sort, onSort, selected, onSel
       tabIndex={0}
       onKeyDown={onKey}
     >
-      <div style={{ height: virtualizer.getTotalSize() + headHeight }}>
         <table className="table runs-table" data-testid="run-list" aria-rowcount={count + 1}>
           <caption className="sr-only">Runs; click a column header to sort by it</caption>
           <thead ref={headRef}>
@@ -165,12 +173,12 @@ export function RunsTable({ store, count, columns, sort, onSort, selected, onSel
                 <td colSpan={8} />
                 {columns.config.length > 0 && (
                   <th scope="colgroup" colSpan={columns.config.length} className="group-config">
-                    Config
+                    Config{differs}
                   </th>
                 )}
                 {columns.graph.length > 0 && (
                   <th scope="colgroup" colSpan={columns.graph.length} className="group-graph" data-testid="group-graph">
-                    Graph
+                    Graph{differs}
                   </th>
                 )}
                 {columns.final.length > 0 && (
@@ -209,7 +217,8 @@ export function RunsTable({ store, count, columns, sort, onSort, selected, onSel
               ))}
             </tr>
           </thead>
-          <tbody style={{ transform: `translateY(${offset}px)` }}>
+          <tbody>
+            {top > 0 && <Spacer height={top} span={span} />}
             {items.map((item) => {
               const r = store.rowAt(item.index);
               if (!r)
@@ -234,10 +243,18 @@ export function RunsTable({ store, count, columns, sort, onSort, selected, onSel
                 />
               );
             })}
+            {bottom > 0 && <Spacer height={bottom} span={span} />}
           </tbody>
         </table>
-      </div>
     </div>
+  );
+}
+
+function Spacer({ height, span }: { height: number; span: number }) {
+  return (
+    <tr className="runs-spacer" aria-hidden style={{ height }}>
+      <td colSpan={span} />
+    </tr>
   );
 }
 
