@@ -81,8 +81,11 @@ export function RunsTable({ store, count, columns, sort, onSort, selected, onSel
   const col = (id: string) => columns.fixed.find((c) => c.id === id)!;
   const span = 1 + FIXED_IDS.length + columns.config.length + columns.graph.length + columns.final.length + columns.best.length;
 
-  // Another filter or order: the row the keys had reached means nothing there.
-  useEffect(() => setActive(null), [store]);
+  // Another filter or order starts at its first run; the row the keys had reached means nothing there.
+  useEffect(() => {
+    setActive(null);
+    scrollRef.current?.scrollTo({ top: 0 });
+  }, [store]);
 
   useLayoutEffect(() => {
     const h = headRef.current?.offsetHeight ?? 0;
