@@ -26,6 +26,7 @@ import {
   graphParamsOf,
   nextSort,
   orderingOf,
+  selectedInOrder,
   sortOf,
   tableColumns,
 } from "./runsTable";
@@ -90,7 +91,7 @@ export function RunsPage({ graphId }: { graphId: number | null }) {
     [firstRows, viewColumns],
   );
   const fields = useMemo(() => mergeFields(fieldsOfColumns(names), filterFields(firstRows, graphParamsOf(firstRows))), [names, firstRows]);
-  const chosen = [...selected];
+  const chosen = selectedInOrder(store?.heldRows() ?? [], selected);
   const filtered = graphId !== null || Object.values(filters).some(Boolean);
 
   function applyView(view: ViewState) {

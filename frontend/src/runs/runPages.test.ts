@@ -35,6 +35,7 @@ describe("the pages of the runs table", () => {
     expect(asked).toEqual([1, 2, 500]);
     expect(store.rowAt(49_999)).toBe(49_999);
     expect(store.leading(150)).toHaveLength(150);
+    expect(store.heldRows().slice(-2)).toEqual([49_998, 49_999]);
   });
 
   it("keeps at most maxPages, dropping the least recently seen and never one in view", async () => {

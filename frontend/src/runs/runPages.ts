@@ -63,6 +63,11 @@ export class RunPageStore<Row> {
     return [...this.pages.keys()].sort((a, b) => a - b);
   }
 
+  /** The rows of the pages held, in the list's order. */
+  heldRows(): Row[] {
+    return this.heldPages().flatMap((p) => this.pages.get(p) ?? []);
+  }
+
   /** The rows loaded among `first`..`last`. */
   loadedIn(first: number, last: number): Row[] {
     const out: Row[] = [];

@@ -14,6 +14,7 @@ import {
   runName,
   orderingOf,
   columnsOfKeys,
+  selectedInOrder,
   sortOf,
   tableColumns,
   withTag,
@@ -150,8 +151,9 @@ describe("the table's columns and sorting", () => {
 });
 
 describe("filters, selection and tags", () => {
-  it("compares 2 to 100 runs", () => {
+  it("compares 2 to 100 runs, held ones in the table's order, then the others as ticked", () => {
     expect([0, 1, 2, 100, 101].map(canCompare)).toEqual([false, false, true, true, false]);
+    expect(selectedInOrder([run(3), run(1), run(2)], new Set([9, 2, 3]))).toEqual([3, 2, 9]);
   });
 
   it("adds a tag once, trimmed", () => {

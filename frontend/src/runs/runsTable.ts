@@ -280,6 +280,16 @@ export function columnKeys(columns: Record<string, Column[]>): string[] {
     .flatMap(([, cols]) => cols.map((c) => c.key ?? c.id));
 }
 
+/**
+ * The ticked ids in the list's order where their rows are held (`rows`, in order), then the others
+ * in the order they were ticked (a tick stays while its row scrolls away or a filter hides it).
+ */
+export function selectedInOrder(rows: readonly Pick<RunRow, "id">[], selected: ReadonlySet<number>): number[] {
+  const held = rows.filter((r) => selected.has(r.id)).map((r) => r.id);
+  const seen = new Set(held);
+  return [...held, ...[...selected].filter((id) => !seen.has(id))];
+}
+
 /** A tag as typed: trimmed, inner spaces kept; "" when there is nothing to add. */
 export function cleanTag(text: string): string {
   return text.trim().replace(/\s+/g, " ");
