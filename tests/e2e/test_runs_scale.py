@@ -26,9 +26,11 @@ pytestmark = pytest.mark.e2e
 
 SPECS = Path(__file__).resolve().parents[2] / "examples" / "specs"
 SHOTS = Path(os.environ.get("NETLOOM_SHOTS", "/tmp/shots-runs-scale"))
-RUNS = 3000
+# NETLOOM_E2E_SCALE_RUNS=100000 runs the same walk over the issue's hundred thousand (minutes of seeding).
+RUNS = int(os.environ.get("NETLOOM_E2E_SCALE_RUNS", "3000"))
+SEED_CHUNK = 20_000  # runs per `manage.py shell` (each call has two minutes)
 
-# Run in the server's database by `manage.py shell`: RUNS succeeded runs of the graph's revision 1.
+# Run in the server's database by `manage.py shell`: `count` succeeded runs of the graph's revision 1.
 SEED = """
 import random
 from webapp.graphs.models import GraphRevision
@@ -38,10 +40,10 @@ from django.contrib.auth import get_user_model
 rev = GraphRevision.objects.get(graph_id={graph}, number=1)
 dataset = Dataset.objects.get(pk={dataset})
 user = get_user_model().objects.get(username={user!r})
-rng = random.Random(5)
+rng = random.Random({seed})
 Run.objects.bulk_create([
     Run(team_id={team}, graph_revision=rev, dataset=dataset, created_by=user, status=RunStatus.SUCCEEDED,
-        name=f"seeded {{i}}", config={{"epochs": 3, "optimizer": {{"lr": rng.choice([0.1, 0.01, 0.001])}}}},
+        name=f"seeded {{i + {seed}}}", config={{"epochs": 3, "optimizer": {{"lr": rng.choice([0.1, 0.01, 0.001])}}}},
         final_metrics={{"val/accuracy": round(rng.random(), 5), "val/loss": round(rng.random(), 5)}})
     for i in range({count})
 ], batch_size=1000)
@@ -60,8 +62,10 @@ def test_user_scrolls_thousands_of_runs_picks_columns_and_compares_the_top_ten(
     iris = api.post("/api/datasets/", {"team": team, "builtin": "iris"})
     spec = json.loads((SPECS / "iris_mlp.json").read_text())
     graph = api.post("/api/graphs/", {"team": team, "name": "iris mlp", "spec": spec})
-    seeded = netloom_server.manage("shell", "-c", SEED.format(
-        graph=graph["id"], dataset=iris["id"], user=new_account.username, team=team, count=RUNS))
+    for start in range(0, RUNS, SEED_CHUNK):
+        seeded = netloom_server.manage("shell", "-c", SEED.format(
+            graph=graph["id"], dataset=iris["id"], user=new_account.username, team=team, seed=start,
+            count=min(SEED_CHUNK, RUNS - start)))
     assert seeded.strip().splitlines()[-1] == str(RUNS), seeded
 
     def first_ids(ordering: str, n: int) -> list[int]:
@@ -80,7 +84,7 @@ def test_user_scrolls_thousands_of_runs_picks_columns_and_compares_the_top_ten(
     # --- scrolled to the bottom: the oldest run, fetched from the last page ----------------------
     scroller = page.locator(tid("runs-scroll"))
     oldest = first_ids("created_at", 1)[0]
-    for _ in range(30):  # the table measures rows as it goes: scroll until the end stays the end
+    for _ in range(60):  # the table measures rows as it goes: scroll until the end stays the end
         scroller.evaluate("el => { el.scrollTop = el.scrollHeight; }")
         page.wait_for_timeout(100)
         if page.locator(tid(f"run-row-{oldest}")).count():
