@@ -72,7 +72,7 @@ export function RunsPage({ graphId }: { graphId: number | null }) {
   // Every page of this filter and order (the table adds &page=); graph parameters come with the runs.
   const query = team ? `${runsQuery(team.id, all, sort)}&fields=graph_params` : null;
   const { store, count, error, filterError, inView } = useRunPages(query);
-  const names = useRunColumns(team?.id ?? null, filters.filter);
+  const names = useRunColumns(team?.id ?? null, filters.filter, graphId);
 
   useEffect(() => {
     if (!team) return;
