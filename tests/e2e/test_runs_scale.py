@@ -79,7 +79,7 @@ def test_user_scrolls_thousands_of_runs_picks_columns_and_compares_the_top_ten(
     expect(table.locator("tbody tr").first).to_have_attribute("data-testid", f"run-row-{newest}")
     drawn = table.locator("tbody tr").count()
     assert 10 <= drawn <= 60, drawn
-    steps.shot("top-of-3000")
+    steps.shot(f"top-of-{RUNS}")
 
     # --- scrolled to the bottom: the oldest run, fetched from the last page ----------------------
     scroller = page.locator(tid("runs-scroll"))
@@ -93,7 +93,7 @@ def test_user_scrolls_thousands_of_runs_picks_columns_and_compares_the_top_ten(
     assert table.locator("tbody tr").count() <= 60
     header = page.locator(tid("sort-name"))
     expect(header).to_be_in_viewport()  # the header stays on top of the scrolled rows
-    steps.shot("bottom-of-3000")
+    steps.shot(f"bottom-of-{RUNS}")
 
     # --- the keyboard: Home goes back to the first run, arrows move down --------------------------
     page.locator(tid(f"select-run-{oldest}")).focus()
