@@ -9,7 +9,8 @@ view, the serializer and the database cost, without the HTTP server), `--repeats
 - baseline: the default page (newest first), the fixed ordering the list always had;
 - `ordering=-metrics.val/accuracy`: the best run first (checked against the seeded truth);
 - a metrics + config + tags filter ordered by the metric (its `count` checked against the truth);
-- `ordering=-best.val/accuracy` (the best checkpoint's metric, a subquery per run).
+- `ordering=-best.val/accuracy` (the best checkpoint's metric, a subquery per run);
+- `GET /api/runs/columns/` (the runs page's column and completion names, from the newest 1,000).
 
 p50/p95 of each, and the ratio to the baseline, go to bench/results.json under "runs_query" and to
 the table between the runs-query markers of docs/benchmarks.md.
@@ -108,12 +109,17 @@ def measure(repeats: int, truth: dict[str, Any]) -> dict[str, Any]:
         "ordering=-metrics.val/accuracy": {"ordering": "-metrics.val/accuracy"},
         "filter (metrics, config, tags) + ordering by the metric": {"filter": FILTER, "ordering": "-metrics.val/accuracy"},
         "ordering=-best.val/accuracy": {"ordering": "-best.val/accuracy"},
+        "GET /api/runs/columns/ (names of the newest 1,000)": {"path": "/api/runs/columns/"},
     }
     found: dict[str, Any] = {}
     for name, params in cases.items():
-        first = api.get("/api/runs/", {**params, "page_size": 50})
+        path = params.pop("path", "/api/runs/")
+        first = api.get(path, {**params, "page_size": 50})  # the columns endpoint reads no page_size
         assert first.status_code == 200, first.content[:300]
         body = first.json()
+        if "count" not in body:  # the columns answer: the names it found, and how many runs it read
+            assert body["metrics"] == ["train/loss", "val/accuracy", "val/loss"], body
+            body["count"] = body["sampled"]
         if "metrics" in params.get("ordering", "") and not params.get("filter"):
             assert body["results"][0]["final_metrics"]["val/accuracy"] == truth["best_accuracy"], "the best run first"
         if params.get("filter"):
@@ -121,7 +127,7 @@ def measure(repeats: int, truth: dict[str, Any]) -> dict[str, Any]:
         seconds = []
         for _ in range(repeats):
             start = time.perf_counter()
-            answer = api.get("/api/runs/", {**params, "page_size": 50})
+            answer = api.get(path, {**params, "page_size": 50})
             seconds.append(time.perf_counter() - start)
             assert answer.status_code == 200
         seconds.sort()

@@ -1263,6 +1263,16 @@ class Run(TypedDict):
     exports: RunExports
 
 
+class RunColumnsAnswer(TypedDict):
+    """GET /api/runs/columns/: the names the runs table can show as columns and the filter can use, read from the newest runs of the filter (selectors.COLUMNS_SAMPLE)."""
+    metrics: list[str]
+    best: list[str]
+    config: list[str]
+    nodes: list[str]
+    sampled: int
+    complete: bool
+
+
 class RunCreateRequest(TypedDict):
     """What POST /api/runs/ takes: a graph revision, a dataset and a (partial) training config."""
     team: NotRequired[int]
@@ -1928,6 +1938,7 @@ __all__ = [
     "RoleEnum",
     "RowCounts",
     "Run",
+    "RunColumnsAnswer",
     "RunCreateRequest",
     "RunEvent",
     "RunExports",

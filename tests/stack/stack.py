@@ -120,15 +120,18 @@ class ServiceStack:
 
     def __init__(
         self, tmp: Path, redis: RedisServer, *, step_delay: float = 0.0, dataset_processing: str = "sync",
-        env: dict[str, str] | None = None, split_workers: bool = False,
+        env: dict[str, str] | None = None, split_workers: bool = False, train_workers: int = 1,
     ) -> None:
         """`env` is added to the processes' environment (e.g. another DJANGO_SETTINGS_MODULE).
 
         `split_workers`: as `make run` and docker-compose, a worker on `-Q train`, one on `-Q short`
         (`self.short_worker`) and one on `-Q datasets` (`self.datasets_worker`); otherwise one
-        worker serves every queue.
+        worker serves every queue. `train_workers` > 1 (with `split_workers`): that many workers on
+        `-Q train` (`self.worker` and `self.extra_workers`), as two training machines would be.
         """
         self.split_workers = split_workers
+        self.train_workers = train_workers
+        self.extra_workers: list[tuple[subprocess.Popen, Path]] = []
         self.short_worker: subprocess.Popen | None = None
         self.datasets_worker: subprocess.Popen | None = None
         self.tmp = Path(tmp)
@@ -222,8 +225,16 @@ class ServiceStack:
                 self._worker_args(("datasets",), "datasets"), cwd=ROOT, env=self.env,
                 stdout=open(self.datasets_log, "ab"), stderr=subprocess.STDOUT,
             )
+        for n in range(2, self.train_workers + 1):
+            log = self.tmp / f"worker-train-{n}.log"
+            self.extra_workers.append((subprocess.Popen(
+                self._worker_args(("train",), f"t{n}"), cwd=ROOT, env=self.env,
+                stdout=open(log, "ab"), stderr=subprocess.STDOUT,
+            ), log))
         self.start_web()
         self.wait_worker_ready()
+        for proc, log in self.extra_workers:
+            self._wait_ready(proc, log, 60)
         if self.short_worker is not None:
             self._wait_ready(self.short_worker, self.short_log, 60)
         if self.datasets_worker is not None:
@@ -330,10 +341,11 @@ class ServiceStack:
 
     def stop(self) -> None:
         """Stop the processes this stack started (and its private Redis)."""
-        for proc in (self.worker, self.short_worker, self.datasets_worker, self.web):
+        procs = [self.worker, *(p for p, _ in self.extra_workers), self.short_worker, self.datasets_worker, self.web]
+        for proc in procs:
             if proc is not None and proc.poll() is None:
                 proc.terminate()
-        for proc in (self.worker, self.short_worker, self.datasets_worker, self.web):
+        for proc in procs:
             if proc is not None:
                 try:
                     proc.wait(10)

@@ -537,3 +537,43 @@ def run_duration_s(run: Run) -> float | None:
 # --- the queue: fair order, positions, workers ------------------------------------------------
 
 
+
+
+# GET /api/runs/columns/ reads the newest runs of the filter, not all of them: a team's runs share
+# a handful of configs and metrics, so a sample names what the table can show, in bounded time.
+COLUMNS_SAMPLE = 1000
+
+# At most this many names of each kind (a config with thousands of keys would not fit a picker).
+COLUMNS_MAX = 500
+
+
+def runs_columns(*, runs: QuerySet[Run], sample: int = COLUMNS_SAMPLE) -> dict[str, Any]:
+    """The names the runs table can show and the filter can use, from the newest `sample` of `runs`:
+    {"metrics": final metric names with a number, "best": the best checkpoint's metric names,
+    "config": dotted config paths, "nodes": "nodes.<node>.<param>" of their graph revisions,
+    "sampled": runs read, "complete": whether they were all of `runs`}, each list sorted.
+
+    Three queries whatever the size (the runs' JSON columns, their best checkpoints, their
+    revisions' node_params), on SQLite and PostgreSQL alike."""
+    rows = list(runs.order_by("-id").values_list("pk", "final_metrics", "config", "graph_revision_id")[:sample + 1])
+    complete = len(rows) <= sample
+    rows = rows[:sample]
+    metrics: set[str] = set()
+    config: set[str] = set()
+    for _pk, final, cfg, _rev in rows:
+        if isinstance(final, dict):
+            metrics.update(k for k, v in final.items() if isinstance(v, int | float) and not isinstance(v, bool))
+        if isinstance(cfg, dict):
+            config.update(config_flatten(cfg))
+    best: set[str] = set()
+    ids = [row[0] for row in rows]
+    for values in Checkpoint.objects.filter(run_id__in=ids, name="best").values_list("metrics", flat=True):
+        if isinstance(values, dict):
+            best.update(k for k, v in values.items() if isinstance(v, int | float) and not isinstance(v, bool))
+    nodes: set[str] = set()
+    for params in revisions_params(revision_ids=[row[3] for row in rows]).values():
+        nodes.update(params)
+    config.discard("")
+    return {"metrics": sorted(metrics)[:COLUMNS_MAX], "best": sorted(best)[:COLUMNS_MAX],
+            "config": sorted(config)[:COLUMNS_MAX], "nodes": sorted(nodes)[:COLUMNS_MAX],
+            "sampled": len(rows), "complete": complete}

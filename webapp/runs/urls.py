@@ -46,6 +46,7 @@ API_ROUTES = [
     ("post", "/api/runs/{run}/cancel/"),
     ("get", "/api/runs/{run}/metrics/"),
     ("get", "/api/runs/compare/?ids={run}"),
+    ("get", "/api/runs/columns/"),
     ("get", "/api/runs/{run}/checkpoints/"),
     ("get", "/api/runs/{run}/checkpoints/{checkpoint}/export/?format=safetensors"),
     ("get", "/api/runs/{run}/explanations/"),

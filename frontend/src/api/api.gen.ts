@@ -1110,6 +1110,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/columns/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The metric names, config paths and graph parameters of the runs (`?team=`, `?filter=` and the
+         *     list's other filters), for the table's column picker and the filter's completion.
+         */
+        get: operations["runs_columns_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/runs/compare/": {
         parameters: {
             query?: never;
@@ -3265,6 +3285,24 @@ export interface components {
             /** @description Path of the run's WebSocket stream. */
             readonly stream: string;
             readonly exports: components["schemas"]["RunExports"];
+        };
+        /**
+         * @description GET /api/runs/columns/: the names the runs table can show as columns and the filter can use,
+         *     read from the newest runs of the filter (selectors.COLUMNS_SAMPLE).
+         */
+        RunColumnsAnswer: {
+            /** @description Final metric names (`metrics.<name>`), sorted. */
+            metrics: string[];
+            /** @description Metric names of the runs' best checkpoints (`best.<name>`), sorted. */
+            best: string[];
+            /** @description Dotted config paths (`config.<path>`), sorted. */
+            config: string[];
+            /** @description Graph parameters as `nodes.<node>.<param>`, sorted. */
+            nodes: string[];
+            /** @description How many runs were read (the newest of the filter). */
+            sampled: number;
+            /** @description True when those were all the runs of the filter. */
+            complete: boolean;
         };
         /** @description What POST /api/runs/ takes: a graph revision, a dataset and a (partial) training config. */
         RunCreateRequest: {
@@ -9486,6 +9524,57 @@ export interface operations {
             };
             /** @description No such object among the teams of the user. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    runs_columns_retrieve: {
+        parameters: {
+            query?: {
+                dataset?: number;
+                /** @description An expression over what runs achieved: comparisons (= != < <= > >= ~) of metrics.<name>, best.<name>, config.<path>, nodes.<node>.<param>, tags, status, name, created_at, finished_at, sweep, graph, dataset, id with numbers, "strings", true, false, null; and/or/not and parentheses. E.g. metrics.val/accuracy > 0.9 and tags = "baseline". 400 invalid_filter names the column of a mistake. */
+                filter?: string;
+                graph?: number;
+                /** @description Text in the run's name or notes, its graph's or dataset's name. */
+                q?: string;
+                /** @description Comma-separated statuses. */
+                status?: string;
+                /** @description Trials of this sweep (origin.sweep). */
+                sweep?: number;
+                /** @description Runs carrying this tag. */
+                tag?: string;
+                team?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunColumnsAnswer"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

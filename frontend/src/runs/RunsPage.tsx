@@ -1,10 +1,10 @@
 // The team's runs as a table (/app/runs, ?graph= for one graph): name, status, who, when, duration,
-// graph revision, dataset, the configuration fields and graph parameters that differ among the
-// listed runs, final and best metrics. The server filters (the list's filters and a `filter`
-// expression), sorts (a header click sets `ordering`) and counts; the page shows PAGE_SIZE runs at
-// a time (pages, not a virtualised list: a hundred rows scroll fine). Saved views keep a filter, an
-// ordering and the columns; "Compare top N" opens the first N runs of the order; ticked runs open
-// with Compare.
+// graph revision, dataset, then the chosen columns (metrics final and best, config paths, graph
+// parameters; by default those that differ among the loaded runs). The server filters (the list's
+// filters and a `filter` expression), sorts (a header click sets `ordering`) and counts; the table
+// is virtualised over every run of the filter and fetches pages of PAGE_SIZE as the view reaches
+// them. Saved views keep a filter, an ordering and the columns; "Compare top N" opens the first N
+// runs of the order; ticked runs open with Compare.
 import { useEffect, useMemo, useState } from "react";
 import { api, resultsOf } from "../api/client";
 import type { GraphSummary } from "../api/types";
@@ -12,8 +12,9 @@ import { TopBar } from "../auth/TopBar";
 import { useSession } from "../auth/session";
 import { navigate } from "../router";
 import { runsApi } from "./api";
-import { filterFields } from "./filterCompletion";
-import { NO_FILTERS, type RunFilters, pageCount, pageRange, runsQuery } from "./runsQuery";
+import { filterFields, mergeFields } from "./filterCompletion";
+import { fieldsOfColumns, pickerGroups } from "./runColumns";
+import { NO_FILTERS, PAGE_SIZE, type RunFilters, runsQuery } from "./runsQuery";
 import {
   COMPARE_MAX,
   COMPARE_MIN,
@@ -21,20 +22,22 @@ import {
   type Sort,
   canCompare,
   columnKeys,
+  columnsOfKeys,
+  graphParamsOf,
   nextSort,
   orderingOf,
   selectedInOrder,
-  shownColumns,
   sortOf,
   tableColumns,
 } from "./runsTable";
+import { ColumnPicker } from "./table/ColumnPicker";
 import { CompareTop } from "./table/CompareTop";
 import { FilterBox } from "./table/FilterBox";
 import { RunsFilters } from "./table/RunsFilters";
 import { RunsTable } from "./table/RunsTable";
 import { SavedViews, type ViewState } from "./table/SavedViews";
-import { useGraphParams } from "./table/useGraphParams";
-import { useRunsList } from "./table/useRunsList";
+import { useRunColumns } from "./table/useRunColumns";
+import { useRunPages } from "./table/useRunPages";
 import type { Dataset } from "./types";
 
 /** How long typing pauses before the text boxes are sent. */
@@ -50,14 +53,12 @@ export function RunsPage({ graphId }: { graphId: number | null }) {
   const [typed, setTyped] = useState({ q: "", tag: "" });
   const [typedFilter, setTypedFilter] = useState("");
   const [sort, setSort] = useState<Sort>(DEFAULT_SORT);
-  const [page, setPage] = useState(1);
   const [viewColumns, setViewColumns] = useState<string[]>([]);
   const [selected, setSelected] = useState<ReadonlySet<number>>(new Set());
 
-  // A filter that really changes starts again at the first page.
+  // Only a filter that really changes makes a new query.
   const change = (next: Partial<Omit<RunFilters, "graph">>) =>
     setFilters((f) => (Object.entries(next).every(([k, v]) => f[k as keyof typeof f] === v) ? f : { ...f, ...next }));
-  useEffect(() => setPage(1), [filters, graphId]);
   useEffect(() => {
     const timer = window.setTimeout(() => change(typed), TYPING_MS);
     return () => window.clearTimeout(timer);
@@ -68,8 +69,10 @@ export function RunsPage({ graphId }: { graphId: number | null }) {
   }, [typedFilter]);
 
   const all = { ...filters, graph: graphId };
-  const query = team ? runsQuery(team.id, all, sort, page) : null;
-  const { runs, count, error, filterError } = useRunsList(query);
+  // Every page of this filter and order (the table adds &page=); graph parameters come with the runs.
+  const query = team ? `${runsQuery(team.id, all, sort)}&fields=graph_params` : null;
+  const { store, count, error, filterError, inView } = useRunPages(query);
+  const names = useRunColumns(team?.id ?? null, filters.filter, graphId);
 
   useEffect(() => {
     if (!team) return;
@@ -79,13 +82,17 @@ export function RunsPage({ graphId }: { graphId: number | null }) {
     });
   }, [team]);
 
-  const graphParams = useGraphParams(runs);
-  const columns = useMemo(() => shownColumns(tableColumns(runs ?? [], graphParams), viewColumns), [runs, graphParams, viewColumns]);
-  const fields = useMemo(() => filterFields(runs ?? [], graphParams), [runs, graphParams]);
-  const rows = runs ?? [];
-  const chosen = selectedInOrder(rows, selected);
+  // The automatic columns: those that differ among the first page's runs.
+  const version = store?.version ?? 0;
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  const firstRows = useMemo(() => store?.leading(PAGE_SIZE) ?? [], [store, version]);
+  const columns = useMemo(
+    () => (viewColumns.length ? columnsOfKeys(viewColumns) : tableColumns(firstRows, graphParamsOf(firstRows))),
+    [firstRows, viewColumns],
+  );
+  const fields = useMemo(() => mergeFields(fieldsOfColumns(names), filterFields(firstRows, graphParamsOf(firstRows))), [names, firstRows]);
+  const chosen = selectedInOrder(store?.heldRows() ?? [], selected);
   const filtered = graphId !== null || Object.values(filters).some(Boolean);
-  const pages = pageCount(count);
 
   function applyView(view: ViewState) {
     setTypedFilter(view.filter);
@@ -101,7 +108,7 @@ export function RunsPage({ graphId }: { graphId: number | null }) {
         <div className="panel-head">
           <h1>Runs{team ? ` of ${team.name}` : ""}</h1>
           <div className="row">
-            {team && <CompareTop count={count} firstPage={page === 1 ? rows : null} queryFor={(n) => runsQuery(team.id, all, sort, 1, n)} />}
+            {team && <CompareTop count={count} leading={(n) => store?.leading(n) ?? []} queryFor={(n) => runsQuery(team.id, all, sort, 1, n)} />}
             <button
               type="button"
               className="primary"
@@ -144,49 +151,43 @@ export function RunsPage({ graphId }: { graphId: number | null }) {
             {error}
           </p>
         )}
-        {runs === null && team && <p className="muted">Loading…</p>}
-        {runs && (
-          <p className="runs-count muted" aria-live="polite">
-            <span data-testid="runs-count">{count === 1 ? "1 run" : `${count} runs`}</span>
-            {pages > 1 && <span data-testid="runs-range"> · {pageRange(page, rows.length, count)}</span>}
-            <span data-testid="runs-order">
-              {" "}
-              · by {sort.column}, {sort.direction === "asc" ? "ascending" : "descending"}
-            </span>
-          </p>
+        {store === null && team && !error && !filterError && <p className="muted">Loading…</p>}
+        {store && (
+          <div className="runs-count-row row">
+            <p className="runs-count muted" aria-live="polite">
+              <span data-testid="runs-count">{count === 1 ? "1 run" : `${count} runs`}</span>
+              <span data-testid="runs-order">
+                {" "}
+                · by {sort.column}, {sort.direction === "asc" ? "ascending" : "descending"}
+              </span>
+            </p>
+            <ColumnPicker
+              groups={pickerGroups(names)}
+              shown={columnKeys(columns)}
+              automatic={viewColumns.length === 0}
+              onChange={setViewColumns}
+              onAutomatic={() => setViewColumns([])}
+            />
+          </div>
         )}
-        {runs && runs.length === 0 && (
+        {store && count === 0 && (
           <p className="muted" data-testid="no-runs">
             {filtered ? "No runs match these filters." : "No runs yet. Open a graph, save it, and press Train."}
           </p>
         )}
-        {runs && runs.length > 0 && (
+        {store && count > 0 && (
           <RunsTable
-            rows={rows}
+            store={store}
+            count={count}
             columns={columns}
             sort={sort}
-            onSort={(key) => {
-              setSort(nextSort(sort, key));
-              setPage(1);
-            }}
+            onSort={(key) => setSort(nextSort(sort, key))}
             selected={selected}
-            chosen={chosen}
             onSelect={setSelected}
             onTag={(t) => setTyped({ ...typed, tag: t })}
+            onView={inView}
+            automatic={viewColumns.length === 0}
           />
-        )}
-        {pages > 1 && (
-          <nav className="pager row" aria-label="Pages of runs">
-            <button type="button" data-testid="runs-previous" disabled={page <= 1} onClick={() => setPage(page - 1)}>
-              Previous
-            </button>
-            <span data-testid="runs-page-of">
-              Page {page} of {pages}
-            </span>
-            <button type="button" data-testid="runs-next" disabled={page >= pages} onClick={() => setPage(page + 1)}>
-              Next
-            </button>
-          </nav>
         )}
       </main>
     </div>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FIXED_FIELDS, completions, filterFields, lastWord } from "./filterCompletion";
+import { FIXED_FIELDS, OPERATORS, STATUSES, completions, filterFields, lastWord, mergeFields } from "./filterCompletion";
 import type { Run } from "./types";
 
 function run(extra: Partial<Run>): Run {
@@ -42,8 +42,20 @@ describe("completions", () => {
     expect(completions("metrics.val/loss > 0", fields)).toEqual([]);
     expect(completions('status = fa', fields)).toEqual([]);
     expect(completions("status", fields)).toEqual([]);
-    expect(completions("metrics.val/loss ", fields)).toEqual([]);
     expect(completions("candidate", fields)).toEqual([]);
+  });
+
+  it("offers the operators after a field and a space, the statuses after status =, and/or after a value", () => {
+    expect(completions("metrics.val/loss ", fields)).toEqual(OPERATORS.map((op) => `metrics.val/loss ${op} `));
+    expect(completions("a > 1 and config.optimizer.lr ", fields, 2)).toEqual(["a > 1 and config.optimizer.lr > ", "a > 1 and config.optimizer.lr < "]);
+    expect(completions("status = ", fields)).toEqual(STATUSES.map((st) => `status = "${st}"`));
+    expect(completions("metrics.val/loss < 0.5 ", fields)).toEqual(["metrics.val/loss < 0.5 and ", "metrics.val/loss < 0.5 or "]);
+    expect(completions('(tags = "x") ', fields)).toEqual(['(tags = "x") and ', '(tags = "x") or ']);
+    expect(completions("colour ", fields)).toEqual([]);
+  });
+
+  it("puts the server's names first and the loaded runs' after, once each", () => {
+    expect(mergeFields(["metrics.a", "config.b"], ["config.b", "metrics.c"])).toEqual(["metrics.a", "config.b", "metrics.c"]);
   });
 
   it("offers every field on an empty box, up to the limit", () => {

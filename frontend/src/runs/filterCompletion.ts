@@ -1,6 +1,7 @@
-// Completion of the runs filter expression (pure; tested in vitest): the field names the loaded
-// runs have (metrics.<name>, best.<name>, config.<path>, nodes.<node>.<param>) and the fixed ones,
-// and the whole expressions a datalist offers when the word being typed is a field's beginning.
+// Completion of the runs filter expression (pure; tested in vitest): the field names the team's
+// runs have (metrics.<name>, best.<name>, config.<path>, nodes.<node>.<param>, from
+// GET /api/runs/columns/ and the loaded runs) and the fixed ones, the operators after a field, the
+// statuses after `status =`, and/or after a value: whole expressions for a datalist.
 import { type GraphParams, finalValues, flattenConfig, revisionKey } from "./runsTable";
 import type { Run } from "./types";
 
@@ -22,6 +23,18 @@ export function filterFields(runs: readonly FieldRun[], graphs: GraphParams = ne
     for (const path of Object.keys(graphs.get(revisionKey(run)) ?? {})) if (path.startsWith("nodes.")) found.add(path);
   }
   return [...[...found].sort(), ...FIXED_FIELDS];
+}
+
+/** The comparison operators of the language (webapp/runs/query.py), the likeliest first. */
+export const OPERATORS = [">", "<", "=", "!=", ">=", "<=", "~"];
+
+/** The values `status` takes. */
+export const STATUSES = ["succeeded", "failed", "running", "queued", "cancelled", "interrupted", "pruned"];
+
+/** The fields of `a`, then those of `b` not in `a` (the server's names and the loaded runs'). */
+export function mergeFields(a: readonly string[], b: readonly string[]): string[] {
+  const seen = new Set(a);
+  return [...a, ...b.filter((f) => !seen.has(f))];
 }
 
 /** The word being typed at the end of `text` (a field's beginning), and where it starts. */
@@ -46,11 +59,25 @@ function fieldExpected(text: string, start: number): boolean {
  */
 export function completions(text: string, fields: readonly string[], limit = 20): string[] {
   const { start, word } = lastWord(text);
-  if (!fieldExpected(text, start)) return [];
+  if (!fieldExpected(text, start)) return nextWords(text, fields, limit);
   const lower = word.toLowerCase();
   const head = text.slice(0, start);
   return fields
     .filter((f) => f.toLowerCase().startsWith(lower) && f !== word)
     .slice(0, limit)
     .map((f) => head + f);
+}
+
+/** A field then a space: its operators; `status <op> `: the statuses; a value then a space: and/or. */
+function nextWords(text: string, fields: readonly string[], limit: number): string[] {
+  if (!/\s$/.test(text)) return [];
+  const trimmed = text.trimEnd();
+  const field = lastWord(trimmed);
+  if (field.word && fieldExpected(trimmed, field.start) && (fields.includes(field.word) || /^(metrics|best|config|nodes)\./.test(field.word)))
+    return OPERATORS.map((op) => `${trimmed} ${op} `).slice(0, limit);
+  if (/(^|[\s(])status\s*(=|!=)$/.test(trimmed)) return STATUSES.map((s) => `${trimmed} "${s}"`).slice(0, limit);
+  // After a value (a number, a "string", true/false/null or a closing parenthesis).
+  if (/(\d|"|\)|\btrue|\bfalse|\bnull)$/i.test(trimmed) && /(<=|>=|!=|=|<|>|~)/.test(trimmed))
+    return [`${trimmed} and `, `${trimmed} or `];
+  return [];
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { NO_FILTERS, errorColumn, pageCount, pageRange, runsQuery } from "./runsQuery";
+import { NO_FILTERS, errorColumn, runsQuery } from "./runsQuery";
 import { DEFAULT_SORT } from "./runsTable";
 
 describe("the runs page's query", () => {
@@ -16,13 +16,6 @@ describe("the runs page's query", () => {
       "team=3&page_size=100&page=2&status=failed&graph=4&dataset=5&tag=lr+sweep&q=wide&filter=metrics.val%2Faccuracy+%3E+0.9&ordering=best.val%2Floss",
     );
     expect(runsQuery(3, NO_FILTERS, DEFAULT_SORT, 1, 7)).toBe("team=3&page_size=7&ordering=-created_at");
-  });
-
-  it("counts pages and says which runs a page holds", () => {
-    expect([0, 1, 100, 101, 340].map((n) => pageCount(n))).toEqual([1, 1, 1, 2, 4]);
-    expect(pageRange(2, 100, 340)).toBe("101–200 of 340");
-    expect(pageRange(4, 40, 340)).toBe("301–340 of 340");
-    expect(pageRange(1, 0, 0)).toBe("");
   });
 
   it("reads the column of a filter error, kept within the expression", () => {

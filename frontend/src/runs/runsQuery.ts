@@ -1,6 +1,6 @@
 // What the runs page asks GET /api/runs/ (pure; tested in vitest): the filters, the `filter`
-// expression, the server's ordering and the page. The server filters, sorts and counts; the page
-// shows one page of PAGE_SIZE runs at a time.
+// expression, the server's ordering and the page. The server filters, sorts and counts; the table
+// fetches pages of PAGE_SIZE as it scrolls (runPages.ts).
 import { type Sort, orderingOf } from "./runsTable";
 import type { RunStatus } from "./types";
 
@@ -32,18 +32,6 @@ export function runsQuery(team: number, filters: RunFilters, sort: Sort, page = 
   if (filters.filter.trim()) query.set("filter", filters.filter.trim());
   query.set("ordering", orderingOf(sort));
   return query.toString();
-}
-
-/** How many pages `count` runs take (at least one, so "page 1 of 1" reads right when none match). */
-export function pageCount(count: number, pageSize = PAGE_SIZE): number {
-  return Math.max(1, Math.ceil(count / pageSize));
-}
-
-/** "Runs 101–200 of 340" for a page, "" when there are none. */
-export function pageRange(page: number, shown: number, count: number, pageSize = PAGE_SIZE): string {
-  if (count === 0 || shown === 0) return "";
-  const first = (page - 1) * pageSize + 1;
-  return `${first}–${first + shown - 1} of ${count}`;
 }
 
 /** A filter error's place: the 1-based column the server names, inside the expression, or null. */

@@ -13,8 +13,8 @@ import {
   nextSort,
   runName,
   orderingOf,
+  columnsOfKeys,
   selectedInOrder,
-  shownColumns,
   sortOf,
   tableColumns,
   withTag,
@@ -131,14 +131,14 @@ describe("the table's columns and sorting", () => {
     expect(sortOf("")).toEqual(DEFAULT_SORT);
   });
 
-  it("shows the columns a saved view lists, and lists the shown ones", () => {
+  it("shows the columns a saved view or the picker lists, and lists the shown ones", () => {
     const cols = tableColumns([a, b, c]);
     expect(columnKeys(cols)).toEqual(["config.optimizer.lr", "metrics.test/accuracy", "best.val/loss"]);
-    const shown = shownColumns(cols, ["best.val/loss"]);
-    expect(shown.config).toEqual([]);
+    const shown = columnsOfKeys(["best.val/loss", "nodes.fc1.out_features", "config.epochs", "colour", "metrics.test/accuracy"]);
     expect(shown.fixed).toHaveLength(7);
-    expect(columnKeys(shown)).toEqual(["best.val/loss"]);
-    expect(shownColumns(cols, [])).toBe(cols);
+    expect(columnKeys(shown)).toEqual(["config.epochs", "nodes.fc1.out_features", "metrics.test/accuracy", "best.val/loss"]);
+    expect(shown.config[0]).toMatchObject({ id: "config:epochs", label: "epochs" });
+    expect(shown.graph[0].raw?.({ graph_params: { "nodes.fc1.out_features": 64 } } as unknown as RunRow)).toBe(64);
   });
 
   it("turns a column around on a second click", () => {
@@ -151,9 +151,9 @@ describe("the table's columns and sorting", () => {
 });
 
 describe("filters, selection and tags", () => {
-  it("compares 2 to 100 runs, in the table's order", () => {
+  it("compares 2 to 100 runs, held ones in the table's order, then the others as ticked", () => {
     expect([0, 1, 2, 100, 101].map(canCompare)).toEqual([false, false, true, true, false]);
-    expect(selectedInOrder([run(3), run(1), run(2)], new Set([2, 3, 9]))).toEqual([3, 2]);
+    expect(selectedInOrder([run(3), run(1), run(2)], new Set([9, 2, 3]))).toEqual([3, 2, 9]);
   });
 
   it("adds a tag once, trimmed", () => {

@@ -125,9 +125,12 @@ function isResultKey(key: string): boolean {
   return (key.startsWith("val/") || key.startsWith("test/")) && !key.endsWith("confusion_matrix");
 }
 
-/** A run's final values: `summary.final`, or the older `final_metrics`. */
+/**
+ * A run's final values: `summary.final` (its stored series' last values) over `final_metrics` (what
+ * the server sorts `metrics.<name>` by); a run written without series has only the latter.
+ */
 export function finalValues(run: Pick<RunRow, "summary" | "final_metrics">): Record<string, unknown> {
-  return run.summary?.final ?? run.final_metrics ?? {};
+  return { ...(run.final_metrics ?? {}), ...(run.summary?.final ?? {}) };
 }
 
 /**
@@ -207,6 +210,34 @@ export function tableColumns(
   return { fixed, config, graph, final, best };
 }
 
+/** The table's columns by group. */
+export type TableColumns = ReturnType<typeof tableColumns>;
+
+/** The flattened graph parameters of runs as the list gives them (?fields=graph_params), per revision. */
+export function graphParamsOf(runs: readonly RunRow[]): GraphParams {
+  const out = new Map<string, Record<string, unknown>>();
+  for (const r of runs) if (r.graph_params && !out.has(revisionKey(r))) out.set(revisionKey(r), r.graph_params as Record<string, unknown>);
+  return out;
+}
+
+/**
+ * The columns a list of keys names (a saved view's or the picker's: `config.<path>`,
+ * `nodes.<node>.<param>`, `metrics.<name>`, `best.<name>`), in the groups' order and each group in
+ * the keys' order; other keys are left out. Graph cells read the run's `graph_params`.
+ */
+export function columnsOfKeys(keys: readonly string[]): TableColumns {
+  const out: TableColumns = { fixed: tableColumns([]).fixed, config: [], graph: [], final: [], best: [] };
+  for (const key of new Set(keys)) {
+    const [prefix, rest] = [key.slice(0, key.indexOf(".")), key.slice(key.indexOf(".") + 1)];
+    if (!rest || key.indexOf(".") < 0) continue;
+    if (prefix === "config") out.config.push({ id: `config:${rest}`, label: rest, key });
+    else if (prefix === "nodes") out.graph.push({ id: `graph:${key}`, label: key, key, raw: (r) => (r.graph_params as Record<string, unknown> | null | undefined)?.[key] });
+    else if (prefix === "metrics") out.final.push({ id: `final:${rest}`, label: rest, key });
+    else if (prefix === "best") out.best.push({ id: `best:${rest}`, label: rest, key });
+  }
+  return out;
+}
+
 export type SortDirection = "asc" | "desc";
 
 /** The server's order: a column's `key` (a field of the query language) and a direction. */
@@ -242,16 +273,6 @@ export function sortOf(ordering: string): Sort {
   return text.startsWith("-") ? { column: text.slice(1), direction: "desc" } : { column: text, direction: "asc" };
 }
 
-/** Which of the optional columns to show: those a saved view lists (all when it lists none). */
-export function shownColumns<T extends Record<string, Column[]>>(columns: T, keys: readonly string[]): T {
-  if (keys.length === 0) return columns;
-  const wanted = new Set(keys);
-  const out = { ...columns };
-  for (const group of Object.keys(out) as (keyof T)[])
-    if (group !== "fixed") out[group] = columns[group].filter((c) => wanted.has(c.key ?? c.id)) as T[keyof T];
-  return out;
-}
-
 /** The keys of the optional columns shown (what a saved view stores). */
 export function columnKeys(columns: Record<string, Column[]>): string[] {
   return Object.entries(columns)
@@ -259,9 +280,14 @@ export function columnKeys(columns: Record<string, Column[]>): string[] {
     .flatMap(([, cols]) => cols.map((c) => c.key ?? c.id));
 }
 
-/** The selected ids still listed, in the table's order (a filter can hide a selected run). */
-export function selectedInOrder(rows: readonly RunRow[], selected: ReadonlySet<number>): number[] {
-  return rows.filter((r) => selected.has(r.id)).map((r) => r.id);
+/**
+ * The ticked ids in the list's order where their rows are held (`rows`, in order), then the others
+ * in the order they were ticked (a tick stays while its row scrolls away or a filter hides it).
+ */
+export function selectedInOrder(rows: readonly Pick<RunRow, "id">[], selected: ReadonlySet<number>): number[] {
+  const held = rows.filter((r) => selected.has(r.id)).map((r) => r.id);
+  const seen = new Set(held);
+  return [...held, ...[...selected].filter((id) => !seen.has(id))];
 }
 
 /** A tag as typed: trimmed, inner spaces kept; "" when there is nothing to add. */

@@ -62,6 +62,7 @@ from ..selectors import (
     run_duration_s,
     run_exports,
     runs_best_checkpoints,
+    runs_columns,
     runs_filter,
 )
 from ..services import run_cancel, run_create, run_update
@@ -87,6 +88,7 @@ from .schema import (
     PNG_IMAGE,
     PREDICT_REQUEST,
     PROGRESS_SCHEMA,
+    RUN_COLUMNS_PARAMETERS,
     RUN_EXPORTS_SCHEMA,
     RUN_LIST_PARAMETERS,
     RUN_SUMMARY_SCHEMA,
@@ -96,6 +98,7 @@ from .schema import (
     MetricsAnswer,
     MetricValuesField,
     PredictAnswer,
+    RunColumnsAnswer,
     RunInitField,
     RunInitRequestField,
     RunOriginField,
@@ -369,6 +372,13 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         if "graph_params" in request.query_params.get("fields", "").split(","):
             context["graph_params"] = revisions_params(revision_ids=[run.graph_revision_id for run in page])
         return self.get_paginated_response(RunSerializer(page, many=True, context=context).data)
+
+    @extend_schema(parameters=RUN_COLUMNS_PARAMETERS, responses=RunColumnsAnswer)
+    @action(detail=False, methods=["get"])
+    def columns(self, request: Request) -> Response:
+        """The metric names, config paths and graph parameters of the runs (`?team=`, `?filter=` and the
+        list's other filters), for the table's column picker and the filter's completion."""
+        return Response(runs_columns(runs=self.get_queryset()))
 
     @extend_schema(request=RunUpdateSerializer, responses=RunSerializer)
     def partial_update(self, request: Request, pk: str | None = None) -> Response:

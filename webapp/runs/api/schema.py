@@ -306,6 +306,18 @@ class CheckpointList(RootModel[list[CheckpointJson]]):
     """GET /api/runs/<id>/checkpoints/: oldest first (not paginated)."""
 
 
+class RunColumnsAnswer(_Answer):
+    """GET /api/runs/columns/: the names the runs table can show as columns and the filter can use,
+    read from the newest runs of the filter (selectors.COLUMNS_SAMPLE)."""
+
+    metrics: list[str] = Field(description="Final metric names (`metrics.<name>`), sorted.")
+    best: list[str] = Field(description="Metric names of the runs' best checkpoints (`best.<name>`), sorted.")
+    config: list[str] = Field(description="Dotted config paths (`config.<path>`), sorted.")
+    nodes: list[str] = Field(description="Graph parameters as `nodes.<node>.<param>`, sorted.")
+    sampled: int = Field(description="How many runs were read (the newest of the filter).")
+    complete: bool = Field(description="True when those were all the runs of the filter.")
+
+
 class ConfigSchemaAnswer(_Answer):
     """GET /api/runs/config-schema/: the engine's TrainConfig JSON Schema and its defaults."""
 
@@ -612,3 +624,6 @@ def stream_components_hook(
                                   RunInit, RunOrigin, RunInitRequest),
         },
     )
+
+# GET /api/runs/columns/ takes the list's filters (its ordering and paging do not apply).
+RUN_COLUMNS_PARAMETERS = [p for p in RUN_LIST_PARAMETERS if p.name not in ("fields", "ordering")]

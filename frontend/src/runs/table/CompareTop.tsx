@@ -1,5 +1,5 @@
 // "Compare top N": the first N runs of the current filter and ordering side by side (/compare),
-// fetched with page_size=N when the page shown does not hold them.
+// taken from the rows the table holds, or fetched with page_size=N when it does not hold them all.
 import { useState } from "react";
 import { apiRequest } from "../../api/client";
 import type { Page } from "../../api/types";
@@ -8,22 +8,26 @@ import { COMPARE_MAX, COMPARE_MIN, type RunRow } from "../runsTable";
 
 export interface CompareTopProps {
   count: number;
-  /** The runs of the page shown when it is the first page, else null. */
-  firstPage: readonly RunRow[] | null;
+  /** The first runs of the order the table holds (up to `n`, stopping at the first it lacks). */
+  leading: (n: number) => readonly RunRow[];
   /** The list's query string for the first `n` runs. */
   queryFor: (n: number) => string;
 }
 
-export function CompareTop({ count, firstPage, queryFor }: CompareTopProps) {
-  const [typed, setTyped] = useState("5");
+/** How many runs "compare the top N" opens unless told otherwise. */
+export const COMPARE_TOP_DEFAULT = 10;
+
+export function CompareTop({ count, leading, queryFor }: CompareTopProps) {
+  const [typed, setTyped] = useState(String(COMPARE_TOP_DEFAULT));
   const [error, setError] = useState<string | null>(null);
   const n = Math.max(COMPARE_MIN, Math.min(COMPARE_MAX, Math.round(Number(typed)) || COMPARE_MIN));
   const take = Math.min(n, count);
   async function open() {
     try {
+      const held = leading(take);
       const ids =
-        firstPage && firstPage.length >= take
-          ? firstPage.slice(0, take).map((r) => r.id)
+        held.length >= take
+          ? held.map((r) => r.id)
           : (await apiRequest<Page<RunRow>>("GET", `/api/runs/?${queryFor(take)}`)).results.map((r) => r.id);
       navigate(`/compare?ids=${ids.join(",")}`);
     } catch (e) {

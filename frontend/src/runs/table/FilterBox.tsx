@@ -3,7 +3,7 @@
 // expressions, filterCompletion.ts); the server's error is shown under it with a caret at its column.
 import { useId, useMemo } from "react";
 import { completions } from "../filterCompletion";
-import type { FilterError } from "./useRunsList";
+import type { FilterError } from "./useRunPages";
 
 export interface FilterBoxProps {
   text: string;
