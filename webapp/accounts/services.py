@@ -12,6 +12,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
+from webapp.audit.services import audit_record
 from webapp.errors import Conflict, DomainError
 
 from .events import access_changed
@@ -35,34 +36,51 @@ def team_create(*, name: str, creator: AbstractBaseUser | None = None) -> Team:
     team = Team.objects.create(name=name)
     if creator is not None:
         Membership.objects.create(team=team, user=creator, role=Role.ADMIN)
+    audit_record(action="team.created", actor=creator, team=team, obj=team, after={"name": team.name})
     return team
 
 
+def _member_ref(user: AbstractBaseUser) -> dict[str, object]:
+    """The audit log's object for a membership: the member (type "member", the user's id)."""
+    return {"object_type": "member", "object_id": user.pk, "object_repr": user.get_username()}
+
+
 @transaction.atomic
-def membership_add(*, team: Team, user: AbstractBaseUser, role: str) -> Membership:
-    """Add a user to a team, or change their role if they are already a member."""
+def membership_add(
+    *, team: Team, user: AbstractBaseUser, role: str, actor: AbstractBaseUser | None = None
+) -> Membership:
+    """Add a user to a team, or change their role if they are already a member.
+
+    `actor` is who did it (None: a command), for the audit log."""
     if role not in Role.values:
         raise DomainError("invalid", f'Unknown role "{role}".', field="role")
     membership, created = Membership.objects.select_for_update().get_or_create(
         team=team, user=user, defaults={"role": role}
     )
-    if not created and membership.role != role:
+    if created:
+        audit_record(action="member.added", actor=actor, team=team, **_member_ref(user), after={"role": role})
+    elif membership.role != role:
         if membership.role == Role.ADMIN:
             _ensure_another_admin(team=team, leaving=membership)
+        before = membership.role
         membership.role = role
         membership.save(update_fields=["role"])
+        audit_record(action="member.role_changed", actor=actor, team=team, **_member_ref(user),
+                     before={"role": before}, after={"role": role})
     return membership
 
 
 @transaction.atomic
-def membership_remove(*, team: Team, user: AbstractBaseUser) -> None:
-    """Remove a user from a team; the last admin cannot leave."""
+def membership_remove(*, team: Team, user: AbstractBaseUser, actor: AbstractBaseUser | None = None) -> None:
+    """Remove a user from a team; the last admin cannot leave. `actor`: who did it (the audit log)."""
     membership = Membership.objects.select_for_update().filter(team=team, user=user).first()
     if membership is None:
         return
     if membership.role == Role.ADMIN:
         _ensure_another_admin(team=team, leaving=membership)
     membership.delete()
+    audit_record(action="member.removed", actor=actor, team=team, **_member_ref(user),
+                 before={"role": membership.role})
     access_changed(user_id=user.pk)
 
 
@@ -109,16 +127,28 @@ def token_create(
             token_hash=token_hash(raw),
             expires_at=(timezone.now() + timedelta(days=expires_in_days) if expires_in_days else None),
         )
+        # A personal token belongs to no team: a site-level entry. Never the secret: name, prefix, expiry.
+        audit_record(action="token.created", actor=user, team=None, obj=token, object_type="token",
+                     object_repr=_token_repr(token),
+                     after={"name": token.name, "prefix": token.prefix, "expires_at": token.expires_at})
     return token, raw
 
 
-def token_revoke(*, token: ApiToken) -> None:
-    """Revoke a token (kept for the audit trail, never accepted again)."""
+def _token_repr(token: ApiToken) -> str:
+    return f"{token.name or 'token'} ({token.prefix}…)"
+
+
+def token_revoke(*, token: ApiToken, actor: AbstractBaseUser | None = None) -> None:
+    """Revoke a token (kept for the audit trail, never accepted again); `actor`: who revoked it."""
     if token.revoked_at is None:
-        token.revoked_at = timezone.now()
-        token.save(update_fields=["revoked_at"])
-        token_forget(digests=[token.token_hash])
-        access_changed(user_id=token.user_id)
+        with transaction.atomic():
+            token.revoked_at = timezone.now()
+            token.save(update_fields=["revoked_at"])
+            audit_record(action="token.revoked", actor=actor, team=None, obj=token, object_type="token",
+                         object_repr=_token_repr(token), before={"revoked_at": None},
+                         after={"revoked_at": token.revoked_at})
+            token_forget(digests=[token.token_hash])
+            access_changed(user_id=token.user_id)
 
 
 def token_forget(*, digests: list[str]) -> None:
