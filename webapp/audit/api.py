@@ -60,8 +60,9 @@ def _moment(params: Any, name: str, *, end_of_day: bool = False) -> datetime | N
     if not raw:
         return None
     try:
-        moment = parse_datetime(raw)
-        day = None if moment is not None else parse_date(raw)
+        # A date alone first: parse_datetime takes "2026-01-31" as that day's midnight.
+        day = parse_date(raw) if len(raw) == 10 else None
+        moment = None if day is not None else parse_datetime(raw)
     except ValueError:
         moment = day = None
     if day is not None:
