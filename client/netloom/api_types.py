@@ -39,6 +39,20 @@ class Arity(TypedDict):
     max: int | None
 
 
+class AuditEntry(TypedDict):
+    id: int
+    at: str
+    team: int | None
+    actor: int | None
+    actor_name: str
+    action: str
+    object_type: str
+    object_id: str
+    object_repr: str
+    before: Any | None
+    after: Any | None
+
+
 class BestCheckpoint(TypedDict):
     """The run's `best` checkpoint: the weights the default export holds."""
     name: str
@@ -783,6 +797,13 @@ class PaginatedApiTokenList(TypedDict):
     next: NotRequired[str | None]
     previous: NotRequired[str | None]
     results: list[ApiToken]
+
+
+class PaginatedAuditEntryList(TypedDict):
+    count: int
+    next: NotRequired[str | None]
+    previous: NotRequired[str | None]
+    results: list[AuditEntry]
 
 
 class PaginatedBlockList(TypedDict):
@@ -1630,6 +1651,7 @@ __all__ = [
     "AliasSetRequest",
     "ApiToken",
     "Arity",
+    "AuditEntry",
     "BestCheckpoint",
     "BestConfig",
     "Block",
@@ -1727,6 +1749,7 @@ __all__ = [
     "OpSchema",
     "OptimizerConfig",
     "PaginatedApiTokenList",
+    "PaginatedAuditEntryList",
     "PaginatedBlockList",
     "PaginatedBlockVersionSummaryList",
     "PaginatedDatasetList",

@@ -1116,6 +1116,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/teams/{id}/audit/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /api/teams/<pk>/audit/: a page of the team's audit log, newest first (team admins). */
+        get: operations["teams_audit_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{id}/audit/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /api/teams/<pk>/audit/export/: every filtered entry, one JSON object a line, newest first. */
+        get: operations["teams_audit_export_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/teams/{id}/members/": {
         parameters: {
             query?: never;
@@ -1202,6 +1236,22 @@ export interface components {
         Arity: {
             min: number;
             max: number | null;
+        };
+        AuditEntry: {
+            readonly id: number;
+            /** Format: date-time */
+            readonly at: string;
+            readonly team: number | null;
+            readonly actor: number | null;
+            readonly actor_name: string;
+            readonly action: string;
+            readonly object_type: string;
+            readonly object_id: string;
+            readonly object_repr: string;
+            /** @description The changed fields before (null: none, a creation). */
+            before: unknown;
+            /** @description The changed fields after (null: none, a deletion). */
+            after: unknown;
         };
         /** @description The run's `best` checkpoint: the weights the default export holds. */
         BestCheckpoint: {
@@ -2309,6 +2359,21 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["ApiToken"][];
+        };
+        PaginatedAuditEntryList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["AuditEntry"][];
         };
         PaginatedBlockList: {
             /** @example 123 */
@@ -9284,6 +9349,136 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TeamDetail"];
                 };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    teams_audit_list: {
+        parameters: {
+            query?: {
+                /** @description An action ("run.cancelled"), or a prefix ending in "." ("member."). */
+                action?: string;
+                /** @description Only changes by this username. */
+                actor?: string;
+                /** @description The object as type:id ("run:42"), or a type alone ("run"). */
+                object?: string;
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+                /** @description ISO-8601 date or date-time (UTC when no offset): at or after it. */
+                since?: string;
+                /** @description ISO-8601 date or date-time (UTC when no offset): before it. */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedAuditEntryList"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    teams_audit_export_retrieve: {
+        parameters: {
+            query?: {
+                /** @description An action ("run.cancelled"), or a prefix ending in "." ("member."). */
+                action?: string;
+                /** @description Only changes by this username. */
+                actor?: string;
+                /** @description The object as type:id ("run:42"), or a type alone ("run"). */
+                object?: string;
+                /** @description ISO-8601 date or date-time (UTC when no offset): at or after it. */
+                since?: string;
+                /** @description ISO-8601 date or date-time (UTC when no offset): before it. */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One AuditEntry JSON object per line, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request is not valid (the body says which field and why). */
             400: {
