@@ -17,6 +17,7 @@ const SweepsPage = lazy(() => import("./sweeps/SweepsPage"));
 const SweepPage = lazy(() => import("./sweeps/SweepPage"));
 const ModelsPage = lazy(() => import("./models/ModelsPage"));
 const ModelPage = lazy(() => import("./models/ModelPage"));
+const AuditPage = lazy(() => import("./audit/AuditPage"));
 
 function Pages() {
   const route = useRoute();
@@ -79,6 +80,12 @@ function Pages() {
       );
     case "workers":
       return <WorkersPage />;
+    case "audit":
+      return (
+        <Suspense fallback={<p className="muted center">Loading the audit log…</p>}>
+          <AuditPage />
+        </Suspense>
+      );
     case "graphs":
     case "login":
       return <GraphList />;

@@ -16,6 +16,7 @@ export type Route =
   | { page: "models" }
   | { page: "model"; modelId: number }
   | { page: "workers" }
+  | { page: "audit" }
   | { page: "missing" };
 
 export function parseRoute(pathname: string, search = ""): Route {
@@ -43,6 +44,7 @@ export function parseRoute(pathname: string, search = ""): Route {
   const model = /^\/models\/(\d+)\/?$/.exec(path);
   if (model) return { page: "model", modelId: Number(model[1]) };
   if (path === "/workers" || path === "/workers/") return { page: "workers" };
+  if (path === "/audit" || path === "/audit/") return { page: "audit" };
   const sweep = /^\/sweeps\/(\d+)\/?$/.exec(path);
   if (sweep) return { page: "sweep", sweepId: Number(sweep[1]) };
   return { page: "missing" };
