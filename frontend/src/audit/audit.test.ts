@@ -32,9 +32,9 @@ describe("objectText", () => {
 });
 
 describe("the route", () => {
-  it("opens the audit page at /app/audit", async () => {
-    const { parseRoute } = await import("../router");
-    expect(parseRoute("/app/audit")).toEqual({ page: "audit" });
-    expect(parseRoute("/app/audit/")).toEqual({ page: "audit" });
+  it("opens the audit page at <base>/audit", async () => {
+    const { BASE, parseRoute } = await import("../router");
+    expect(parseRoute(`${BASE}/audit`)).toEqual({ page: "audit" });
+    expect(parseRoute(`${BASE}/audit/`)).toEqual({ page: "audit" });
   });
 });
