@@ -14,6 +14,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, serializers
 from rest_framework.request import Request
@@ -31,12 +32,16 @@ LIST_QUERY = frozenset({*FILTERS, "page", "page_size"})
 EXPORT_QUERY = frozenset(FILTERS)
 EXPORT_CHUNK = 500  # rows read per query while streaming: memory stays flat whatever the log holds
 
+# The schema's 403 for a read (webapp/api/schema_errors.py): members who are not admins get it.
+ADMIN_ONLY = {"x-role": "admin"}
 AUDIT_PARAMETERS = [
     OpenApiParameter("actor", str, description="Only changes by this username."),
     OpenApiParameter("action", str, description='An action ("run.cancelled"), or a prefix ending in "." ("member.").'),
     OpenApiParameter("object", str, description='The object as type:id ("run:42"), or a type alone ("run").'),
-    OpenApiParameter("since", str, description="ISO-8601 date or date-time (UTC when no offset): at or after it."),
-    OpenApiParameter("until", str, description="ISO-8601 date or date-time (UTC when no offset): before it."),
+    OpenApiParameter("since", OpenApiTypes.DATETIME,
+                     description="At or after this ISO-8601 date-time (UTC when no offset); a date alone: that day's start."),
+    OpenApiParameter("until", OpenApiTypes.DATETIME,
+                     description="Before this ISO-8601 date-time (UTC when no offset); a date alone: through that day."),
 ]
 
 
@@ -115,7 +120,7 @@ class TeamAuditView(_TeamAdminView):
 
     serializer_class = AuditEntrySerializer
 
-    @extend_schema(parameters=AUDIT_PARAMETERS, responses=AuditEntrySerializer(many=True))
+    @extend_schema(parameters=AUDIT_PARAMETERS, responses=AuditEntrySerializer(many=True), extensions=ADMIN_ONLY)
     def get(self, request: Request, pk: int) -> Response:
         team = self.admin_team()
         rows = audit_entries(team=team, where=audit_filter(request.query_params, LIST_QUERY))
@@ -129,7 +134,7 @@ class TeamAuditExportView(_TeamAdminView):
     serializer_class = AuditEntrySerializer
     pagination_class = None
 
-    @extend_schema(parameters=AUDIT_PARAMETERS, responses={
+    @extend_schema(parameters=AUDIT_PARAMETERS, extensions=ADMIN_ONLY, responses={
         (200, "application/jsonl"): OpenApiResponse(description="One AuditEntry JSON object per line, newest first."),
     })
     def get(self, request: Request, pk: int) -> StreamingHttpResponse:

@@ -9392,9 +9392,9 @@ export interface operations {
                 page?: number;
                 /** @description Number of results to return per page. */
                 page_size?: number;
-                /** @description ISO-8601 date or date-time (UTC when no offset): at or after it. */
+                /** @description At or after this ISO-8601 date-time (UTC when no offset); a date alone: that day's start. */
                 since?: string;
-                /** @description ISO-8601 date or date-time (UTC when no offset): before it. */
+                /** @description Before this ISO-8601 date-time (UTC when no offset); a date alone: through that day. */
                 until?: string;
             };
             header?: never;
@@ -9431,6 +9431,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description No such object among the teams of the user. */
             404: {
                 headers: {
@@ -9460,9 +9469,9 @@ export interface operations {
                 actor?: string;
                 /** @description The object as type:id ("run:42"), or a type alone ("run"). */
                 object?: string;
-                /** @description ISO-8601 date or date-time (UTC when no offset): at or after it. */
+                /** @description At or after this ISO-8601 date-time (UTC when no offset); a date alone: that day's start. */
                 since?: string;
-                /** @description ISO-8601 date or date-time (UTC when no offset): before it. */
+                /** @description Before this ISO-8601 date-time (UTC when no offset); a date alone: through that day. */
                 until?: string;
             };
             header?: never;
@@ -9491,6 +9500,15 @@ export interface operations {
             };
             /** @description Not signed in, or the token is unknown, revoked or expired. */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
