@@ -11,7 +11,7 @@ import pytest
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from tests.webapp.runs.conftest import _memory_broker  # noqa: F401 - fixture: tasks to an in-memory broker
+from tests.webapp.runs.conftest import _memory_broker, run_a  # noqa: F401 - fixtures: an in-memory broker, a queued run
 from webapp.accounts.models import Membership, Role
 from webapp.audit.models import AuditEntry
 from webapp.audit.services import AuditOutsideTransaction, audit_record
@@ -133,6 +133,35 @@ def test_each_change_through_the_api_writes_one_entry(
     assert actions[0] == "model.alias_dropped" and "graph.created" in actions and "token.created" not in actions
     assert page["results"][0]["actor_name"] == "alice"
     assert page["count"] == AuditEntry.objects.filter(team=team_a).count()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_team_an_upload_its_options_and_a_runs_other_fields_are_recorded(
+    api_a: Any, user_a: Any, team_a: Any, iris_csv_bytes: bytes, run_a: Any  # noqa: F811
+) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    made = api_a.post("/api/teams/", {"name": "Second"}, format="json").json()
+    t = _one("team.created", actor=user_a)
+    assert (t.team_id, t.object_type, t.object_id, t.after) == (made["id"], "team", str(made["id"]), {"name": "Second"})
+
+    uploaded = api_a.post("/api/datasets/upload/", {"team": team_a.pk, "kind": "csv", "options": json.dumps({}),
+                                                    "file": SimpleUploadedFile("iris.csv", iris_csv_bytes)},
+                          format="multipart")
+    assert uploaded.status_code in (201, 202), uploaded.content
+    d = _one("dataset.created", object_id=str(uploaded.json()["id"]))
+    assert d.actor == user_a and d.after["original_filename"] == "iris.csv" and d.after["kind"] == "csv"
+    changed = api_a.patch(f"/api/datasets/{uploaded.json()['id']}/", {"options": {"target": "species"}}, format="json")
+    assert changed.status_code == 200, changed.content
+    o = _one("dataset.options_changed", actor=user_a)
+    assert o.before == {"options": {}} and o.after == {"options": {"target": "species"}}
+
+    updated = api_a.patch(f"/api/runs/{run_a.pk}/", {"tags": ["baseline"], "priority": 3}, format="json")
+    assert updated.status_code == 200, updated.content
+    r = _one("run.updated", actor=user_a)
+    assert (r.object_id, r.before, r.after) == (str(run_a.pk), {"priority": 0, "tags": []},
+                                                {"priority": 3, "tags": ["baseline"]})
+    assert not AuditEntry.objects.filter(action="run.renamed").exists()
 
 
 @pytest.mark.django_db(transaction=True)
