@@ -283,6 +283,8 @@ def test_json_lines_export_streams_the_filtered_entries(api_a: Any, team_a: Any,
     assert answer["Content-Disposition"] == f'attachment; filename="audit-team{team_a.pk}.jsonl"'
     lines = b"".join(answer.streaming_content).decode().splitlines()
     rows = [json.loads(line) for line in lines]
+    # Each line is the object the paged list answers.
+    assert rows == api_a.get(f"/api/teams/{team_a.pk}/audit/?action=graph.").json()["results"]
     assert [(r["action"], r["actor_name"], r["object_type"], r["object_id"]) for r in rows] == [
         ("graph.renamed", "dora", "graph", "7"), ("graph.created", "dora", "graph", "7")]
 

@@ -145,7 +145,15 @@ class TeamAuditExportView(_TeamAdminView):
         return response
 
 
+def entry_json(entry: AuditEntry) -> dict[str, Any]:
+    """An entry as AuditEntrySerializer writes it, built by hand: a serializer per row made the
+    export ~30x slower (tests/webapp/test_audit.py checks both give the same object)."""
+    return {"id": entry.id, "at": entry.at.astimezone(UTC).isoformat().replace("+00:00", "Z"), "team": entry.team_id,
+            "actor": entry.actor_id, "actor_name": entry.actor_name, "action": entry.action,
+            "object_type": entry.object_type, "object_id": entry.object_id, "object_repr": entry.object_repr,
+            "before": entry.before, "after": entry.after}
+
+
 def _lines(rows: Any) -> Iterator[bytes]:
     for entry in rows.iterator(chunk_size=EXPORT_CHUNK):
-        data = AuditEntrySerializer(entry).data
-        yield (json.dumps(data, cls=DjangoJSONEncoder, ensure_ascii=False) + "\n").encode()
+        yield (json.dumps(entry_json(entry), cls=DjangoJSONEncoder, ensure_ascii=False) + "\n").encode()
