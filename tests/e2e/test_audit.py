@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from .conftest import ARTIFACTS, Account, LiveServer
+from .test_accessibility import AXE, violations
 from .test_canvas import Steps, sign_in, tid
 from .test_judge import Api
 
@@ -49,6 +50,8 @@ def test_an_admin_reads_and_filters_the_audit_log(page: Page, netloom_server: Li
     expect(rows.nth(1)).to_have_attribute("data-action", "graph.created")
     expect(rows.nth(0)).to_contain_text(admin.username)
     steps.shot("audit-graphs-only")
+    if AXE.is_file():  # axe-core, as the accessibility test runs it on every other page
+        assert not violations(page), violations(page)
 
     with page.expect_download() as download_info:
         page.click(tid("audit-download"))

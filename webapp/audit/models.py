@@ -42,11 +42,12 @@ class AuditEntry(models.Model):
     class Meta:
         ordering = ["-at", "-id"]
         indexes = [
-            # The team's page, newest first, and each of its filters.
+            # The team's page, newest first, and each of its filters, in the page's order (so a
+            # filtered page is read from its index, not sorted).
             models.Index(fields=["team", "-at", "-id"], name="audit_team_at"),
-            models.Index(fields=["team", "action", "-at"], name="audit_team_action"),
-            models.Index(fields=["team", "actor_name", "-at"], name="audit_team_actor"),
-            models.Index(fields=["team", "object_type", "object_id", "-at"], name="audit_team_object"),
+            models.Index(fields=["team", "action", "-at", "-id"], name="audit_team_action"),
+            models.Index(fields=["team", "actor_name", "-at", "-id"], name="audit_team_actor"),
+            models.Index(fields=["team", "object_type", "object_id", "-at", "-id"], name="audit_team_object"),
             models.Index(fields=["-at", "-id"], name="audit_at"),
         ]
         verbose_name_plural = "audit entries"

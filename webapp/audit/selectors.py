@@ -32,6 +32,8 @@ def audit_entries(*, team: Any, where: AuditFilter | None = None) -> QuerySet[Au
         rows = rows.filter(actor_name=where.actor)
     if where.action:
         if where.action.endswith("."):
+            # LIKE, not a range ("run." <= action < "run/"): a database collation may not order
+            # punctuation by its code point.
             rows = rows.filter(action__startswith=where.action)
         else:
             rows = rows.filter(action=where.action)
