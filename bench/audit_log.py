@@ -196,7 +196,7 @@ def main() -> None:
     print(json.dumps(result, indent=2))
     stored = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
     stored["audit_log"] = result
-    RESULTS.write_text(json.dumps(stored, indent=2, sort_keys=True) + "\n")
+    RESULTS.write_text(json.dumps(stored, indent=2) + "\n")
     if not args.no_docs:
         command = "bench/audit_log.py" + "".join(f" {a}" for a in sys.argv[1:])
         write_docs(result, command)
