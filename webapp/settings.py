@@ -190,6 +190,7 @@ INSTALLED_APPS = [
     "webapp.metrics",
     "webapp.sweeps",
     "webapp.registry",
+    "webapp.audit",
 ]
 
 MIDDLEWARE = [

@@ -16,6 +16,7 @@ api_patterns = [
     path("", include("webapp.blocks.urls")),
     path("", include("webapp.jobs.urls")),
     path("", include("webapp.registry.urls")),
+    path("", include("webapp.audit.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # Swagger UI from drf-spectacular-sidecar's static files: works on a server without internet.
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),

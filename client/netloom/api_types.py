@@ -73,6 +73,20 @@ class Arity(TypedDict):
     max: int | None
 
 
+class AuditEntry(TypedDict):
+    id: int
+    at: str
+    team: int | None
+    actor: int | None
+    actor_name: str
+    action: str
+    object_type: str
+    object_id: str
+    object_repr: str
+    before: Any | None
+    after: Any | None
+
+
 class AuthConfig(TypedDict):
     password_sign_in: bool
     sso: SsoConfig | None
@@ -887,6 +901,13 @@ class PaginatedApiTokenList(TypedDict):
     next: NotRequired[str | None]
     previous: NotRequired[str | None]
     results: list[ApiToken]
+
+
+class PaginatedAuditEntryList(TypedDict):
+    count: int
+    next: NotRequired[str | None]
+    previous: NotRequired[str | None]
+    results: list[AuditEntry]
 
 
 class PaginatedBlockList(TypedDict):
@@ -1785,6 +1806,7 @@ __all__ = [
     "ApiToken",
     "ApprovalAnswer",
     "Arity",
+    "AuditEntry",
     "AuthConfig",
     "BestCheckpoint",
     "BestConfig",
@@ -1890,6 +1912,7 @@ __all__ = [
     "OptimizerConfig",
     "PaginatedAliasApprovalList",
     "PaginatedApiTokenList",
+    "PaginatedAuditEntryList",
     "PaginatedBlockList",
     "PaginatedBlockVersionSummaryList",
     "PaginatedDatasetList",

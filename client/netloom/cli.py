@@ -964,6 +964,10 @@ def build_parser() -> argparse.ArgumentParser:
     from netloom.cli_team import add_team_commands
 
     add_team_commands(commands, add, team_option, _client)
+
+    from netloom.cli_audit import add_audit_command
+
+    add_audit_command(commands, add, _client)
     explain = add(
         commands, "explain", cmd_explain, "why the model answered as it did on a test row"
     )

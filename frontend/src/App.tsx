@@ -20,6 +20,7 @@ const ModelPage = lazy(() => import("./models/ModelPage"));
 const TeamSettingsPage = lazy(() => import("./teams/TeamSettingsPage"));
 const AcceptPage = lazy(() => import("./teams/AcceptPage"));
 const ProfilePage = lazy(() => import("./teams/ProfilePage"));
+const AuditPage = lazy(() => import("./audit/AuditPage"));
 
 function Pages() {
   const route = useRoute();
@@ -99,6 +100,12 @@ function Pages() {
       return (
         <Suspense fallback={<p className="muted center">Loading…</p>}>
           <ProfilePage />
+        </Suspense>
+      );
+    case "audit":
+      return (
+        <Suspense fallback={<p className="muted center">Loading the audit log…</p>}>
+          <AuditPage />
         </Suspense>
       );
     case "graphs":

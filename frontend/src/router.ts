@@ -19,6 +19,7 @@ export type Route =
   | { page: "team"; teamId: number }
   | { page: "invitation"; token: string }
   | { page: "profile" }
+  | { page: "audit" }
   | { page: "missing" };
 
 export function parseRoute(pathname: string, search = ""): Route {
@@ -51,6 +52,7 @@ export function parseRoute(pathname: string, search = ""): Route {
   const invitation = /^\/invitations\/([A-Za-z0-9_-]+)\/?$/.exec(path);
   if (invitation) return { page: "invitation", token: invitation[1] };
   if (path === "/profile" || path === "/profile/") return { page: "profile" };
+  if (path === "/audit" || path === "/audit/") return { page: "audit" };
   const sweep = /^\/sweeps\/(\d+)\/?$/.exec(path);
   if (sweep) return { page: "sweep", sweepId: Number(sweep[1]) };
   return { page: "missing" };

@@ -56,6 +56,8 @@ BUSINESS_RULES = {
     "POST /api/models/": "the team must be one of yours",
     "POST /api/run-views/": "the team must be one of yours",
     "GET /api/runs/": "filter is an expression of the runs query language, a grammar the schema cannot state",
+    "GET /api/teams/{id}/audit/": "object is type:id; until must be after since",
+    "GET /api/teams/{id}/audit/export/": "object is type:id; until must be after since",
 }
 
 

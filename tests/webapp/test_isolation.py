@@ -27,7 +27,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIClient
 
-APPS = ["accounts", "datasets", "graphs", "blocks", "runs", "sweeps", "registry"]
+APPS = ["accounts", "datasets", "graphs", "blocks", "runs", "sweeps", "registry", "audit"]
 MARKER = "secret-a"  # in the names of team A's objects: must never show up for team B
 # Routes about the caller's own account or pure computation (no team data): team B may use them.
 OWN_ROUTES = {

@@ -332,7 +332,7 @@ class TokenViewSet(
         return Response(NewTokenSerializer(token).data, status=status.HTTP_201_CREATED)
 
     def perform_destroy(self, instance: ApiToken) -> None:
-        services.token_revoke(token=instance)
+        services.token_revoke(token=instance, actor=self.request.user)
 
 
 # --- browser session ----------------------------------------------------------------------
@@ -506,7 +506,7 @@ class TeamMemberView(TeamScopedMixin, generics.GenericAPIView):
             raise exceptions.ValidationError({"username": ["No such user."]})
         existed = Membership.objects.filter(team=team, user=user).exists()
         membership = services.membership_add(
-            team=team, user=user, role=payload.validated_data["role"]
+            team=team, user=user, role=payload.validated_data["role"], actor=request.user
         )
         return Response(
             MemberSerializer(membership).data,
@@ -540,7 +540,7 @@ class TeamMemberDetailView(TeamScopedMixin, generics.GenericAPIView):
         payload = MemberRoleSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         membership = services.membership_role_set(
-            team=team, user_id=user_id, role=payload.validated_data["role"]
+            team=team, user_id=user_id, role=payload.validated_data["role"], actor=request.user
         )
         return Response(MemberSerializer(membership).data)
 
@@ -548,7 +548,7 @@ class TeamMemberDetailView(TeamScopedMixin, generics.GenericAPIView):
     def delete(self, request: Request, pk: int, user_id: int) -> Response:
         team = self.get_object()
         user = get_object_or_404(User, pk=user_id, memberships__team=team)
-        services.membership_remove(team=team, user=user)
+        services.membership_remove(team=team, user=user, actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -612,7 +612,7 @@ class TeamInvitationDetailView(TeamScopedMixin, generics.GenericAPIView):
     def delete(self, request: Request, pk: int, iid: int) -> Response:
         team = self.get_object()
         invitation = get_object_or_404(Invitation, pk=iid, team=team)
-        services.invitation_revoke(invitation=invitation)
+        services.invitation_revoke(invitation=invitation, actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from webapp.audit.services import audit_record
 from webapp.errors import Conflict, DomainError, Forbidden, Gone, NotFound
 
 from .events import access_changed
@@ -67,7 +68,13 @@ def team_create(*, name: str, creator: AbstractBaseUser | None = None) -> Team:
     team = Team.objects.create(name=name)
     if creator is not None:
         Membership.objects.create(team=team, user=creator, role=Role.ADMIN)
+    audit_record(action="team.created", actor=creator, team=team, obj=team, after={"name": team.name})
     return team
+
+
+def _member_ref(user: AbstractBaseUser) -> dict[str, object]:
+    """The audit log's object for a membership: the member (type "member", the user's id)."""
+    return {"object_type": "member", "object_id": user.pk, "object_repr": user.get_username()}
 
 
 def team_update(*, team: Team, production_needs_approval: bool | None = None) -> Team:
@@ -82,20 +89,28 @@ def team_update(*, team: Team, production_needs_approval: bool | None = None) ->
 
 
 @transaction.atomic
-def membership_add(*, team: Team, user: AbstractBaseUser, role: str) -> Membership:
-    """Add a user to a team, or change their role if they are already a member."""
+def membership_add(
+    *, team: Team, user: AbstractBaseUser, role: str, actor: AbstractBaseUser | None = None
+) -> Membership:
+    """Add a user to a team, or change their role if they are already a member.
+
+    `actor` is who did it (None: a command), for the audit log."""
     _check_role(role)
     _lock_team(team)
     membership, created = Membership.objects.get_or_create(
         team=team, user=user, defaults={"role": role}
     )
-    if not created and membership.role != role:
-        _role_change(membership=membership, role=role)
+    if created:
+        audit_record(action="member.added", actor=actor, team=team, **_member_ref(user), after={"role": role})
+    elif membership.role != role:
+        _role_change(membership=membership, role=role, actor=actor)
     return membership
 
 
 @transaction.atomic
-def membership_role_set(*, team: Team, user_id: int, role: str) -> Membership:
+def membership_role_set(
+    *, team: Team, user_id: int, role: str, actor: AbstractBaseUser | None = None
+) -> Membership:
     """Change a member's role (PATCH); refused (409 "last_admin") when it leaves the team no admin.
 
     Takes effect at once: roles are read per request, the user's kept token lookups are dropped
@@ -107,13 +122,14 @@ def membership_role_set(*, team: Team, user_id: int, role: str) -> Membership:
     if membership is None:
         raise NotFound("not_found", "No such member in this team.")
     if membership.role != role:
-        _role_change(membership=membership, role=role)
+        _role_change(membership=membership, role=role, actor=actor)
     return membership
 
 
 @transaction.atomic
-def membership_remove(*, team: Team, user: AbstractBaseUser) -> None:
-    """Remove a user from a team; the last admin cannot leave (409 "last_admin").
+def membership_remove(*, team: Team, user: AbstractBaseUser, actor: AbstractBaseUser | None = None) -> None:
+    """Remove a user from a team; the last admin cannot leave (409 "last_admin"). `actor`: who
+    did it (the audit log).
 
     Their open streams of the team's runs close (access_changed) and their tokens' kept lookups
     are dropped, so the next request with any of their tokens sees the team gone.
@@ -126,6 +142,8 @@ def membership_remove(*, team: Team, user: AbstractBaseUser) -> None:
         _ensure_another_admin(team=team, leaving=membership)
     membership.delete()
     user_tokens_forget(user_id=user.pk)
+    audit_record(action="member.removed", actor=actor, team=team, **_member_ref(user),
+                 before={"role": membership.role})
     access_changed(user_id=user.pk)
 
 
@@ -140,11 +158,14 @@ def _lock_team(team: Team) -> None:
     Team.objects.select_for_update().filter(pk=team.pk).first()
 
 
-def _role_change(*, membership: Membership, role: str) -> None:
+def _role_change(*, membership: Membership, role: str, actor: AbstractBaseUser | None) -> None:
     if membership.role == Role.ADMIN and role != Role.ADMIN:
         _ensure_another_admin(team=membership.team, leaving=membership)
+    before = membership.role
     membership.role = role
     membership.save(update_fields=["role"])
+    audit_record(action="member.role_changed", actor=actor, team=membership.team, **_member_ref(membership.user),
+                 before={"role": before}, after={"role": role})
     user_tokens_forget(user_id=membership.user_id)
     access_changed(user_id=membership.user_id)
 
@@ -265,6 +286,10 @@ def invitation_create(
             invited_by=invited_by,
             expires_at=timezone.now() + timedelta(days=days),
         )
+        audit_record(action="invitation.created", actor=invited_by, team=team, obj=invitation,
+                     object_type="invitation", object_repr=email or username,
+                     after={"email": email, "username": username, "role": role,
+                            "expires_at": invitation.expires_at})
     address = email or (invitee.email if invitee is not None else "")
     mailed = bool(address) and _invitation_mail(
         invitation=invitation, address=address, url=accept_url_base + raw
@@ -289,7 +314,7 @@ def _invitation_mail(*, invitation: Invitation, address: str, url: str) -> bool:
 
 
 @transaction.atomic
-def invitation_revoke(*, invitation: Invitation) -> None:
+def invitation_revoke(*, invitation: Invitation, actor: AbstractBaseUser | None = None) -> None:
     """Revoke a pending invitation; one already used or expired stays as it is (409)."""
     invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
     state = invitation.state
@@ -299,6 +324,9 @@ def invitation_revoke(*, invitation: Invitation) -> None:
         raise Conflict("invitation_" + state, f"This invitation is already {state}.")
     invitation.revoked_at = timezone.now()
     invitation.save(update_fields=["revoked_at"])
+    audit_record(action="invitation.revoked", actor=actor, team=invitation.team, obj=invitation,
+                 object_type="invitation", object_repr=invitation.email or invitation.username,
+                 before={"state": state}, after={"state": "revoked"})
 
 
 GONE_REASONS = {
@@ -341,6 +369,11 @@ def invitation_accept(
     invitation.accepted_at = timezone.now()
     invitation.accepted_by = user
     invitation.save(update_fields=["accepted_at", "accepted_by"])
+    audit_record(action="invitation.accepted", actor=user, team=invitation.team, obj=invitation,
+                 object_type="invitation", object_repr=invitation.email or invitation.username,
+                 before={"state": "pending"}, after={"state": "accepted", "role": invitation.role})
+    audit_record(action="member.added", actor=user, team=invitation.team, **_member_ref(user),
+                 after={"role": invitation.role, "invitation": invitation.pk})
     return membership
 
 
@@ -431,16 +464,30 @@ def token_create(
             scope=scope,
             team=bound_team,
         )
+        # A personal token belongs to no team: a site-level entry. Never the secret: name, prefix, expiry.
+        # A personal token: a site-level entry, or its team's when bound to one. Never the secret.
+        audit_record(action="token.created", actor=user, team=bound_team, obj=token, object_type="token",
+                     object_repr=_token_repr(token),
+                     after={"name": token.name, "prefix": token.prefix, "expires_at": token.expires_at,
+                            "scope": token.scope, "team": bound_team.pk if bound_team else None})
     return token, raw
 
 
-def token_revoke(*, token: ApiToken) -> None:
-    """Revoke a token (kept for the audit trail, never accepted again)."""
+def _token_repr(token: ApiToken) -> str:
+    return f"{token.name or 'token'} ({token.prefix}…)"
+
+
+def token_revoke(*, token: ApiToken, actor: AbstractBaseUser | None = None) -> None:
+    """Revoke a token (kept for the audit trail, never accepted again); `actor`: who revoked it."""
     if token.revoked_at is None:
-        token.revoked_at = timezone.now()
-        token.save(update_fields=["revoked_at"])
-        token_forget(digests=[token.token_hash])
-        access_changed(user_id=token.user_id)
+        with transaction.atomic():
+            token.revoked_at = timezone.now()
+            token.save(update_fields=["revoked_at"])
+            audit_record(action="token.revoked", actor=actor, team=None, obj=token, object_type="token",
+                         object_repr=_token_repr(token), before={"revoked_at": None},
+                         after={"revoked_at": token.revoked_at})
+            token_forget(digests=[token.token_hash])
+            access_changed(user_id=token.user_id)
 
 
 def token_forget(*, digests: list[str]) -> None:
@@ -614,13 +661,13 @@ def memberships_sync_from_groups(
             name = next(n for n in names if n.lower() == key)
             team = teams[key] = team_create(name=name)
         try:
-            membership_add(team=team, user=user, role=role)
+            membership_add(team=team, user=user, role=role, actor=user)
         except DomainError as exc:
             log.warning("SSO sign-in of %s: role in %s left as it was: %s", user, team, exc)
     for key, team in teams.items():
         if key in grants:
             continue
         try:
-            membership_remove(team=team, user=user)
+            membership_remove(team=team, user=user, actor=user)
         except DomainError as exc:
             log.warning("SSO sign-in of %s: membership of %s kept: %s", user, team, exc)

@@ -66,7 +66,7 @@ def _statuses(path: str, method: str, operation: dict[str, Any]) -> set[str]:
         statuses.add("400")
     if not public:
         statuses.add("401")
-        if method in WRITE_METHODS:
+        if method in WRITE_METHODS or "x-role" in operation:  # x-role: a read that needs a role (the audit log)
             statuses.add("403")
     names = {p.get("name") for p in operation.get("parameters", [])}
     if "{" in path or "page" in names or "ids" in names:  # one object; a page past the end; ?ids= naming one

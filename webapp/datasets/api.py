@@ -217,13 +217,13 @@ class DatasetViewSet(
         with transaction.atomic():
             if "options" in data:
                 # A failed check is DatasetCheckFailed: 400 with the engine's `detail` (webapp/api/errors.py).
-                services.dataset_options_update(dataset=dataset, options=data["options"])
+                services.dataset_options_update(dataset=dataset, options=data["options"], actor=request.user)
             if "name" in data:
-                services.dataset_rename(dataset=dataset, name=data["name"])
+                services.dataset_rename(dataset=dataset, name=data["name"], actor=request.user)
         return Response(DatasetSerializer(dataset).data)
 
     def perform_destroy(self, instance: Dataset) -> None:
-        services.dataset_delete(dataset=instance)
+        services.dataset_delete(dataset=instance, actor=self.request.user)
 
     @extend_schema(responses=DatasetPreview)
     @action(detail=True, methods=["get"])

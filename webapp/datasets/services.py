@@ -17,6 +17,7 @@ from django.db.models import ProtectedError
 from django.utils import timezone
 
 from webapp.accounts.models import Team
+from webapp.audit.services import audit_record
 from webapp.errors import Conflict, DomainError, NotFound
 
 from .models import Dataset, DatasetKind, DatasetStatus
@@ -71,16 +72,25 @@ def dataset_builtin_create(
         summary = _summarize_source(source)
     except DataError as exc:
         raise DomainError("invalid_dataset", str(exc), field=exc.field or "options") from None
-    return Dataset.objects.create(
-        team=team,
-        name=name or builtin,
-        kind=DatasetKind.BUILTIN,
-        status=DatasetStatus.READY,
-        options={"builtin": builtin, **options},
-        recipe=source,
-        summary=summary,
-        created_by=created_by,
-    )
+    with transaction.atomic():
+        dataset = Dataset.objects.create(
+            team=team,
+            name=name or builtin,
+            kind=DatasetKind.BUILTIN,
+            status=DatasetStatus.READY,
+            options={"builtin": builtin, **options},
+            recipe=source,
+            summary=summary,
+            created_by=created_by,
+        )
+        _audit_created(dataset)
+    return dataset
+
+
+def _audit_created(dataset: Dataset) -> None:
+    audit_record(action="dataset.created", actor=dataset.created_by, team=dataset.team, obj=dataset,
+                 after={"name": dataset.name, "kind": dataset.kind, "options": dataset.options,
+                        "original_filename": dataset.original_filename or None})
 
 
 def _summarize_source(source: dict[str, Any]) -> dict[str, Any]:
@@ -131,8 +141,11 @@ def dataset_upload_create(
         # A fixed name inside our own folder: the user's file name never becomes a path.
         destination = dataset.storage_dir / f"data{suffix}"
         os.replace(upload_path, destination)
-        dataset.file = str(destination.relative_to(Path(settings.MEDIA_ROOT)))
-        dataset.save(update_fields=["file", "updated_at"])
+        # The dataset is whole from here: its entry in the audit log goes in with the file's name.
+        with transaction.atomic():
+            dataset.file = str(destination.relative_to(Path(settings.MEDIA_ROOT)))
+            dataset.save(update_fields=["file", "updated_at"])
+            _audit_created(dataset)
     except BaseException:
         _remove_files(dataset)
         dataset.delete()
@@ -307,13 +320,18 @@ def _remove_files(dataset: Dataset) -> None:
         shutil.rmtree(dataset.storage_dir, ignore_errors=True)
 
 
-def dataset_rename(*, dataset: Dataset, name: str) -> Dataset:
-    """Rename a dataset (its contents never change)."""
+def dataset_rename(*, dataset: Dataset, name: str, actor: AbstractBaseUser | None = None) -> Dataset:
+    """Rename a dataset (its contents never change); `actor`: who, for the audit log."""
     name = name.strip()
     if not name:
         raise DomainError("invalid", "A dataset needs a name.", field="name")
-    dataset.name = name[:200]
-    dataset.save(update_fields=["name", "updated_at"])
+    before = dataset.name
+    with transaction.atomic():
+        dataset.name = name[:200]
+        dataset.save(update_fields=["name", "updated_at"])
+        if dataset.name != before:
+            audit_record(action="dataset.renamed", actor=actor, team=dataset.team, obj=dataset,
+                         before={"name": before}, after={"name": dataset.name})
     return dataset
 
 
@@ -347,7 +365,9 @@ class DatasetCheckFailed(DomainError):
         self.detail = detail
 
 
-def dataset_options_update(*, dataset: Dataset, options: dict[str, Any]) -> Dataset:
+def dataset_options_update(
+    *, dataset: Dataset, options: dict[str, Any], actor: AbstractBaseUser | None = None
+) -> Dataset:
     """Re-check a ready CSV's stored file with changed options; on success they replace the old ones.
 
     `options` is a merge patch: a key given replaces the stored one, null removes it (the engine's
@@ -393,10 +413,14 @@ def dataset_options_update(*, dataset: Dataset, options: dict[str, Any]) -> Data
         if locked is None:
             raise NotFound("not_found", "The dataset was deleted meanwhile.")
         _refuse_if_used(locked)
+        before = locked.options
         locked.options = merged
         locked.recipe = _source(locked, merged)
         locked.summary = summary
         locked.save(update_fields=["options", "recipe", "summary", "updated_at"])
+        if merged != before:
+            audit_record(action="dataset.options_changed", actor=actor, team=locked.team, obj=locked,
+                         before={"options": before}, after={"options": merged})
     dataset.refresh_from_db()
     return dataset
 
@@ -418,7 +442,7 @@ def _option_field(exc: Any, options: dict[str, Any]) -> str:
     return "options"
 
 
-def dataset_delete(*, dataset: Dataset) -> None:
+def dataset_delete(*, dataset: Dataset, actor: AbstractBaseUser | None = None) -> None:
     """Delete a dataset and its files; refused (409) while runs use it."""
     from webapp.jobs.services import jobs_cancel
     from webapp.queues import DATASETS_PROCESS
@@ -427,6 +451,8 @@ def dataset_delete(*, dataset: Dataset) -> None:
     dataset_id = dataset.pk
     try:
         with transaction.atomic():
+            audit_record(action="dataset.deleted", actor=actor, team=dataset.team, obj=dataset,
+                         before={"name": dataset.name, "kind": dataset.kind})
             dataset.delete()
             jobs_cancel(kind=DATASETS_PROCESS, subject_id=dataset_id)
     except ProtectedError:

@@ -281,11 +281,11 @@ class GraphViewSet(
         graph = self.get_object()
         payload = GraphRenameSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        services.graph_rename(graph=graph, name=payload.validated_data["name"])
+        services.graph_rename(graph=graph, name=payload.validated_data["name"], actor=request.user)
         return Response(GraphSavedSerializer(self.get_queryset().get(pk=graph.pk)).data)
 
     def perform_destroy(self, instance: Graph) -> None:
-        services.graph_delete(graph=instance)
+        services.graph_delete(graph=instance, actor=self.request.user)
 
 
 class RevisionViewSet(

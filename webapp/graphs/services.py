@@ -11,6 +11,7 @@ from django.db.models import ProtectedError
 from django.utils import timezone
 
 from webapp.accounts.models import Team
+from webapp.audit.services import audit_record
 from webapp.errors import Conflict, DomainError
 from webapp.limits import engine_limits
 
@@ -81,23 +82,31 @@ def graph_create(
     graph = Graph.objects.create(team=team, name=name[:200], created_by=created_by)
     if spec is not None:
         revision_save(graph=graph, spec=spec, created_by=created_by)
+    audit_record(action="graph.created", actor=created_by, team=team, obj=graph, after={"name": graph.name})
     return graph
 
 
-def graph_rename(*, graph: Graph, name: str) -> Graph:
-    """Rename a graph."""
+def graph_rename(*, graph: Graph, name: str, actor: AbstractBaseUser | None = None) -> Graph:
+    """Rename a graph (`actor`: who, for the audit log)."""
     name = name.strip()
     if not name:
         raise DomainError("invalid", "A graph needs a name.", field="name")
-    graph.name = name[:200]
-    graph.save(update_fields=["name", "updated_at"])
+    before = graph.name
+    with transaction.atomic():
+        graph.name = name[:200]
+        graph.save(update_fields=["name", "updated_at"])
+        if graph.name != before:
+            audit_record(action="graph.renamed", actor=actor, team=graph.team, obj=graph,
+                         before={"name": before}, after={"name": graph.name})
     return graph
 
 
-def graph_delete(*, graph: Graph) -> None:
+def graph_delete(*, graph: Graph, actor: AbstractBaseUser | None = None) -> None:
     """Delete a graph with its revisions; refused (409) while runs use one of them."""
     try:
         with transaction.atomic():
+            audit_record(action="graph.deleted", actor=actor, team=graph.team, obj=graph,
+                         before={"name": graph.name})
             graph.delete()
     except ProtectedError:
         raise Conflict("in_use", "Runs use revisions of this graph; delete those runs first.") from None

@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from webapp.accounts.models import Role, Team, role_at_least
 from webapp.accounts.selectors import role_in_team
+from webapp.audit.services import audit_record
 from webapp.errors import Conflict, DomainError, Forbidden, NotFound
 
 from .models import (
@@ -44,7 +45,10 @@ def model_create(*, team: Team, name: str, description: str = "", created_by: Ab
     """A new model of `team` (DomainError name_taken when the team has one of that name)."""
     try:
         with transaction.atomic():
-            return RegisteredModel.objects.create(team=team, name=name, description=description, created_by=created_by)
+            model = RegisteredModel.objects.create(team=team, name=name, description=description, created_by=created_by)
+            audit_record(action="model.created", actor=created_by, team=team, obj=model, object_type="model",
+                         after={"name": name, "description": description})
+            return model
     except IntegrityError:
         raise DomainError("name_taken", f"Team {team.name} already has a model named {name!r}.", field="name") from None
 
@@ -56,7 +60,7 @@ def _source_folder(*, run: Any, checkpoint: str | None) -> tuple[Path, dict[str,
     from webapp.runs.selectors import run_export_dir
 
     if checkpoint:
-        download = run_checkpoint_export(run=run, name=checkpoint, fmt="safetensors")  # 404 / 409 named
+        download = run_checkpoint_export(run=run, name=checkpoint, fmt="safetensors", audit=False)  # 404 / 409 named
         row = Checkpoint.objects.get(run=run, name=checkpoint)
         return download.path.parent, dict(row.metrics or {})
     folder = run_export_dir(run)
@@ -99,6 +103,9 @@ def version_create(
             version = ModelVersion.objects.create(model=locked, number=number, run=run, source=facts,
                                                   metrics=metrics, note=note, created_by=created_by)
             locked.save(update_fields=["updated_at"])
+            audit_record(action="model.version_registered", actor=created_by, team=locked.team, obj=locked,
+                         object_type="model", after={"version": number, "run": run.pk, "checkpoint": checkpoint or None,
+                                                     "note": note})
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
@@ -142,6 +149,11 @@ def _move(
         current.save(update_fields=["version", "updated_by", "updated_at"])
     AliasMove.objects.create(model=locked, alias=alias, from_version=before, to_version=version.number,
                              actor=actor, approved_by=approved_by, note=note)
+    after: dict[str, object] = {"alias": alias, "version": version.number, "note": note}
+    if approved_by is not None:
+        after["approved_by"] = approved_by.get_username()
+    audit_record(action="model.alias_moved", actor=actor, team=locked.team, obj=locked, object_type="model",
+                 before={"alias": alias, "version": before}, after=after)
     return current
 
 
@@ -191,10 +203,14 @@ def alias_request(
                                                status=ApprovalStatus.PENDING).first()
         if pending is not None:
             return pending
-        return AliasApproval.objects.create(
+        approval = AliasApproval.objects.create(
             model=locked, alias=alias, version=version, note=note, requested_by=actor,
             from_version=current.version.number if current is not None else None,
         )
+        audit_record(action="model.alias_move_requested", actor=actor, team=model.team, obj=locked,
+                     object_type="model", before={"alias": alias, "version": approval.from_version},
+                     after={"alias": alias, "version": version.number, "note": note, "approval": approval.pk})
+        return approval
 
 
 def _pending(*, locked: RegisteredModel, approval_id: int) -> AliasApproval:
@@ -246,6 +262,9 @@ def alias_reject(*, model: RegisteredModel, approval_id: int, actor: AbstractBas
                             "asked) rejects a request.")
         approval.status, approval.decided_by, approval.decided_at = ApprovalStatus.REJECTED, actor, timezone.now()
         approval.save(update_fields=["status", "decided_by", "decided_at"])
+        audit_record(action="model.alias_move_rejected", actor=actor, team=locked.team, obj=locked,
+                     object_type="model", after={"alias": approval.alias, "version": approval.version.number,
+                                                 "approval": approval.pk})
     return approval
 
 
@@ -263,4 +282,7 @@ def alias_drop(*, model: RegisteredModel, alias: str, note: str = "", actor: Abs
             raise NotFound("alias_missing", f"Model {model.name!r} has no alias {alias!r}.")
         AliasMove.objects.create(model=locked, alias=alias, from_version=current.version.number, to_version=None,
                                  actor=actor, note=note)
+        audit_record(action="model.alias_dropped", actor=actor, team=locked.team, obj=locked, object_type="model",
+                     before={"alias": alias, "version": current.version.number}, after={"alias": alias, "version": None,
+                                                                                       "note": note})
         current.delete()

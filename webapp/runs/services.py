@@ -18,6 +18,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from django.utils import timezone
 
+from webapp.audit.services import audit_record
 from webapp.errors import Conflict, DomainError
 
 from . import conf
@@ -127,9 +128,12 @@ def run_priority_clean(priority: Any) -> int:
 
 
 def run_update(
-    *, run: Run, name: Any = None, notes: Any = None, tags: Any = None, priority: Any = None
+    *, run: Run, name: Any = None, notes: Any = None, tags: Any = None, priority: Any = None,
+    actor: AbstractBaseUser | None = None,
 ) -> Run:
-    """Change a run's name, notes, tags or priority (what is None stays).
+    """Change a run's name, notes, tags or priority (what is None stays); `actor`: who (the audit log).
+
+    The audit log gets `run.renamed` for a new name and `run.updated` for the other fields.
 
     The priority orders a team's own queued runs (higher first); it never jumps another team's.
     It changes only while the run is queued: otherwise the whole change is refused (409
@@ -145,14 +149,24 @@ def run_update(
     if tags is not None:
         fields["tags"] = run_tags_clean(tags)
     if fields:
-        rows = Run.objects.filter(pk=run.pk)
-        if "priority" in fields:
-            rows = rows.filter(status=RunStatus.QUEUED)
-        if not rows.update(**fields):
-            status = Run.objects.filter(pk=run.pk).values_list("status", flat=True).first()
-            raise Conflict("not_queued", f"Run {run.pk} is {status}: its priority changes only while it is "
-                           "queued.", field="priority", extra={"status": status})
-        run.refresh_from_db()
+        before = {key: getattr(run, key) for key in fields}
+        with transaction.atomic():
+            rows = Run.objects.filter(pk=run.pk)
+            if "priority" in fields:
+                rows = rows.filter(status=RunStatus.QUEUED)
+            if not rows.update(**fields):
+                status = Run.objects.filter(pk=run.pk).values_list("status", flat=True).first()
+                raise Conflict("not_queued", f"Run {run.pk} is {status}: its priority changes only while it is "
+                               "queued.", field="priority", extra={"status": status})
+            run.refresh_from_db()
+            changed = {key for key in fields if before[key] != fields[key]}
+            if "name" in changed:
+                audit_record(action="run.renamed", actor=actor, team=run.team, obj=run, object_type="run",
+                             before={"name": before["name"]}, after={"name": run.name})
+            others = sorted(changed - {"name"})
+            if others:
+                audit_record(action="run.updated", actor=actor, team=run.team, obj=run, object_type="run",
+                             before={key: before[key] for key in others}, after={key: fields[key] for key in others})
     return run
 
 
@@ -239,6 +253,10 @@ def run_create(
         )
         if source is not None:
             _init_copy(source=source.path, run_id=run.pk)  # a failed copy rolls the row back
+        audit_record(action="run.created", actor=user, team=team, obj=run, object_type="run",
+                     object_repr=run.name or f"run {run.pk}",
+                     after={"name": run.name, "graph": graph_revision.graph_id, "revision": graph_revision.number,
+                            "dataset": dataset.pk, "origin": run.origin or None, "init": run.init or None})
         event_emit(run_id=run.pk, event={"type": "status", "status": RunStatus.QUEUED, "detail": "queued"})
         _queue_train(run.pk)
     run.refresh_from_db()
@@ -258,8 +276,11 @@ def run_team_limits_check(*, team: Any, devices: int) -> None:
 
 
 def run_cancel(*, run: Run, user: AbstractBaseUser | None = None) -> Run:
-    """Cancel a run: a queued one at once, a running one at the trainer's next step."""
+    """Cancel a run: a queued one at once, a running one at the trainer's next step.
+
+    The audit log gets `run.cancelled` with `user` as the actor (None: the system)."""
     now = timezone.now()
+    before = Run.objects.filter(pk=run.pk).values_list("status", flat=True).first()
     with transaction.atomic():
         stopped = Run.objects.filter(
             pk=run.pk, status__in=[RunStatus.QUEUED, RunStatus.INTERRUPTED]
@@ -270,11 +291,17 @@ def run_cancel(*, run: Run, user: AbstractBaseUser | None = None) -> Run:
                 "type": "status", "status": RunStatus.CANCELLED, "detail": "cancelled before training started",
             })
             run_finished_send(run_id=run.pk, status=RunStatus.CANCELLED)
+            audit_record(action="run.cancelled", actor=user, team=run.team, obj=run, object_type="run",
+                         object_repr=run.name or f"run {run.pk}", before={"status": before},
+                         after={"status": RunStatus.CANCELLED})
         else:
             flagged = Run.objects.filter(pk=run.pk, status=RunStatus.RUNNING, cancel_requested=False).update(
                 cancel_requested=True
             )
             if flagged:
+                audit_record(action="run.cancelled", actor=user, team=run.team, obj=run, object_type="run",
+                             object_repr=run.name or f"run {run.pk}", before={"status": RunStatus.RUNNING},
+                             after={"status": RunStatus.RUNNING, "cancel_requested": True})
                 who = getattr(user, "username", None) or "a user"
                 event_emit(run_id=run.pk, event={
                     "type": "log", "level": "info", "message": f"cancel requested by {who}",

@@ -1272,6 +1272,40 @@ export interface paths {
         patch: operations["teams_partial_update"];
         trace?: never;
     };
+    "/api/teams/{id}/audit/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /api/teams/<pk>/audit/: a page of the team's audit log, newest first (team admins). */
+        get: operations["teams_audit_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/teams/{id}/audit/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /api/teams/<pk>/audit/export/: every filtered entry, one JSON object a line, newest first. */
+        get: operations["teams_audit_export_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/teams/{id}/invitations/": {
         parameters: {
             query?: never;
@@ -1439,6 +1473,22 @@ export interface components {
         Arity: {
             min: number;
             max: number | null;
+        };
+        AuditEntry: {
+            readonly id: number;
+            /** Format: date-time */
+            readonly at: string;
+            readonly team: number | null;
+            readonly actor: number | null;
+            readonly actor_name: string;
+            readonly action: string;
+            readonly object_type: string;
+            readonly object_id: string;
+            readonly object_repr: string;
+            /** @description The changed fields before (null: none, a creation). */
+            before: unknown;
+            /** @description The changed fields after (null: none, a deletion). */
+            after: unknown;
         };
         AuthConfig: {
             /** @description The username and password form works. */
@@ -2638,6 +2688,21 @@ export interface components {
              */
             previous?: string | null;
             results: components["schemas"]["ApiToken"][];
+        };
+        PaginatedAuditEntryList: {
+            /** @example 123 */
+            count: number;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=4
+             */
+            next?: string | null;
+            /**
+             * Format: uri
+             * @example http://api.example.org/accounts/?page=2
+             */
+            previous?: string | null;
+            results: components["schemas"]["AuditEntry"][];
         };
         PaginatedBlockList: {
             /** @example 123 */
@@ -10259,6 +10324,154 @@ export interface operations {
             };
             /** @description The body's content type is not one this operation reads. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    teams_audit_list: {
+        parameters: {
+            query?: {
+                /** @description An action ("run.cancelled"), or a prefix ending in "." ("member."). */
+                action?: string;
+                /** @description Only changes by this username. */
+                actor?: string;
+                /** @description The object as type:id ("run:42"), or a type alone ("run"). */
+                object?: string;
+                /** @description A page number within the paginated result set. */
+                page?: number;
+                /** @description Number of results to return per page. */
+                page_size?: number;
+                /** @description At or after this ISO-8601 date-time (UTC when no offset); a date alone: that day's start. */
+                since?: string;
+                /** @description Before this ISO-8601 date-time (UTC when no offset); a date alone: through that day. */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaginatedAuditEntryList"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    teams_audit_export_retrieve: {
+        parameters: {
+            query?: {
+                /** @description An action ("run.cancelled"), or a prefix ending in "." ("member."). */
+                action?: string;
+                /** @description Only changes by this username. */
+                actor?: string;
+                /** @description The object as type:id ("run:42"), or a type alone ("run"). */
+                object?: string;
+                /** @description At or after this ISO-8601 date-time (UTC when no offset); a date alone: that day's start. */
+                since?: string;
+                /** @description Before this ISO-8601 date-time (UTC when no offset); a date alone: through that day. */
+                until?: string;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One AuditEntry JSON object per line, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

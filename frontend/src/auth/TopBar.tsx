@@ -9,6 +9,7 @@ const SECTIONS = [
   { path: "/sweeps", label: "Sweeps", pages: ["sweeps", "sweep"] },
   { path: "/models", label: "Models", pages: ["models", "model"] },
   { path: "/workers", label: "Workers", pages: ["workers"] },
+  { path: "/audit", label: "Audit", pages: ["audit"], adminOnly: true },
 ] as const;
 import { useSession } from "./session";
 
@@ -42,7 +43,7 @@ export function TopBar({ children }: { children?: ReactNode }) {
       )}
       {user && (
         <nav className="sections" aria-label="Sections">
-          {SECTIONS.map((s) => (
+          {SECTIONS.filter((s) => !("adminOnly" in s) || team?.role === "admin").map((s) => (
             <a
               key={s.path}
               href={`${import.meta.env.BASE_URL}${s.path.slice(1)}`}

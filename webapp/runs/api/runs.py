@@ -386,7 +386,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         run = self.get_object()  # another team's run is a 404, whatever the body holds
         body = RunUpdateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        run = run_update(run=run, **body.validated_data)
+        run = run_update(run=run, actor=request.user, **body.validated_data)
         return Response(RunSerializer(self.get_queryset().get(pk=run.pk)).data)
 
     @extend_schema(request=RunCreateSerializer, responses={201: RunSerializer})
@@ -449,7 +449,8 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
     def checkpoint_export(self, request: Request, pk: str | None = None, name: str = "") -> Any:
         """Download one kept checkpoint's weights as an export (`?format=` as for the run's export)."""
         download = run_checkpoint_export(
-            run=self.get_object(), name=name, fmt=request.query_params.get("format", "safetensors")
+            run=self.get_object(), name=name, fmt=request.query_params.get("format", "safetensors"),
+            actor=request.user,
         )
         return FileResponse(download.path.open("rb"), as_attachment=True, filename=download.filename,
                             content_type=download.content_type)
@@ -477,7 +478,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
     def export(self, request: Request, pk: str | None = None) -> Any:
         """Download `?format=safetensors|python|onnx|config|zip` of a succeeded run."""
         download = run_export_download(
-            run=self.get_object(), fmt=request.query_params.get("format", "safetensors")
+            run=self.get_object(), fmt=request.query_params.get("format", "safetensors"), actor=request.user
         )
         return FileResponse(download.path.open("rb"), as_attachment=True, filename=download.filename,
                             content_type=download.content_type)

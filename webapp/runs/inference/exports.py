@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
+from webapp.audit.services import audit_record
 from webapp.errors import Conflict, DomainError
 from webapp.jobs.models import UNFINISHED_STATES, Job
 from webapp.queues import RUNS_EXPORT
@@ -57,8 +59,13 @@ def run_export_write(
     return final
 
 
-def run_checkpoint_export(*, run: Run, name: str, fmt: str) -> RunDownload:
+def run_checkpoint_export(
+    *, run: Run, name: str, fmt: str, actor: AbstractBaseUser | None = None, audit: bool = True
+) -> RunDownload:
     """The file for `GET /api/runs/<id>/checkpoints/<name>/export/?format=`, built on first ask.
+
+    A download is recorded in the audit log (`run.exported` by `actor`); `audit=False` for a
+    caller that only reads the files (registering a version records that instead).
 
     The checkpoint's weights are loaded into the run's built graph and written with
     run_export_write into `runs/<id>/checkpoints-export/<name>/` (ONNX too when asked for;
@@ -94,7 +101,16 @@ def run_checkpoint_export(*, run: Run, name: str, fmt: str) -> RunDownload:
                        extra={"errors": onnx_note.get("errors", [])})
     download = (run_module_name(run, row.name) if fmt == "python"
                 else run_download_name(run, f"-{row.name}{suffix}"))
+    if audit:
+        run_export_record(run=run, actor=actor, fmt=fmt, checkpoint=row.name)
     return RunDownload(path=path, filename=download, content_type=content_type)
+
+
+def run_export_record(*, run: Run, actor: AbstractBaseUser | None, fmt: str, checkpoint: str | None = None) -> None:
+    """Record in the audit log that `actor` downloaded the run's export (or one checkpoint's)."""
+    with transaction.atomic():
+        audit_record(action="run.exported", actor=actor, team=run.team, obj=run, object_type="run",
+                     after={"format": fmt, "checkpoint": checkpoint})
 
 
 def _manifest_checkpoint(folder: Path) -> Any:
@@ -143,8 +159,9 @@ class RunDownload:
     content_type: str
 
 
-def run_export_download(*, run: Run, fmt: str) -> RunDownload:
-    """The file for `GET /api/runs/<id>/export/?format=fmt`, made first when it can be.
+def run_export_download(*, run: Run, fmt: str, actor: AbstractBaseUser | None = None) -> RunDownload:
+    """The file for `GET /api/runs/<id>/export/?format=fmt`, made first when it can be; recorded in
+    the audit log as `run.exported` by `actor`.
 
     The zip is built (atomically) on first download when the export job has not made it. A
     missing ONNX file creates the export job (once while pending: run_export_request) and
@@ -181,6 +198,7 @@ def run_export_download(*, run: Run, fmt: str) -> RunDownload:
     # The source is named per run (a second run's download never overwrites the first) and stays a
     # module name (`from mlp_run12 import Net`): underscores, not the other downloads' hyphens.
     name = run_module_name(run) if fmt == "python" else run_download_name(run, suffix)
+    run_export_record(run=run, actor=actor, fmt=fmt)
     return RunDownload(path=path, filename=name, content_type=content_type)
 
 
