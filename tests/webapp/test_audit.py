@@ -116,7 +116,7 @@ def test_each_change_through_the_api_writes_one_entry(
 
     t = _one("token.created", object_id=str(token["id"]))
     assert t.team is None and t.actor == user_a  # a personal token is a site-level entry
-    assert t.after == {"name": "ci", "prefix": token["prefix"], "expires_at": None}
+    assert t.after == {"name": "ci", "prefix": token["prefix"], "expires_at": None, "scope": "write", "team": None}
     assert token["token"] not in json.dumps([t.before, t.after, t.object_repr])
     assert _one("token.revoked", **mine).before == {"revoked_at": None}
 
@@ -298,3 +298,29 @@ def test_the_django_admin_only_reads_entries(client: Any, team_a: Any, log: dict
     assert client.get("/admin/audit/auditentry/add/").status_code == 403
     assert client.post(f"/admin/audit/auditentry/{entry.pk}/delete/", {"post": "yes"}).status_code == 403
     assert AuditEntry.objects.filter(pk=entry.pk).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_invitations_and_role_changes_from_the_app_are_recorded_with_their_actor(api_a, team_a, user_a, anon):
+    from webapp.audit.models import AuditEntry
+
+    made = api_a.post(f"/api/teams/{team_a.pk}/invitations/", {"email": "nora@example.org", "role": "editor"},
+                      format="json")
+    assert made.status_code == 201, made.content
+    entry = AuditEntry.objects.get(action="invitation.created")
+    assert entry.actor == user_a and entry.team == team_a and entry.after["role"] == "editor"
+    assert made.json()["token"] not in json.dumps([entry.before, entry.after, entry.object_repr])
+    accepted = anon.post(f"/api/invitations/{made.json()['token']}/accept/",
+                         {"username": "nora", "password": "a-long-enough-pw-42"}, format="json")
+    assert accepted.status_code == 201, accepted.content
+    nora = AuditEntry.objects.get(action="invitation.accepted").actor
+    assert nora.username == "nora"
+    assert AuditEntry.objects.filter(action="member.added", object_id=str(nora.pk), actor=nora).count() == 1
+    changed = api_a.patch(f"/api/teams/{team_a.pk}/members/{nora.pk}/", {"role": "viewer"}, format="json")
+    assert changed.status_code == 200, changed.content
+    role = AuditEntry.objects.get(action="member.role_changed", object_id=str(nora.pk))
+    assert (role.actor, role.before, role.after) == (user_a, {"role": "editor"}, {"role": "viewer"})
+    second = api_a.post(f"/api/teams/{team_a.pk}/invitations/", {"email": "x@example.org", "role": "viewer"},
+                        format="json").json()
+    assert api_a.delete(f"/api/teams/{team_a.pk}/invitations/{second['id']}/").status_code == 204
+    assert AuditEntry.objects.get(action="invitation.revoked").actor == user_a
