@@ -294,6 +294,12 @@ STORAGES = {
 }
 
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
+
+# The KServe InferenceService of a version (GET /api/models/<id>/versions/<n>/kserve/): the
+# image its predictor runs and the PersistentVolumeClaim that holds MEDIA_ROOT on the cluster
+# (docs/deploy.md).
+NETLOOM_IMAGE = os.environ.get("NETLOOM_IMAGE", "netloom:latest")
+NETLOOM_MEDIA_CLAIM = os.environ.get("NETLOOM_MEDIA_CLAIM", "netloom-media")
 MEDIA_URL = "/media/"  # never served directly: downloads go through permission-checked views
 
 NETLOOM_MAX_UPLOAD_BYTES = env_int("NETLOOM_MAX_UPLOAD_BYTES", 200 * 1024 * 1024)

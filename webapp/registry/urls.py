@@ -16,6 +16,11 @@ urlpatterns = [
     path("models/<int:pk>/versions/<int:number>/download/",
          V.as_view({"get": "version_download"}, content_negotiation_class=FileFormatNegotiation),
          name="model-version-download"),
+    path("models/<int:pk>/versions/<int:number>/formats/", V.as_view({"post": "version_formats"}),
+         name="model-version-formats"),
+    path("models/<int:pk>/versions/<int:number>/kserve/",
+         V.as_view({"get": "version_kserve"}, content_negotiation_class=FileFormatNegotiation),
+         name="model-version-kserve"),
     path("models/<int:pk>/aliases/<str:alias>/", V.as_view({"put": "alias_put", "delete": "alias_delete"}),
          name="model-alias"),
 ]
@@ -29,6 +34,8 @@ API_ROUTES = [
     ("post", "/api/models/{model}/versions/"),
     ("get", "/api/models/{model}/versions/{model_version}/"),
     ("get", "/api/models/{model}/versions/{model_version}/download/?format=safetensors"),
+    ("post", "/api/models/{model}/versions/{model_version}/formats/"),
+    ("get", "/api/models/{model}/versions/{model_version}/kserve/"),
     ("put", "/api/models/{model}/aliases/{alias}/"),
     ("delete", "/api/models/{model}/aliases/{alias}/"),
 ]
