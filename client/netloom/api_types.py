@@ -479,6 +479,27 @@ class ExportEvent(TypedDict):
     exports: RunExports
 
 
+class FormatFigures(TypedDict):
+    file: NotRequired[str]
+    size: NotRequired[int]
+    metric: NotRequired[str]
+    value: NotRequired[float]
+    fp32_value: NotRequired[float]
+    accuracy_delta: NotRequired[float]
+    max_abs_diff: NotRequired[float]
+    rows: NotRequired[int]
+    latency_ms: NotRequired[Latency]
+    fp32_latency_ms: NotRequired[Latency]
+    threads: NotRequired[int]
+    torch: NotRequired[str]
+    built_at: NotRequired[str]
+    error: NotRequired[str]
+
+
+class FormatsRequestRequest(TypedDict):
+    formats: list[str]
+
+
 class GeneratedSource(TypedDict):
     source: str
 
@@ -623,6 +644,11 @@ class Job(TypedDict):
     expires_at: str | None
 
 
+class Latency(TypedDict):
+    b1: float
+    b64: float
+
+
 class LogEvent(TypedDict):
     """A line for the run's log."""
     run: int
@@ -691,6 +717,7 @@ class ModelVersion(TypedDict):
     source: dict[str, Any]
     metrics: dict[str, Any]
     note: str
+    formats: dict[str, FormatFigures]
     files: list[str]
     aliases: list[str]
     created_by: UserRef | None
@@ -1687,6 +1714,8 @@ __all__ = [
     "ExplanationSample",
     "ExplanationStatusEnum",
     "ExportEvent",
+    "FormatFigures",
+    "FormatsRequestRequest",
     "GeneratedSource",
     "Graph",
     "GraphCreateRequest",
@@ -1706,6 +1735,7 @@ __all__ = [
     "InputKindEnum",
     "Job",
     "JobStateEnum",
+    "Latency",
     "LogEvent",
     "Me",
     "Member",
