@@ -7,6 +7,7 @@ import { useSession } from "../auth/session";
 import { navigate } from "../router";
 import { formatMetric } from "../runs/format";
 import { type ModelVersion, type RegisteredModelDetail, figuresAgainst, modelsApi, versionFigures } from "./api";
+import VersionFormats from "./VersionFormats";
 
 export default function ModelPage({ modelId }: { modelId: number }) {
   const { team, canEdit } = useSession();
@@ -149,6 +150,7 @@ export default function ModelPage({ modelId }: { modelId: number }) {
                 </button>
               </section>
             )}
+            {model.versions.length > 0 && <VersionFormats model={model} onChanged={() => void load()} />}
             <h2>History</h2>
             {model.history.length === 0 ? (
               <p className="muted">No alias has been set yet.</p>
