@@ -261,7 +261,7 @@ def version_inference_service(version: ModelVersion) -> dict[str, Any]:
             "predictor": {
                 "minReplicas": 1,
                 "maxReplicas": 1,
-                "securityContext": {"runAsNonRoot": True, "runAsUser": 1000, "fsGroup": 1000},
+                "securityContext": {"runAsNonRoot": True, "runAsUser": 10001, "fsGroup": 10001},
                 "containers": [{
                     "name": "kserve-container",
                     "image": settings.NETLOOM_IMAGE,
