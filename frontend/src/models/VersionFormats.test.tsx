@@ -20,8 +20,8 @@ const version = (formats: ModelVersion["formats"]) => ({ number: 2, formats }) a
 describe("a version's formats", () => {
   it("says the size, the change against fp32 and the latency against fp32", () => {
     expect(formatSize(65075)).toBe("63.5 KiB");
-    expect(formatDelta(figures)).toBe("-0.0333 accuracy");
-    expect(formatDelta({ ...figures, accuracy_delta: 0 })).toBe("±0 accuracy");
+    expect(formatDelta(figures)).toBe("accuracy 0.9000 (-0.0333 vs fp32)");
+    expect(formatDelta({ ...figures, accuracy_delta: 0 })).toBe("accuracy 0.9000 (±0 vs fp32)");
     expect(formatLatency(0.21, 0.03)).toBe("0.210 ms (fp32 0.030 ms, 7.0×)");
   });
 

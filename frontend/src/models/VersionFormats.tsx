@@ -48,7 +48,7 @@ export function FormatsTable({ modelId, version }: { modelId: number; version: M
             ) : (
               <>
                 <td>{formatSize(f.size)}</td>
-                <td title={f.value !== undefined ? `${f.metric} ${f.value} (fp32 ${f.fp32_value})` : undefined}>
+                <td title={f.fp32_value !== undefined ? `fp32: ${f.metric} ${f.fp32_value}` : undefined}>
                   {formatDelta(f)}
                 </td>
                 <td>{formatLatency(f.latency_ms?.b1, f.fp32_latency_ms?.b1)}</td>

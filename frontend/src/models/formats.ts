@@ -61,13 +61,14 @@ export function formatSize(bytes: number | undefined): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
-/** The metric's change against fp32: "±0" when none, else signed ("-0.0333 accuracy"). */
+/** The metric and its change against fp32: "accuracy 0.9000 (-0.0333 vs fp32)", "±0" when none. */
 export function formatDelta(figures: FormatFigures): string {
   const delta = figures.accuracy_delta;
   if (delta === undefined) return "–";
   const metric = figures.metric ?? "accuracy";
-  if (delta === 0) return `±0 ${metric}`;
-  return `${delta > 0 ? "+" : ""}${delta.toFixed(4)} ${metric}`;
+  const value = figures.value === undefined ? "" : ` ${figures.value.toFixed(4)}`;
+  const change = delta === 0 ? "±0" : `${delta > 0 ? "+" : ""}${delta.toFixed(4)}`;
+  return `${metric}${value} (${change} vs fp32)`;
 }
 
 /** "0.21 ms (fp32 0.03 ms, 7.0×)": a format's median latency against fp32's. */
