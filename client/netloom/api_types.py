@@ -584,6 +584,14 @@ class ImagesPreview(TypedDict):
     samples: list[ImageSample]
 
 
+class InferenceService(TypedDict):
+    """The KServe InferenceService of a version (its spec: docs/subsystems/registry.md)."""
+    apiVersion: str
+    kind: str
+    metadata: dict[str, Any]
+    spec: dict[str, Any]
+
+
 class InitPlanAnswer(TypedDict):
     """POST /api/runs/init-plan/: the engine's plan, the checkpoint it is of, and what a create would refuse."""
     loaded: list[str]
@@ -1727,6 +1735,7 @@ __all__ = [
     "GraphWarning",
     "ImageSample",
     "ImagesPreview",
+    "InferenceService",
     "InitModeEnum",
     "InitPlanAnswer",
     "InitPlanJson",

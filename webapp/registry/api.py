@@ -156,6 +156,16 @@ class ModelVersionCreateSerializer(StrictSerializer):
     note = serializers.CharField(required=False, allow_blank=True, max_length=500)
 
 
+class InferenceServiceSerializer(serializers.Serializer):
+    """The KServe InferenceService of a version (its spec: docs/subsystems/registry.md)."""
+
+    apiVersion = serializers.CharField(help_text="serving.kserve.io/v1beta1")  # noqa: N815 - Kubernetes' name
+    kind = serializers.CharField(help_text="InferenceService")
+    metadata = serializers.DictField(help_text="name (a DNS-1123 label), labels, annotations (netloom.io/served-name).")
+    spec = serializers.DictField(help_text="predictor: one custom container running the standalone model server "
+                                 "on the version's folder (STORAGE_URI pvc://...), resources, runAsNonRoot.")
+
+
 class FormatsRequestSerializer(StrictSerializer):
     formats = serializers.ListField(child=serializers.CharField(max_length=20), min_length=1, max_length=3,
                                     help_text=f"Which to build: {', '.join(FORMAT_NAMES)}.")
@@ -262,7 +272,7 @@ class RegisteredModelViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.Retr
                         headers={"Location": f"/api/jobs/{job.pk}/"})
 
     @extend_schema(parameters=[OpenApiParameter("format", str, enum=["json", "yaml"])],
-                   responses={(200, "application/json"): OpenApiTypes.OBJECT,
+                   responses={(200, "application/json"): InferenceServiceSerializer,
                               (200, "application/yaml"): OpenApiTypes.STR})
     def version_kserve(self, request: Request, pk: Any = None, number: Any = None) -> Any:
         """The KServe InferenceService (serving.kserve.io/v1beta1) serving this version on a cluster."""

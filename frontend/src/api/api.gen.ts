@@ -2023,6 +2023,21 @@ export interface components {
             kind: "images";
             samples: components["schemas"]["ImageSample"][];
         };
+        /** @description The KServe InferenceService of a version (its spec: docs/subsystems/registry.md). */
+        InferenceService: {
+            /** @description serving.kserve.io/v1beta1 */
+            apiVersion: string;
+            /** @description InferenceService */
+            kind: string;
+            /** @description name (a DNS-1123 label), labels, annotations (netloom.io/served-name). */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @description predictor: one custom container running the standalone model server on the version's folder (STORAGE_URI pvc://...), resources, runAsNonRoot. */
+            spec: {
+                [key: string]: unknown;
+            };
+        };
         /** @enum {string} */
         InitModeEnum: "finetune" | "resume";
         /** @description POST /api/runs/init-plan/: the engine's plan, the checkpoint it is of, and what a create would refuse. */
@@ -7406,9 +7421,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["InferenceService"];
                     "application/yaml": string;
                 };
             };
