@@ -128,3 +128,22 @@ def test_an_unknown_format_is_refused(iris_export):
     parsed, _ = load_exported(out)
     with pytest.raises(FormatError, match="unknown format 'tflite'"):
         build_formats(model, parsed, out, ["tflite"], test=iris.test, task="classification")
+
+
+@pytest.mark.slow
+def test_aoti_compiles_for_this_cpu_and_answers_as_fp32_at_any_batch(iris_export):
+    from engine.export.formats import load_format
+
+    iris, model, out, _, _ = iris_export
+    parsed, _ = load_exported(out)
+    built = build_formats(model, parsed, out, ["aoti"], test=iris.test, task="classification", repeats=5)
+    record = built["aoti"]
+    assert "error" not in record, record
+    assert record["accuracy_delta"] == 0.0 and record["max_abs_diff"] < 1e-4
+    run = load_format("aoti", out / record["file"])
+    with torch.no_grad():
+        for rows in (1, 64):
+            x = iris.test.x[:1].repeat(rows, 1)
+            got = run(x)
+            got = got[0] if isinstance(got, (list, tuple)) else got
+            assert torch.allclose(got, model(x), atol=1e-4)
