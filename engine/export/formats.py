@@ -101,7 +101,12 @@ def _int8_model(model: torch.nn.Module) -> torch.nn.Module:
 
 def _save_program(program: torch.export.ExportedProgram, path: Path) -> None:
     with atomic_file(path) as tmp:
-        torch.export.save(program, str(tmp))
+        staged = tmp.with_name(tmp.name + ".pt2")  # torch.export.save warns about any other name
+        try:
+            torch.export.save(program, str(staged))
+            staged.replace(tmp)
+        finally:
+            staged.unlink(missing_ok=True)
     pt2_check(path)
 
 
@@ -120,8 +125,11 @@ def build_format(fmt: str, model: torch.nn.Module, spec: Any, folder: Path | str
             with atomic_file(path) as tmp:
                 # aoti_compile_and_package wants a name ending .pt2
                 staged = tmp.with_name(tmp.name + ".pt2")
-                torch._inductor.aoti_compile_and_package(_export(model, spec), package_path=str(staged))
-                staged.replace(tmp)
+                try:
+                    torch._inductor.aoti_compile_and_package(_export(model, spec), package_path=str(staged))
+                    staged.replace(tmp)
+                finally:
+                    staged.unlink(missing_ok=True)
     return path
 
 
