@@ -111,6 +111,8 @@ bench: $(VENV)/.installed
 	# A 12-trial iris sweep on the service against the same search in one process (Optuna + torch):
 	# per-trial overhead, bench/results.json and docs/benchmarks.md.
 	$(BIN)/python bench/sweep_overhead.py --repeats 3
+	# A version's formats (.pt2, int8, AOTInductor) against fp32: size, accuracy, latency (docs/benchmarks.md).
+	$(BIN)/python bench/formats.py --aoti --json var/bench/formats.json
 	# The same on PostgreSQL, a deployment's database (a database of its own, created and dropped),
 	# when one answers at BENCH_POSTGRES_URL.
 	@if $(BIN)/python scripts/pg_reachable.py $(BENCH_POSTGRES_URL) 2>/dev/null; then \

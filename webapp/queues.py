@@ -54,6 +54,8 @@ JOBS_RUN = "jobs.run"
 RUNS_EXPLAIN = "runs.explain"
 RUNS_EXPORT = "runs.export"
 RUNS_EVALUATE = "runs.evaluate"
+# A registered version's formats for other runtimes (.pt2, int8), built and measured (SHORT_QUEUE).
+REGISTRY_FORMATS = "registry.formats"
 # What an older server sent for an upload; the worker still takes it (workers/datasets.py).
 DATASETS_PROCESS = "datasets.process"
 

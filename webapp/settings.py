@@ -24,6 +24,9 @@ Environment (all optional on a developer machine):
                               tasks or groups; default "netloom" (`make run` picks one per checkout)
     MEDIA_ROOT                where datasets and run artefacts are stored; default var/media
     NETLOOM_MAX_UPLOAD_BYTES  largest accepted dataset upload; default 200 MiB
+    NETLOOM_IMAGE             the image a version's KServe InferenceService runs (and compose builds); default netloom:latest
+    NETLOOM_MEDIA_CLAIM       the PersistentVolumeClaim holding MEDIA_ROOT on a Kubernetes cluster, named by
+                              a version's KServe manifest (storage pvc://<it>/registry/...); default netloom-media
     NETLOOM_MAX_WEIGHTS_BYTES largest weights file imported as a first checkpoint; default the upload limit
     NETLOOM_DISK_MARGIN_BYTES space a large write leaves free on MEDIA_ROOT's volume (an upload that would
                               leave less is refused with 507); below it /healthz says "disk": "low";
@@ -404,6 +407,12 @@ STORAGES = {
 }
 
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
+
+# The KServe InferenceService of a version (GET /api/models/<id>/versions/<n>/kserve/): the
+# image its predictor runs and the PersistentVolumeClaim that holds MEDIA_ROOT on the cluster
+# (docs/deploy.md).
+NETLOOM_IMAGE = os.environ.get("NETLOOM_IMAGE", "netloom:latest")
+NETLOOM_MEDIA_CLAIM = os.environ.get("NETLOOM_MEDIA_CLAIM", "netloom-media")
 MEDIA_URL = "/media/"  # never served directly: downloads go through permission-checked views
 
 NETLOOM_MAX_UPLOAD_BYTES = env_int("NETLOOM_MAX_UPLOAD_BYTES", 200 * 1024 * 1024)

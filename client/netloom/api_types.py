@@ -532,6 +532,27 @@ class ExportEvent(TypedDict):
     exports: RunExports
 
 
+class FormatFigures(TypedDict):
+    file: NotRequired[str]
+    size: NotRequired[int]
+    metric: NotRequired[str]
+    value: NotRequired[float]
+    fp32_value: NotRequired[float]
+    accuracy_delta: NotRequired[float]
+    max_abs_diff: NotRequired[float]
+    rows: NotRequired[int]
+    latency_ms: NotRequired[Latency]
+    fp32_latency_ms: NotRequired[Latency]
+    threads: NotRequired[int]
+    torch: NotRequired[str]
+    built_at: NotRequired[str]
+    error: NotRequired[str]
+
+
+class FormatsRequestRequest(TypedDict):
+    formats: list[str]
+
+
 class GeneratedSource(TypedDict):
     source: str
 
@@ -614,6 +635,14 @@ class ImageSample(TypedDict):
 class ImagesPreview(TypedDict):
     kind: Literal["images"]
     samples: list[ImageSample]
+
+
+class InferenceService(TypedDict):
+    """The KServe InferenceService of a version (its spec: docs/subsystems/registry.md)."""
+    apiVersion: str
+    kind: str
+    metadata: dict[str, Any]
+    spec: dict[str, Any]
 
 
 class InitPlanAnswer(TypedDict):
@@ -717,6 +746,11 @@ class Job(TypedDict):
     expires_at: str | None
 
 
+class Latency(TypedDict):
+    b1: float
+    b64: float
+
+
 class LogEvent(TypedDict):
     """A line for the run's log."""
     run: int
@@ -785,6 +819,7 @@ class ModelVersion(TypedDict):
     source: dict[str, Any]
     metrics: dict[str, Any]
     note: str
+    formats: dict[str, FormatFigures]
     files: list[str]
     aliases: list[str]
     created_by: UserRef | None
@@ -1865,6 +1900,8 @@ __all__ = [
     "ExplanationSample",
     "ExplanationStatusEnum",
     "ExportEvent",
+    "FormatFigures",
+    "FormatsRequestRequest",
     "GeneratedSource",
     "Graph",
     "GraphCreateRequest",
@@ -1876,6 +1913,7 @@ __all__ = [
     "GraphWarning",
     "ImageSample",
     "ImagesPreview",
+    "InferenceService",
     "InitModeEnum",
     "InitPlanAnswer",
     "InitPlanJson",
@@ -1889,6 +1927,7 @@ __all__ = [
     "InvitationTeam",
     "Job",
     "JobStateEnum",
+    "Latency",
     "LogEvent",
     "Me",
     "Member",

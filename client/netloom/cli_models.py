@@ -34,6 +34,19 @@ def _approval_text(a: dict[str, Any]) -> str:
             f"{a['requested_by']}: {state}{decided}" + (f" ({a['note']})" if a.get("note") else ""))
 
 
+def _formats_text(built: dict[str, Any]) -> list[str]:
+    lines = []
+    for name, f in built.items():
+        if f.get("error"):
+            lines.append(f"{name}: not built ({f['error']})")
+            continue
+        lat, base = f.get("latency_ms") or {}, f.get("fp32_latency_ms") or {}
+        lines.append(f"{name}: {f['file']} {f['size'] / 1024:.1f} KiB; {f['metric']} {f['value']:.4f} "
+                     f"({f['accuracy_delta']:+.4f} vs fp32); latency b1 {lat.get('b1')} ms (fp32 {base.get('b1')}), "
+                     f"b64 {lat.get('b64')} ms (fp32 {base.get('b64')})")
+    return lines
+
+
 def add_model_commands(commands: Any, add: Callable[..., argparse.ArgumentParser],
                        team_option: Callable[[argparse.ArgumentParser], None], client: Callable[[Any], Any]) -> None:
     """The `models` command group (`client(args)` opens a logged-in Client)."""
@@ -91,6 +104,32 @@ def add_model_commands(commands: Any, add: Callable[..., argparse.ArgumentParser
         out.result(approval, _approval_text(approval))
         return EXIT_OK
 
+    def cmd_formats(args: argparse.Namespace, out: Any) -> int:
+        import sys
+
+        from tqdm import tqdm
+
+        formats = [f.strip() for f in args.formats.split(",") if f.strip()]
+        with client(args) as c, tqdm(
+            total=100, desc=f"building {', '.join(formats)} of model {args.model} v{args.version}",
+            file=sys.stderr, disable=out.json, bar_format="{desc}: {percentage:3.0f}%|{bar}| {postfix} {elapsed}",
+        ) as bar:  # fmt: skip
+            def moved(job: Any) -> None:
+                done = round(100 * float(job.get("progress") or 0))
+                if done > bar.n:
+                    bar.update(done - bar.n)
+                bar.set_postfix_str(job["state"])
+
+            built = c.model_formats(args.model, args.version, formats, progress=moved)
+        out.result(built, _formats_text(built))
+        return EXIT_OK
+
+    def cmd_kserve(args: argparse.Namespace, out: Any) -> int:
+        with client(args) as c:
+            manifest = c.model_kserve(args.model, args.version, yaml=not out.json)
+        out.result(manifest, str(manifest).rstrip("\n"))
+        return EXIT_OK
+
     models = commands.add_parser(
         "models", help="the model registry: models, versions from runs, aliases (production, staging)"
     ).add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -121,3 +160,11 @@ def add_model_commands(commands: Any, add: Callable[..., argparse.ArgumentParser
     approve.add_argument("model", type=int)
     approve.add_argument("approval", type=int, help="the request's id (netloom models approvals MODEL)")
     approve.add_argument("--reject", action="store_true", help="reject it instead (or withdraw your own)")
+    formats = add(models, "formats", cmd_formats,
+                  "build a version's .pt2 / int8 / AOTInductor files, with accuracy and latency against fp32")
+    formats.add_argument("model", type=int)
+    formats.add_argument("version", type=int)
+    formats.add_argument("--formats", default="pt2,int8", help="comma-separated: pt2, int8, aoti (default pt2,int8)")
+    kserve = add(models, "kserve", cmd_kserve, "the KServe InferenceService of a version (YAML; JSON with --json)")
+    kserve.add_argument("model", type=int)
+    kserve.add_argument("version", type=int)

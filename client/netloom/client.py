@@ -731,6 +731,52 @@ class Client:
         except httpx.HTTPError as exc:
             raise ConnectionFailed(f"cannot reach {self.url}: {exc}") from exc
 
+    def model_formats(
+        self,
+        model_id: int,
+        version: int,
+        formats: list[str] | tuple[str, ...] = ("pt2", "int8"),
+        *,
+        wait: float = 900.0,
+        progress: Callable[[Job], None] | None = None,
+    ) -> dict[str, Any]:
+        """Build formats of a version for other runtimes (pt2: torch.export, int8: torchao
+        weights, aoti: AOTInductor) as a job on the server's workers; once done, {format:
+        {file, size, accuracy_delta, latency_ms {b1, b64}, fp32_latency_ms, ...}}."""
+        job = cast(Job, self._json("POST", f"/api/models/{model_id}/versions/{version}/formats/",
+                                   json={"formats": list(formats)}))
+        job = self.job_wait(job["id"], timeout=wait, progress=progress)
+        return cast(dict[str, Any], (job.get("result") or {}).get("formats") or {})
+
+    def model_kserve(self, model_id: int, version: int, *, yaml: bool = False) -> dict[str, Any] | str:
+        """The KServe InferenceService serving the version on a cluster (YAML text with `yaml`)."""
+        path = f"/api/models/{model_id}/versions/{version}/kserve/"
+        if yaml:
+            return self._request("GET", path, params={"format": "yaml"}).text
+        return cast(dict[str, Any], self._json("GET", path))
+
+    def model_download(
+        self, model_id: int, version: int, *, format: str = "safetensors", out: str | Path = "."  # noqa: A002
+    ) -> Path:
+        """Download one file of a version (safetensors, python, onnx, config, pt2, int8, aoti) into `out`."""
+        folder = Path(out)
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            with self.http.stream("GET", f"/api/models/{model_id}/versions/{version}/download/",
+                                  params={"format": format}) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    raise _api_error(response)
+                target = folder / _attachment_name(response, f"model{model_id}-v{version}.{format}")
+                tmp = target.with_name(f".{target.name}.part")
+                with tmp.open("wb") as handle:
+                    for chunk in response.iter_bytes():
+                        handle.write(chunk)
+                tmp.replace(target)
+                return target
+        except httpx.HTTPError as exc:
+            raise ConnectionFailed(f"cannot reach {self.url}: {exc}") from exc
+
     # --- downloads and explanations ----------------------------------------------------------
 
     def export(

@@ -133,3 +133,36 @@ def test_explain_names_the_predicted_class(
     out = capsys.readouterr().out
     prediction = next(line for line in out.splitlines() if "prediction:" in line)
     assert any(f"{name} (class " in prediction for name in ("setosa", "versicolor", "virginica")), out
+
+
+def test_models_formats_builds_pt2_and_int8_and_prints_their_figures(
+    service: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import yaml
+
+    from netloom.client import Client
+    from webapp.jobs.models import Job
+    from webapp.registry.services import model_create, version_create
+    from workers.jobs import job_execute
+
+    run = trained(service, name="for formats")
+    model = model_create(team=service.team, name="flowers", created_by=service.user)
+    version_create(model=model, run=run, created_by=service.user)
+
+    def worker_turn(seconds: float) -> None:
+        """While the command waits, the formats' job runs (here, in the test's own thread)."""
+        for job in Job.objects.filter(kind="registry.formats", state="queued"):
+            job_execute(job.pk)
+
+    monkeypatch.setattr("netloom.client.time.sleep", worker_turn)
+    assert main(["models", "formats", str(model.pk), "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("pt2: model.pt2 ") and "\nint8: model.int8.pt2 " in out and "vs fp32" in out, out
+    assert main(["models", "kserve", str(model.pk), "1"]) == 0
+    manifest = yaml.safe_load(capsys.readouterr().out)
+    assert manifest["kind"] == "InferenceService"
+    import os
+
+    with Client(os.environ["NETLOOM_URL"], os.environ["NETLOOM_TOKEN"]) as client:
+        path = client.model_download(model.pk, 1, format="int8", out=tmp_path / "got")
+    assert path.name == "flowers-v1-model.int8.pt2" and path.stat().st_size > 0

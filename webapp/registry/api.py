@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Max, QuerySet
-from django.http import FileResponse
+from django.http import FileResponse, HttpResponse, JsonResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiTypes, extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.request import Request
@@ -15,6 +15,7 @@ from webapp.accounts.models import Role
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
 from webapp.api.serializers import IdField, NameField, StrictSerializer, UserRefSerializer
+from webapp.jobs.api import JobSerializer
 
 from .models import AliasApproval, ApprovalStatus, ModelVersion, RegisteredModel
 from .selectors import (
@@ -26,12 +27,15 @@ from .selectors import (
     version_folder,
 )
 from .services import (
+    FORMAT_NAMES,
     alias_approve,
     alias_drop,
     alias_reject,
     alias_set,
     model_create,
     version_create,
+    version_formats_request,
+    version_inference_service,
 )
 
 
@@ -45,7 +49,32 @@ DOWNLOADS = {  # ?format= -> (file, content type)
     "python": ("model.py", "text/x-python"),
     "onnx": ("model.onnx", "application/octet-stream"),
     "config": ("config.json", "application/json"),
+    "pt2": ("model.pt2", "application/octet-stream"),
+    "int8": ("model.int8.pt2", "application/octet-stream"),
+    "aoti": ("model.aoti.pt2", "application/octet-stream"),
 }
+
+
+class LatencySerializer(serializers.Serializer):
+    b1 = serializers.FloatField(help_text="Median milliseconds of one call with one row.")
+    b64 = serializers.FloatField(help_text="Median milliseconds of one call with 64 rows.")
+
+
+class FormatFiguresSerializer(serializers.Serializer):
+    file = serializers.CharField(required=False)
+    size = serializers.IntegerField(required=False, help_text="Bytes.")
+    metric = serializers.CharField(required=False, help_text="accuracy, or rmse for a regression.")
+    value = serializers.FloatField(required=False, help_text="The metric of this format on the test split.")
+    fp32_value = serializers.FloatField(required=False)
+    accuracy_delta = serializers.FloatField(required=False, help_text="value - fp32_value.")
+    max_abs_diff = serializers.FloatField(required=False, help_text="Largest output difference against fp32.")
+    rows = serializers.IntegerField(required=False)
+    latency_ms = LatencySerializer(required=False)
+    fp32_latency_ms = LatencySerializer(required=False)
+    threads = serializers.IntegerField(required=False)
+    torch = serializers.CharField(required=False)
+    built_at = serializers.CharField(required=False)
+    error = serializers.CharField(required=False, help_text="Why this format could not be built for the graph.")
 
 
 class ModelVersionSerializer(serializers.ModelSerializer):
@@ -53,12 +82,16 @@ class ModelVersionSerializer(serializers.ModelSerializer):
     source = serializers.DictField(help_text="Where the weights came from: run, run_name, checkpoint (null: the "
                                    "run's final export), graph, graph_name, revision, dataset, dataset_name.")
     metrics = serializers.DictField(help_text="The metrics recorded with these weights.")
+    formats = serializers.DictField(
+        child=FormatFiguresSerializer(),
+        help_text="Formats built for other runtimes (POST .../formats/): pt2, int8, aoti, each with its file, "
+                  "size, accuracy delta on the test split and CPU latency against fp32, or an error.")
     files = serializers.SerializerMethodField()
     aliases = serializers.SerializerMethodField()
 
     class Meta:
         model = ModelVersion
-        fields = ["number", "source", "metrics", "note", "files", "aliases", "created_by", "created_at"]
+        fields = ["number", "source", "metrics", "note", "formats", "files", "aliases", "created_by", "created_at"]
         read_only_fields = fields
 
     def get_files(self, version: ModelVersion) -> list[str]:
@@ -155,6 +188,21 @@ class ModelVersionCreateSerializer(StrictSerializer):
     note = serializers.CharField(required=False, allow_blank=True, max_length=500)
 
 
+class InferenceServiceSerializer(serializers.Serializer):
+    """The KServe InferenceService of a version (its spec: docs/subsystems/registry.md)."""
+
+    apiVersion = serializers.CharField(help_text="serving.kserve.io/v1beta1")  # noqa: N815 - Kubernetes' name
+    kind = serializers.CharField(help_text="InferenceService")
+    metadata = serializers.DictField(help_text="name (a DNS-1123 label), labels, annotations (netloom.io/served-name).")
+    spec = serializers.DictField(help_text="predictor: one custom container running the standalone model server "
+                                 "on the version's folder (STORAGE_URI pvc://...), resources, runAsNonRoot.")
+
+
+class FormatsRequestSerializer(StrictSerializer):
+    formats = serializers.ListField(child=serializers.CharField(max_length=20), min_length=1, max_length=3,
+                                    help_text=f"Which to build: {', '.join(FORMAT_NAMES)}.")
+
+
 class AliasSetSerializer(StrictSerializer):
     version = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
     note = serializers.CharField(required=False, allow_blank=True, max_length=500)
@@ -226,7 +274,8 @@ class RegisteredModelViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.Retr
     @extend_schema(parameters=[OpenApiParameter("format", str, enum=list(DOWNLOADS))],
                    responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
     def version_download(self, request: Request, pk: Any = None, number: Any = None) -> Any:
-        """One file of the version: its weights, model.py, ONNX (where the export had it) or config."""
+        """One file of the version: its weights, model.py, ONNX (where the export had it), config, or a
+        format built for other runtimes (pt2, int8, aoti)."""
         version = self._version(self._model(pk), number)
         fmt = request.query_params.get("format", "safetensors")
         if fmt not in DOWNLOADS:
@@ -235,9 +284,41 @@ class RegisteredModelViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.Retr
         name, content_type = DOWNLOADS[fmt]
         path = version_folder(model_id=version.model_id, number=version.number) / name
         if not path.is_file():
-            raise ApiError(404, "not_found", f"Version {version.number} has no {name} (its export had none).")
+            built = fmt in FORMAT_NAMES
+            raise ApiError(404, "not_found", f"Version {version.number} has no {name} "
+                           + (f'(build it: POST {{"formats": ["{fmt}"]}} to .../formats/).' if built
+                              else "(its export had none)."))
         filename = f"{version.model.name}-v{version.number}-{name}"
         return FileResponse(path.open("rb"), as_attachment=True, filename=filename, content_type=content_type)
+
+    @extend_schema(request=FormatsRequestSerializer, responses={202: JobSerializer})
+    def version_formats(self, request: Request, pk: Any = None, number: Any = None) -> Response:
+        """Build formats for other runtimes (.pt2, int8, AOTInductor) as a job: 202 and the job; the
+        figures land in the version's `formats` and the files download with ?format=."""
+        model = self._model(pk)
+        version = self._version(model, number)
+        body = FormatsRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        job = version_formats_request(version=version, formats=body.validated_data["formats"], user=request.user)
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED,
+                        headers={"Location": f"/api/jobs/{job.pk}/"})
+
+    @extend_schema(parameters=[OpenApiParameter("format", str, enum=["json", "yaml"])],
+                   responses={(200, "application/json"): InferenceServiceSerializer,
+                              (200, "application/yaml"): OpenApiTypes.STR})
+    def version_kserve(self, request: Request, pk: Any = None, number: Any = None) -> Any:
+        """The KServe InferenceService (serving.kserve.io/v1beta1) serving this version on a cluster."""
+        version = self._version(self._model(pk), number)
+        manifest = version_inference_service(version)
+        fmt = request.query_params.get("format", "json")
+        if fmt == "yaml":
+            import yaml
+
+            return HttpResponse(yaml.safe_dump(manifest, sort_keys=False), content_type="application/yaml")
+        if fmt != "json":
+            raise ApiError(400, "invalid", f"Unknown format {fmt!r}; json or yaml.",
+                           fields={"format": ["json or yaml."]})
+        return JsonResponse(manifest)
 
     @extend_schema(request=AliasSetSerializer,
                    responses={200: RegisteredModelDetailSerializer, 202: ApprovalAnswerSerializer})

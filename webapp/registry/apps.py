@@ -8,3 +8,6 @@ class RegistryConfig(AppConfig):
 
     name = "webapp.registry"
     label = "registry"
+
+    def ready(self) -> None:
+        from . import jobs  # noqa: F401 - registers the "registry.formats" job kind

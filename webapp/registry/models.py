@@ -47,6 +47,11 @@ class ModelVersion(models.Model):
     # The metrics recorded with those weights (the checkpoint's, or the run's final ones).
     metrics = models.JSONField(default=dict, blank=True)
     note = models.CharField(max_length=500, blank=True, default="")
+    # Formats built for other runtimes, beside the version's files (a "registry.formats" job):
+    # {"pt2": {"file", "size", "metric", "value", "fp32_value", "accuracy_delta", "max_abs_diff",
+    #  "latency_ms": {"b1", "b64"}, "fp32_latency_ms": {...}, "threads", "built_at"}, "int8": ...};
+    # a format the graph does not allow: {"error"}.
+    formats = models.JSONField(default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="model_versions"
     )

@@ -286,3 +286,140 @@ def alias_drop(*, model: RegisteredModel, alias: str, note: str = "", actor: Abs
                      before={"alias": alias, "version": current.version.number}, after={"alias": alias, "version": None,
                                                                                        "note": note})
         current.delete()
+
+
+# Formats for other runtimes (engine/export/formats.py), built by a "registry.formats" job.
+FORMAT_NAMES = ("pt2", "int8", "aoti")
+
+
+def _version_recipe(version: ModelVersion) -> dict[str, Any]:
+    """The DataRecipe the version's weights were trained on: its run's, else its dataset's with
+    the transforms and split kept in the version's data.json (the run may be gone)."""
+    import json
+
+    from webapp.datasets.models import Dataset
+    from webapp.datasets.selectors import dataset_source
+    from webapp.runs.selectors import run_data_recipe
+
+    if version.run is not None and (version.run.recipe or version.run.dataset_id):
+        return run_data_recipe(version.run)
+    dataset = Dataset.objects.filter(pk=(version.source or {}).get("dataset")).first()
+    if dataset is None:
+        raise Conflict("no_dataset", f"Version {version.number}'s dataset is gone (or it holds imported weights): "
+                       "there is no test split to measure its formats on.")
+    data_json = version_folder(model_id=version.model_id, number=version.number) / "data.json"
+    kept = json.loads(data_json.read_text(encoding="utf-8")).get("recipe") or {} if data_json.is_file() else {}
+    return {**{k: v for k, v in kept.items() if k in ("transforms", "split")}, "source": dataset_source(dataset=dataset)}
+
+
+def version_formats_check(*, version: ModelVersion, formats: list[str]) -> None:
+    """Refuse, before any work, formats that cannot be built: an unknown name (400 naming
+    `formats`), a version without weights (409), or without a dataset to measure on (409)."""
+    if not formats:
+        raise DomainError("invalid", "Name at least one format.", field="formats")
+    unknown = [f for f in formats if f not in FORMAT_NAMES]
+    if unknown:
+        raise DomainError("invalid", f"Unknown format {unknown[0]!r}; one of {', '.join(FORMAT_NAMES)}.",
+                          field="formats")
+    folder = version_folder(model_id=version.model_id, number=version.number)
+    if not (folder / "model.safetensors").is_file():
+        raise Conflict("version_files_missing", f"Version {version.number} has no model.safetensors.")
+    _version_recipe(version)
+
+
+def version_formats_request(*, version: ModelVersion, formats: list[str], user: Any = None) -> Any:
+    """Queue a "registry.formats" job building `formats` of the version (after the checks)."""
+    from webapp.jobs.services import job_create
+    from webapp.queues import REGISTRY_FORMATS
+
+    formats = list(dict.fromkeys(formats))
+    version_formats_check(version=version, formats=formats)
+    return job_create(kind=REGISTRY_FORMATS, team=version.model.team, owner=user, subject_id=version.pk,
+                      params={"formats": formats})
+
+
+def version_formats_build(
+    *, version: ModelVersion, formats: list[str], progress: Any = None, repeats: int = 200,
+) -> dict[str, Any]:
+    """Build each format beside the version's files, measure it against fp32 on the test split,
+    and merge the figures into `version.formats` (under the row's lock); returns what was built."""
+    from datetime import UTC, datetime
+
+    from engine.data import load_dataset
+    from engine.export import load_exported
+    from engine.export.formats import build_formats
+
+    version_formats_check(version=version, formats=formats)
+    folder = version_folder(model_id=version.model_id, number=version.number)
+    spec, model = load_exported(folder)
+    splits = load_dataset(_version_recipe(version))
+    if len(splits.test) == 0:
+        raise DomainError("no_test_split", "This version's dataset has no test split to measure formats on.")
+    built = build_formats(model, spec, folder, formats, test=splits.test, task=splits.info.task,
+                          repeats=repeats, progress=progress)
+    at = datetime.now(UTC).isoformat(timespec="seconds")
+    for figures in built.values():
+        figures["built_at"] = at
+    with transaction.atomic():
+        locked = ModelVersion.objects.select_for_update().get(pk=version.pk)
+        locked.formats = {**(locked.formats or {}), **built}
+        locked.save(update_fields=["formats"])
+    version.formats = locked.formats
+    return built
+
+
+def version_served_name(version: ModelVersion) -> str:
+    """The name the model server serves a model under: `<model id>-<slug of its name>`."""
+    from django.utils.text import slugify
+
+    return f"{version.model_id}-{slugify(version.model.name) or 'model'}"
+
+
+def version_inference_service(version: ModelVersion) -> dict[str, Any]:
+    """The KServe `serving.kserve.io/v1beta1` InferenceService serving this version on a cluster.
+
+    Its predictor is a custom container: the Netloom image (NETLOOM_IMAGE) running the standalone
+    model server on the version's folder, which KServe's storage initializer mounts at
+    /mnt/models from `STORAGE_URI` (the PersistentVolumeClaim NETLOOM_MEDIA_CLAIM holding
+    MEDIA_ROOT). docs/deploy.md shows the steps.
+    """
+    from django.conf import settings
+    from django.utils.text import slugify
+
+    served = version_served_name(version)
+    # A DNS-1123 label starting with a letter, at most 63 characters (slugify keeps "_").
+    slug = re.sub(r"-+", "-", slugify(version.model.name).replace("_", "-")).strip("-")
+    name = f"netloom-{version.model_id}-{slug}"[:55].rstrip("-") + f"-v{version.number}"
+    storage = f"pvc://{settings.NETLOOM_MEDIA_CLAIM}/registry/{version.model_id}/{version.number}"
+    probe = {"httpGet": {"path": "/v2/health/ready", "port": 8080}, "initialDelaySeconds": 5, "periodSeconds": 10}
+    return {
+        "apiVersion": "serving.kserve.io/v1beta1",
+        "kind": "InferenceService",
+        "metadata": {
+            "name": name,
+            "labels": {"app.kubernetes.io/name": "netloom", "app.kubernetes.io/component": "predictor",
+                       "netloom.io/model": str(version.model_id), "netloom.io/version": str(version.number)},
+            "annotations": {"netloom.io/served-name": served, "netloom.io/team": version.model.team.name},
+        },
+        "spec": {
+            "predictor": {
+                "minReplicas": 1,
+                "maxReplicas": 1,
+                "securityContext": {"runAsNonRoot": True, "runAsUser": 10001, "fsGroup": 10001},
+                "containers": [{
+                    "name": "kserve-container",
+                    "image": settings.NETLOOM_IMAGE,
+                    "command": ["python", "-m", "serving.standalone", "--model_dir", "/mnt/models",
+                                "--model_name", served],
+                    "env": [{"name": "STORAGE_URI", "value": storage}],
+                    "ports": [{"containerPort": 8080, "protocol": "TCP"}],
+                    "resources": {"requests": {"cpu": "1", "memory": "2Gi"},
+                                  "limits": {"cpu": "2", "memory": "4Gi"}},
+                    "securityContext": {"runAsNonRoot": True, "allowPrivilegeEscalation": False,
+                                        "capabilities": {"drop": ["ALL"]}},
+                    "readinessProbe": probe,
+                    "livenessProbe": {**probe, "httpGet": {"path": "/v2/health/live", "port": 8080}},
+                }],
+            },
+        },
+    }

@@ -807,8 +807,48 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description One file of the version: its weights, model.py, ONNX (where the export had it) or config. */
+        /**
+         * @description One file of the version: its weights, model.py, ONNX (where the export had it), config, or a
+         *     format built for other runtimes (pt2, int8, aoti).
+         */
         get: operations["models_versions_download_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/models/{id}/versions/{number}/formats/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Build formats for other runtimes (.pt2, int8, AOTInductor) as a job: 202 and the job; the
+         *     figures land in the version's `formats` and the files download with ?format=.
+         */
+        post: operations["models_versions_formats_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/models/{id}/versions/{number}/kserve/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The KServe InferenceService (serving.kserve.io/v1beta1) serving this version on a cluster. */
+        get: operations["models_versions_kserve_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2143,6 +2183,42 @@ export interface components {
             status: "none" | "pending" | "ready" | "failed";
             exports: components["schemas"]["RunExports"];
         };
+        FormatFigures: {
+            file?: string;
+            /** @description Bytes. */
+            size?: number;
+            /** @description accuracy, or rmse for a regression. */
+            metric?: string;
+            /**
+             * Format: double
+             * @description The metric of this format on the test split.
+             */
+            value?: number;
+            /** Format: double */
+            fp32_value?: number;
+            /**
+             * Format: double
+             * @description value - fp32_value.
+             */
+            accuracy_delta?: number;
+            /**
+             * Format: double
+             * @description Largest output difference against fp32.
+             */
+            max_abs_diff?: number;
+            rows?: number;
+            latency_ms?: components["schemas"]["Latency"];
+            fp32_latency_ms?: components["schemas"]["Latency"];
+            threads?: number;
+            torch?: string;
+            built_at?: string;
+            /** @description Why this format could not be built for the graph. */
+            error?: string;
+        };
+        FormatsRequestRequest: {
+            /** @description Which to build: pt2, int8, aoti. */
+            formats: string[];
+        };
         GeneratedSource: {
             source: string;
         };
@@ -2239,6 +2315,21 @@ export interface components {
              */
             kind: "images";
             samples: components["schemas"]["ImageSample"][];
+        };
+        /** @description The KServe InferenceService of a version (its spec: docs/subsystems/registry.md). */
+        InferenceService: {
+            /** @description serving.kserve.io/v1beta1 */
+            apiVersion: string;
+            /** @description InferenceService */
+            kind: string;
+            /** @description name (a DNS-1123 label), labels, annotations (netloom.io/served-name). */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** @description predictor: one custom container running the standalone model server on the version's folder (STORAGE_URI pvc://...), resources, runAsNonRoot. */
+            spec: {
+                [key: string]: unknown;
+            };
         };
         /** @enum {string} */
         InitModeEnum: "finetune" | "resume";
@@ -2397,6 +2488,18 @@ export interface components {
          * @enum {string}
          */
         JobStateEnum: "queued" | "running" | "done" | "failed" | "cancelled";
+        Latency: {
+            /**
+             * Format: double
+             * @description Median milliseconds of one call with one row.
+             */
+            b1: number;
+            /**
+             * Format: double
+             * @description Median milliseconds of one call with 64 rows.
+             */
+            b64: number;
+        };
         /** @description A line for the run's log. */
         LogEvent: {
             /** @description The run's id. */
@@ -2494,6 +2597,10 @@ export interface components {
                 [key: string]: unknown;
             };
             readonly note: string;
+            /** @description Formats built for other runtimes (POST .../formats/): pt2, int8, aoti, each with its file, size, accuracy delta on the test split and CPU latency against fp32, or an error. */
+            formats: {
+                [key: string]: components["schemas"]["FormatFigures"];
+            };
             readonly files: string[];
             readonly aliases: string[];
             readonly created_by: components["schemas"]["UserRef"] | null;
@@ -8029,7 +8136,7 @@ export interface operations {
     models_versions_download_retrieve: {
         parameters: {
             query?: {
-                format?: "config" | "onnx" | "python" | "safetensors";
+                format?: "aoti" | "config" | "int8" | "onnx" | "pt2" | "python" | "safetensors";
             };
             header?: never;
             path: {
@@ -8046,6 +8153,156 @@ export interface operations {
                 };
                 content: {
                     "application/octet-stream": string;
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    models_versions_formats_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FormatsRequestRequest"];
+            };
+        };
+        responses: {
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Job"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body's content type is not one this operation reads. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    models_versions_kserve_retrieve: {
+        parameters: {
+            query?: {
+                format?: "json" | "yaml";
+            };
+            header?: never;
+            path: {
+                id: number;
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InferenceService"];
+                    "application/yaml": string;
                 };
             };
             /** @description The request is not valid (the body says which field and why). */

@@ -14,6 +14,7 @@ import { ServingCharts } from "./ServingCharts";
 import { TryIt } from "./TryIt";
 import { type AliasApproval, type AliasMove, type ModelVersion, type RegisteredModelDetail, isApproval, modelsApi, versionFigures } from "./api";
 import { modelEndpoint } from "./serving";
+import VersionFormats from "./VersionFormats";
 
 /** One line of the history: who moved which alias from where to where (and who approved it). */
 export function historyLine(h: AliasMove): string {
@@ -204,6 +205,7 @@ export default function ModelPage({ modelId }: { modelId: number }) {
                 production needs a second admin's approval (a setting of team {team?.name}, for all its models)
               </label>
             )}
+            {model.versions.length > 0 && <VersionFormats model={model} onChanged={() => void load()} />}
             <h2>History</h2>
             {model.history.length === 0 ? (
               <p className="muted">No alias has been set yet.</p>
