@@ -4,7 +4,7 @@ import { PromoteDialog } from "./PromoteDialog";
 import type { ModelVersion } from "./api";
 
 const version = (number: number, metrics: Record<string, number>): ModelVersion => ({
-  number, metrics, source: { run: number }, note: "", files: [], aliases: [], created_by: null, created_at: "",
+  number, metrics, source: { run: number }, note: "", formats: {}, files: [], aliases: [], created_by: null, created_at: "",
 });
 const noop = () => undefined;
 const never = () => Promise.reject(new Error("not called"));
