@@ -17,7 +17,7 @@ from webapp.api.mixins import TeamScopedMixin
 from webapp.api.serializers import IdField, NameField, StrictSerializer, UserRefSerializer
 
 from .models import ModelVersion, RegisteredModel
-from .selectors import model_aliases, model_history, version_files, version_folder
+from .selectors import model_aliases, model_endpoint_path, model_history, version_files, version_folder
 from .services import alias_drop, alias_set, model_create, version_create
 
 
@@ -89,10 +89,22 @@ class RegisteredModelSerializer(serializers.ModelSerializer):
 class RegisteredModelDetailSerializer(RegisteredModelSerializer):
     versions = serializers.SerializerMethodField()
     history = serializers.SerializerMethodField()
+    endpoint = serializers.SerializerMethodField(
+        help_text="The absolute URL that serves the default alias (`production`) over the Open Inference "
+                  "Protocol v2 (POST it `{inputs: [...]}`); null while no version is production.")
 
     class Meta(RegisteredModelSerializer.Meta):
-        fields = [*RegisteredModelSerializer.Meta.fields, "versions", "history"]
+        fields = [*RegisteredModelSerializer.Meta.fields, "versions", "history", "endpoint"]
         read_only_fields = fields
+
+    def get_endpoint(self, model: RegisteredModel) -> str | None:
+        from django.conf import settings
+
+        path = model_endpoint_path(model=model, default_alias=settings.SERVING_DEFAULT_ALIAS)
+        request = self.context.get("request")
+        if path is None:
+            return None
+        return request.build_absolute_uri(path) if request is not None else path
 
     @extend_schema_field_list(ModelVersionSerializer)
     def get_versions(self, model: RegisteredModel) -> list[dict[str, Any]]:

@@ -27,7 +27,7 @@ ALIAS_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 # Aliases only a team admin may move or drop (the model a team runs in production).
 GUARDED_ALIASES = frozenset({"production"})
 # The files of a run's export a version keeps (ONNX and its notes when the export has them).
-VERSION_FILES = ("model.safetensors", "model.py", "predict.py", "data.json", "export.json", "config.json",
+VERSION_FILES = ("model.safetensors", "model.py", "predict.py", "preprocess.json", "data.json", "export.json", "config.json",
                  "model.onnx", "metrics.json", "README.md")
 
 
