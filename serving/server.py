@@ -144,7 +144,7 @@ class Front:
         if match is None:
             return await self._send(send, *_json(404, {"error": f"no route {path}"}))
         outcome = await self._resolve(scope, match)
-        if isinstance(outcome, tuple):
+        if isinstance(outcome[0], int):  # (status, body, headers): refused
             return await self._send(send, *outcome)
         model, rest, entry = outcome
         method = scope["method"]

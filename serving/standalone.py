@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> None:
     from kserve.model_server import parser as kserve_parser
 
     from .model import VersionModel
-    from .server import install_handlers
+    from .server import install_handlers, quiet_request_logs
 
     parser = argparse.ArgumentParser(parents=[kserve_parser], description=__doc__.split("\n\n")[0])
     parser.add_argument("--model_dir", required=True, help="the version folder")
@@ -32,7 +32,9 @@ def main(argv: list[str] | None = None) -> None:
     model = VersionModel(name, folder, version=version)
     model.load()
     install_handlers(app)
-    kserve.ModelServer(http_port=args.http_port, workers=1, enable_grpc=args.enable_grpc).start([model])
+    server = kserve.ModelServer(http_port=args.http_port, workers=1, enable_grpc=args.enable_grpc)
+    quiet_request_logs()
+    server.start([model])
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 COMPOSE_FILE = ROOT / "docker-compose.yml"
 COMPOSE_SCHEMA = ROOT / "tests" / "data" / "compose-spec.schema.json"
 ENV_EXAMPLE = ROOT / ".env.example"
-SERVICES = {"web", "worker-train", "worker-short", "worker-datasets", "beat", "redis", "postgres"}
+SERVICES = {"web", "worker-train", "worker-short", "worker-datasets", "beat", "redis", "postgres", "serving"}
 # The modules whose environment reads count as "variables Netloom reads": the settings, and what
 # the services run besides Django (the server launcher, the Celery app and tasks, the health check).
 READERS = [
@@ -41,6 +41,7 @@ READERS = [
     ROOT / "webapp" / "serve.py",
     ROOT / "webapp" / "celery.py",
     ROOT / "webapp" / "health.py",
+    *sorted((ROOT / "serving").rglob("*.py")),
     *sorted((ROOT / "workers").rglob("*.py")),
 ]
 ENV_HELPERS = {"env_bool", "env_int", "env_list"}

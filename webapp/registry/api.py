@@ -17,7 +17,13 @@ from webapp.api.mixins import TeamScopedMixin
 from webapp.api.serializers import IdField, NameField, StrictSerializer, UserRefSerializer
 
 from .models import ModelVersion, RegisteredModel
-from .selectors import model_aliases, model_endpoint_path, model_history, version_files, version_folder
+from .selectors import (
+    model_aliases,
+    model_endpoint_path,
+    model_history,
+    version_files,
+    version_folder,
+)
 from .services import alias_drop, alias_set, model_create, version_create
 
 
