@@ -1019,6 +1019,7 @@ class RegisteredModelDetail(TypedDict):
     updated_at: str
     versions: list[ModelVersion]
     history: list[AliasMove]
+    endpoint: str | None
 
 
 class Reliability(TypedDict):

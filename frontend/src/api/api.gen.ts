@@ -2756,6 +2756,8 @@ export interface components {
             readonly updated_at: string;
             readonly versions: components["schemas"]["ModelVersion"][];
             readonly history: components["schemas"]["AliasMove"][];
+            /** @description The absolute URL that serves the default alias (`production`) over the Open Inference Protocol v2 (POST it `{inputs: [...]}`); null while no version is production. */
+            readonly endpoint: string | null;
         };
         Reliability: {
             bins: components["schemas"]["ReliabilityBin"][];
