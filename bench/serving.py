@@ -9,7 +9,8 @@ measures with wrk (`--connections` connections, each sending one row per request
     through the front (nginx) and directly;
 (b) `POST /api/runs/<id>/predict/` (the run route, through Django);
 (c) a one-request-at-a-time `http.server` around the version's own `predict.py` (load once,
-    `predict(model, row)` per request): what a user would write around the download.
+    `predict(model, row)` per request, a connection per request as http.server's HTTP/1.0
+    does): what a user would write around the download.
 
     .venv/bin/python bench/serving.py [--seconds 8] [--connections 32] [--json var/bench/serving.json]
 """
@@ -43,7 +44,6 @@ BASELINE = textwrap.dedent('''
     from predict import load, predict
     model = load(sys.argv[1])
     class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
         def do_POST(self):
             row = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             body = json.dumps(predict(model, row)).encode()
@@ -54,7 +54,11 @@ BASELINE = textwrap.dedent('''
             self.wfile.write(body)
         def log_message(self, *args):
             pass
-    HTTPServer(("127.0.0.1", int(sys.argv[2])), Handler).serve_forever()
+    class Server(HTTPServer):
+        request_queue_size = 128
+        def handle_error(self, request, client_address):
+            pass  # wrk closing its connections at the end
+    Server(("127.0.0.1", int(sys.argv[2])), Handler).serve_forever()
 ''')
 
 

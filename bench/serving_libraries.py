@@ -48,14 +48,15 @@ class Iris(ls.LitAPI):
     def batch(self, xs):
         return torch.tensor(xs, dtype=torch.float32)
     def predict(self, x):
-        with torch.no_grad():
-            return torch.softmax(self.net(x), 1)
+        with torch.no_grad():  # a batch (N, 4), or one row's list when unbatched
+            return torch.softmax(self.net(torch.as_tensor(x, dtype=torch.float32).reshape(-1, 4)), 1)
     def unbatch(self, y):
         return list(y)
     def encode_response(self, p):
-        return {"outputs": [{"name": "probabilities", "datatype": "FP32", "shape": [1, 3], "data": p.tolist()}]}
-api = Iris(max_batch_size=int(sys.argv[2]), batch_timeout=0.005)
-ls.LitServer(api, accelerator="cpu", workers_per_device=1, track_requests=False).run(port=int(sys.argv[1]), generate_client_file=False)
+        return {"outputs": [{"name": "probabilities", "datatype": "FP32", "shape": [1, 3], "data": p.reshape(-1).tolist()}]}
+if __name__ == "__main__":
+    api = Iris(max_batch_size=int(sys.argv[2]), batch_timeout=0.005)
+    ls.LitServer(api, accelerator="cpu", workers_per_device=1, track_requests=False).run(port=int(sys.argv[1]), generate_client_file=False)
 '''
 
 ROW = {"inputs": [{"name": f"f{i}", "datatype": "FP32", "shape": [1], "data": [0.5 + i]} for i in range(4)]}
@@ -68,6 +69,25 @@ def free_port() -> int:
 
 
 async def load(url: str, seconds: float, clients: int = 32) -> dict:
+    """wrk (as bench/serving.py) when installed: its client costs the shared cores less."""
+    import shutil
+    import tempfile
+
+    if shutil.which("wrk"):
+        sys.path.insert(0, os.path.dirname(HERE))
+        from bench.api_load import wrk
+
+        script = os.path.join(tempfile.mkdtemp(), "post.lua")
+        with open(script, "w") as f:
+            f.write(f'wrk.method = "POST"\nwrk.body = {json.dumps(json.dumps(ROW))}\n'
+                    'wrk.headers["Content-Type"] = "application/json"\n')
+        from pathlib import Path
+
+        return wrk(url, "-", seconds=seconds, connections=clients, threads=2, script=Path(script))
+    return await load_httpx(url, seconds, clients)
+
+
+async def load_httpx(url: str, seconds: float, clients: int = 32) -> dict:
     lat: list[float] = []
     errors = 0
     stop = time.perf_counter() + seconds
@@ -92,7 +112,13 @@ async def load(url: str, seconds: float, clients: int = 32) -> dict:
 
 
 def serve(code: str, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    """The candidate as a script file (LitServe spawns its workers: it needs a __main__ module)."""
+    import tempfile
+
+    path = os.path.join(tempfile.mkdtemp(prefix="netloom-serving-lib-"), "candidate.py")
+    with open(path, "w") as f:
+        f.write(code)
+    return subprocess.Popen([sys.executable, path, *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 async def wait_up(url: str) -> None:

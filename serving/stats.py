@@ -26,22 +26,26 @@ class VersionStats:
 
     def __init__(self, model: str, version: str) -> None:
         self.labels = {"model": model, "version": version}
+        # The labelled children, bound once: labels() is a locked dict lookup per call.
+        self._ok, self._error = (REQUESTS.labels(outcome=o, **self.labels) for o in ("ok", "error"))
+        self._latency = LATENCY.labels(**self.labels)
+        self._batch = BATCH.labels(**self.labels)
         self._lock = threading.Lock()
         self._requests: deque[tuple[float, float, bool]] = deque()  # (at, seconds, ok)
         self._batches: deque[tuple[float, int]] = deque()
         self.queue_depth = lambda: 0
 
     def request(self, seconds: float, ok: bool) -> None:
-        REQUESTS.labels(outcome="ok" if ok else "error", **self.labels).inc()
+        (self._ok if ok else self._error).inc()
         if ok:
-            LATENCY.labels(**self.labels).observe(seconds)
+            self._latency.observe(seconds)
         now = time.monotonic()
         with self._lock:
             self._requests.append((now, seconds, ok))
             self._trim(now)
 
     def batch(self, size: int) -> None:
-        BATCH.labels(**self.labels).observe(size)
+        self._batch.observe(size)
         now = time.monotonic()
         with self._lock:
             self._batches.append((now, size))
