@@ -19,7 +19,7 @@ def main(argv: list[str] | None = None) -> None:
     from kserve.model_server import app
     from kserve.model_server import parser as kserve_parser
 
-    from .model import VersionModel
+    from .model import VersionModel, configure_torch
     from .server import install_handlers, quiet_request_logs
 
     parser = argparse.ArgumentParser(parents=[kserve_parser], description=__doc__.split("\n\n")[0])
@@ -29,6 +29,7 @@ def main(argv: list[str] | None = None) -> None:
     folder = Path(args.model_dir)
     version = args.model_version or (folder.resolve().name if folder.resolve().name.isdigit() else "1")
     name = args.model_name if args.model_name and args.model_name != "model" else folder.resolve().name
+    configure_torch()
     model = VersionModel(name, folder, version=version)
     model.load()
     install_handlers(app)
