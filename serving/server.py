@@ -20,6 +20,7 @@ SERVING_RETIRE_S seconds.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import re
@@ -87,6 +88,7 @@ class Served:
     def refresh(self) -> None:
         """Read the registry; load the versions newly named; switch; retire the unnamed."""
         entries = self.directory.snapshot()
+        loaded = False
         for entry in entries.values():
             for number, folder in entry.folders.items():
                 key = (entry.model_id, number)
@@ -101,6 +103,9 @@ class Served:
                     continue
                 self._register(model)
                 self.models[key] = model
+                loaded = True
+        if loaded:
+            settle_heap()
         self.entries = entries  # the switch: requests resolve against the new aliases from here
         wanted = {(e.model_id, n) for e in entries.values() for n in e.folders}
         now = time.monotonic()
@@ -280,6 +285,15 @@ def install_handlers(app: Any) -> None:
 
     app.add_exception_handler(Overloaded, overloaded)
     app.add_exception_handler(InputRejected, rejected)
+
+
+def settle_heap() -> None:
+    """Move what is loaded (torch, kserve, the networks) out of the garbage collector's sight.
+
+    A full collection walked those millions of long-lived objects every few hundred requests:
+    p99 211 ms against 40 ms with them frozen, and 30 % fewer requests/s (docs/benchmarks.md)."""
+    gc.collect()
+    gc.freeze()
 
 
 def quiet_request_logs() -> None:

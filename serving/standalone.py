@@ -20,7 +20,7 @@ def main(argv: list[str] | None = None) -> None:
     from kserve.model_server import parser as kserve_parser
 
     from .model import VersionModel, configure_torch
-    from .server import install_handlers, quiet_request_logs
+    from .server import install_handlers, quiet_request_logs, settle_heap
 
     parser = argparse.ArgumentParser(parents=[kserve_parser], description=__doc__.split("\n\n")[0])
     parser.add_argument("--model_dir", required=True, help="the version folder")
@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     configure_torch()
     model = VersionModel(name, folder, version=version)
     model.load()
+    settle_heap()
     install_handlers(app)
     server = kserve.ModelServer(http_port=args.http_port, workers=1, enable_grpc=args.enable_grpc)
     quiet_request_logs()
