@@ -30,7 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.api_load import wrk  # noqa: E402
+from bench.api_load import cpu_seconds, wrk  # noqa: E402
 
 COLUMNS = ["sepal length (cm)", "sepal width (cm)", "petal length (cm)", "petal width (cm)"]
 ROW = [5.9, 3.0, 4.2, 1.5]
@@ -70,10 +70,16 @@ def post_script(folder: Path, body: Any) -> Path:
     return path
 
 
-def measure(url: str, token: str, script: Path, args: Any) -> dict[str, Any]:
+def measure(url: str, token: str, script: Path, args: Any, pids: list[int]) -> dict[str, Any]:
+    """wrk's figures, and the CPU the serving processes (`pids`) spent per answered request: on
+    two shared cores wrk itself caps the requests/s, so the CPU per request says which scales."""
     wrk_args = dict(seconds=2, connections=args.connections, threads=2)
     wrk(url, token, **wrk_args, script=script)  # warm-up: connections, threads, first batches
-    return wrk(url, token, seconds=args.seconds, connections=args.connections, threads=2, script=script)
+    before = sum(cpu_seconds(pid) for pid in pids)
+    result = wrk(url, token, seconds=args.seconds, connections=args.connections, threads=2, script=script)
+    spent = sum(cpu_seconds(pid) for pid in pids) - before
+    result["server_cpu_ms_per_request"] = round(1000 * spent / max(1, result["requests"] or 1), 3)
+    return result
 
 
 def main() -> None:
@@ -114,14 +120,15 @@ def main() -> None:
             oip = {"inputs": [{"name": c, "datatype": "FP32", "shape": [1], "data": [v]}
                               for c, v in zip(COLUMNS, ROW, strict=True)]}
             row = dict(zip(COLUMNS, ROW, strict=True))
+            web = [p for p in stack.web_pids() if p != stack.web.pid]  # nginx, granian, uvicorn
             cases = {
-                "serving (front)": (f"{stack.base}/v2/models/{served}/infer", oip),
-                "serving (direct)": (f"http://127.0.0.1:{port}/v2/models/{served}/infer", oip),
-                "run predict route": (f"{stack.base}/api/runs/{run['id']}/predict/", {"input": row}),
-                "http.server + predict.py": (f"http://127.0.0.1:{base_port}/", row),
+                "serving (front)": (f"{stack.base}/v2/models/{served}/infer", oip, [server.pid]),
+                "serving (direct)": (f"http://127.0.0.1:{port}/v2/models/{served}/infer", oip, [server.pid]),
+                "run predict route": (f"{stack.base}/api/runs/{run['id']}/predict/", {"input": row}, web),
+                "http.server + predict.py": (f"http://127.0.0.1:{base_port}/", row, [baseline.pid]),
             }
-            for name, (url, body) in cases.items():
-                results[name] = measure(url, token, post_script(tmp, body), args)
+            for name, (url, body, pids) in cases.items():
+                results[name] = measure(url, token, post_script(tmp, body), args, pids)
                 print(f"{name:28s} {json.dumps(results[name])}", flush=True)
         finally:
             for proc in (server, baseline):
