@@ -203,6 +203,9 @@ def main() -> int:
     # The workers train on the cores the web tier serves from: leave it one.
     os.environ["NETLOOM_WORKER_THREADS"] = cohosted_worker_threads()
     port = int(os.environ.get("PORT", "8000"))
+    # The model server's port, read by it and by the front that routes /v2/ to it: beside PORT
+    # (8090 for 8000), so two checkouts' `make run` on other PORTs do not collide.
+    os.environ.setdefault("SERVING_PORT", str(port + 90))
     children: list[Supervised] = []
 
     def on_signal(signum: int, _frame: object) -> None:
@@ -232,7 +235,7 @@ def main() -> int:
         print(f"Redis key prefix {instance!r} (NETLOOM_INSTANCE); workers: train, short, datasets "
               f"({os.environ['NETLOOM_WORKER_THREADS']} torch thread(s) each, NETLOOM_WORKER_THREADS)", flush=True)
         print(f"models: http://127.0.0.1:{port}/v2/models/<id>-<name>/infer (the model server, "
-              f"port {os.environ.get('SERVING_PORT', '8090')})", flush=True)
+              f"port {os.environ['SERVING_PORT']})", flush=True)
         print("log in as demo / demo; a process that dies is restarted; Ctrl-C stops everything\n", flush=True)
         supervise(children)
     except KeyboardInterrupt:
