@@ -207,3 +207,43 @@ def test_a_full_queue_answers_429_with_retry_after(stack: ServiceStack, register
     finally:
         server.stop()
 
+
+
+def test_the_standalone_predictor_serves_one_version_folder_as_kserve_would(
+    stack: ServiceStack, registered: Any
+) -> None:
+    """`python -m serving.standalone --model_dir DIR --model_name NAME`: the InferenceService's command."""
+    served, model = registered["served"], registered["model"]
+    folder = Path(stack.env["NETLOOM_E2E_MEDIA"]) / "registry" / str(model["id"]) / "1"
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "serving.standalone", "--model_dir", str(folder), "--model_name", served,
+         "--http_port", str(port), "--enable_grpc", "false"],
+        cwd=ROOT, env={k: v for k, v in stack.env.items() if k != "DJANGO_SETTINGS_MODULE"},
+        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+    )
+    try:
+        wait_for_port(port, 120, proc)
+        plain = Http(f"http://127.0.0.1:{port}", None)
+        answer = plain.post(f"/v2/models/{served}/infer", json=oip_body(ROWS))
+        assert answer.status_code == 200, answer.text
+        body = answer.json()
+        assert body["model_name"] == served and body["model_version"] == "1"
+        labels = {o["name"]: o["data"] for o in body["outputs"]}["label"]
+        route = [stack.api("a").post(f"/api/runs/{registered['runs'][0]}/predict/",
+                                     json={"input": dict(zip(COLUMNS, row, strict=True))}).json()["prediction"]
+                 for row in ROWS]
+        assert labels == route
+        assert [i["name"] for i in plain.get(f"/v2/models/{served}").json()["inputs"]] == COLUMNS
+        bad = oip_body(ROWS[:1])
+        bad["inputs"][0]["data"] = ["wide"]
+        bad["inputs"][0]["datatype"] = "BYTES"
+        refused = plain.post(f"/v2/models/{served}/infer", json=bad)
+        assert refused.status_code == 400 and refused.json()["field"] == COLUMNS[0], refused.text
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
