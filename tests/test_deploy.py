@@ -305,7 +305,7 @@ def test_the_dockerfile_installs_pyproject_pins_builds_the_frontend_and_drops_ro
     assert "COPY --from=frontend /src/frontend/dist frontend/dist" in dockerfile
     users = re.findall(r"^USER (\S+)", dockerfile, re.M)
     assert users and users[-1] not in ("root", "0"), "the image must not run as root"
-    for directory in ("engine", "webapp", "workers", "examples"):
+    for directory in ("engine", "webapp", "workers", "serving", "examples"):
         assert f"COPY {directory}/ {directory}/" in dockerfile, directory
 
 
