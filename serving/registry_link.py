@@ -8,12 +8,41 @@ from __future__ import annotations
 
 import logging
 import os
+import time
+from typing import Any
 
 from .server import Entry, Identity, serve
 
 
 class RegistryDirectory:
-    """serving.server.Directory over the Django registry and accounts."""
+    """serving.server.Directory over the Django registry and accounts, told of alias moves on
+    Redis (webapp.registry.services publishes after each commit)."""
+
+    def __init__(self) -> None:
+        self._pubsub: Any = None
+
+    def wait_for_change(self, timeout: float) -> bool:
+        """Wait up to `timeout` s for an alias move message; False on a timeout or without Redis."""
+        import redis
+        from django.conf import settings
+
+        from webapp.registry.services import serving_channel
+
+        try:
+            if self._pubsub is None:
+                client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1)
+                self._pubsub = client.pubsub(ignore_subscribe_messages=True)
+                self._pubsub.subscribe(serving_channel())
+            deadline = time.monotonic() + timeout
+            while (left := deadline - time.monotonic()) > 0:
+                # None also for an ignored subscribe confirmation, before the timeout.
+                if self._pubsub.get_message(timeout=left) is not None:
+                    return True
+            return False
+        except (redis.RedisError, OSError):
+            self._pubsub = None
+            time.sleep(timeout)
+            return False
 
     def snapshot(self) -> dict[int, Entry]:
         from django.db import close_old_connections

@@ -67,6 +67,8 @@ class Directory(Protocol):
     def authenticate(self, token: str) -> Identity | None:
         """Whose token this is (active, unexpired, unrevoked) and their teams; None otherwise."""
 
+    # Optional: `wait_for_change(timeout) -> bool`, returning early when an alias moved.
+
 
 def _json(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[int, bytes, dict[str, str]]:
     return status, orjson.dumps(body), {"content-type": "application/json", **(headers or {})}
@@ -122,12 +124,17 @@ class Served:
         self.ready.set()
 
     def poll_forever(self, every_s: float, stop: threading.Event) -> None:
+        """Read the registry every `every_s` s, or at once when the directory hears of a move."""
+        wait = getattr(self.directory, "wait_for_change", None)
         while not stop.is_set():
             try:
                 self.refresh()
             except Exception:
                 log.exception("reading the registry failed; serving what is loaded")
-            stop.wait(every_s)
+            if wait is not None:
+                wait(every_s)
+            else:
+                stop.wait(every_s)
 
 
 class Front:

@@ -7,11 +7,13 @@ history is never missing a move. `production` is moved or dropped only by a team
 
 from __future__ import annotations
 
+import logging
 import re
 import shutil
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Max
@@ -22,6 +24,8 @@ from webapp.errors import Conflict, DomainError, Forbidden, NotFound
 
 from .models import AliasMove, ModelAlias, ModelVersion, RegisteredModel
 from .selectors import version_folder
+
+logger = logging.getLogger(__name__)
 
 ALIAS_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 # Aliases only a team admin may move or drop (the model a team runs in production).
@@ -104,6 +108,28 @@ def _check_alias(*, model: RegisteredModel, alias: str, actor: AbstractBaseUser 
         raise Forbidden("alias_guarded", f"Only an admin of team {model.team.name} moves {alias!r}.")
 
 
+def serving_channel() -> str:
+    """The Redis channel the model server listens on for alias moves (serving/registry_link.py)."""
+    return f"{settings.NETLOOM_INSTANCE}:serving:aliases"
+
+
+def _announce_aliases(model_id: int) -> None:
+    """After the commit, tell the model server that the model's aliases moved: it reads the
+    registry at once instead of at its next poll (the poll stays the fallback: a lost message
+    only delays the switch by one poll)."""
+
+    def send() -> None:
+        import redis
+
+        try:
+            redis.Redis.from_url(settings.REDIS_URL, socket_timeout=0.5, socket_connect_timeout=0.5).publish(
+                serving_channel(), str(model_id))
+        except redis.RedisError:
+            logger.warning("could not announce the alias move of model %s; the model server polls", model_id)
+
+    transaction.on_commit(send)
+
+
 def alias_set(
     *, model: RegisteredModel, alias: str, number: int, note: str = "", actor: AbstractBaseUser | None,
 ) -> ModelAlias:
@@ -128,6 +154,7 @@ def alias_set(
             current.save(update_fields=["version", "updated_by", "updated_at"])
         AliasMove.objects.create(model=locked, alias=alias, from_version=before, to_version=number,
                                  actor=actor, note=note)
+        _announce_aliases(locked.pk)
     return current
 
 
@@ -142,3 +169,4 @@ def alias_drop(*, model: RegisteredModel, alias: str, note: str = "", actor: Abs
         AliasMove.objects.create(model=locked, alias=alias, from_version=current.version.number, to_version=None,
                                  actor=actor, note=note)
         current.delete()
+        _announce_aliases(locked.pk)
