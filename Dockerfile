@@ -51,6 +51,8 @@ COPY manage.py ./
 COPY engine/ engine/
 COPY webapp/ webapp/
 COPY workers/ workers/
+# The model server (`python -m serving`, the compose service `serving`).
+COPY serving/ serving/
 COPY examples/ examples/
 # `docker compose run --rm --no-deps worker-train python scripts/gpu_check.py` on a GPU node.
 COPY scripts/gpu_check.py scripts/gpu_check.py

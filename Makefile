@@ -108,6 +108,9 @@ bench: $(VENV)/.installed
 	$(BIN)/python bench/stream_fanout.py --json var/bench/stream_fanout.json $(STREAM_BENCH_ARGS)
 	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq wrk >/dev/null; } || echo "install wrk (apt-get install wrk) for bench/api_load.py"
 	$(BIN)/python bench/api_load.py --json var/bench/api_load.json $(API_BENCH_ARGS)
+	# The model server under 32 clients against the run predict route and a plain http.server around
+	# predict.py (wrk): var/bench/serving.json, docs/benchmarks.md "Serving a model".
+	$(BIN)/python bench/serving.py --json var/bench/serving.json $(SERVING_BENCH_ARGS)
 	# A 12-trial iris sweep on the service against the same search in one process (Optuna + torch):
 	# per-trial overhead, bench/results.json and docs/benchmarks.md.
 	$(BIN)/python bench/sweep_overhead.py --repeats 3

@@ -54,11 +54,12 @@ _UNITS = {"us": 0.001, "ms": 1.0, "s": 1000.0}
 SERVERS = {"none": "uvicorn alone", "nginx": "nginx + granian (default)"}
 
 
-def wrk(url: str, token: str, *, seconds: float, connections: int, threads: int) -> dict[str, Any]:
-    """Run wrk once; requests/s, latency percentiles (ms), errors."""
+def wrk(url: str, token: str, *, seconds: float, connections: int, threads: int,
+        script: Path | None = None) -> dict[str, Any]:
+    """Run wrk once (`script`: a Lua file, e.g. a POST body); requests/s, latency percentiles (ms), errors."""
     out = subprocess.run(
         ["wrk", f"-t{threads}", f"-c{connections}", f"-d{int(seconds)}s", "--latency", "--timeout", "10s",
-         "-H", f"Authorization: Bearer {token}", url],
+         "-H", f"Authorization: Bearer {token}", *(["-s", str(script)] if script else []), url],
         capture_output=True, text=True, timeout=seconds + 60, check=True,
     ).stdout
     result: dict[str, Any] = {"requests_per_s": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))}

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 COMPOSE_FILE = ROOT / "docker-compose.yml"
 COMPOSE_SCHEMA = ROOT / "tests" / "data" / "compose-spec.schema.json"
 ENV_EXAMPLE = ROOT / ".env.example"
-SERVICES = {"web", "worker-train", "worker-short", "worker-datasets", "beat", "redis", "postgres"}
+SERVICES = {"web", "worker-train", "worker-short", "worker-datasets", "beat", "redis", "postgres", "serving"}
 # The modules whose environment reads count as "variables Netloom reads": the settings, and what
 # the services run besides Django (the server launcher, the Celery app and tasks, the health check).
 READERS = [
@@ -41,6 +41,7 @@ READERS = [
     ROOT / "webapp" / "serve.py",
     ROOT / "webapp" / "celery.py",
     ROOT / "webapp" / "health.py",
+    *sorted((ROOT / "serving").rglob("*.py")),
     *sorted((ROOT / "workers").rglob("*.py")),
 ]
 ENV_HELPERS = {"env_bool", "env_int", "env_list"}
@@ -304,7 +305,7 @@ def test_the_dockerfile_installs_pyproject_pins_builds_the_frontend_and_drops_ro
     assert "COPY --from=frontend /src/frontend/dist frontend/dist" in dockerfile
     users = re.findall(r"^USER (\S+)", dockerfile, re.M)
     assert users and users[-1] not in ("root", "0"), "the image must not run as root"
-    for directory in ("engine", "webapp", "workers", "examples"):
+    for directory in ("engine", "webapp", "workers", "serving", "examples"):
         assert f"COPY {directory}/ {directory}/" in dockerfile, directory
 
 

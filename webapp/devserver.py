@@ -85,6 +85,12 @@ def worker_commands(instance: str) -> list[list[str]]:
     return [worker(TRAIN_QUEUE, 1), worker(SHORT_QUEUE, 1), worker(DATASETS_QUEUE, 1)]
 
 
+def model_server_command() -> list[str]:
+    """The model server (`python -m serving`): every registry version an alias names, on
+    SERVING_PORT, reached through the front at /v2/ (docs/subsystems/serving.md)."""
+    return [sys.executable, "-m", "serving"]
+
+
 def redis_server_path() -> str | None:
     """redis-server's path; installed from Debian first when it is missing and we are root."""
     found = shutil.which("redis-server")
@@ -197,6 +203,9 @@ def main() -> int:
     # The workers train on the cores the web tier serves from: leave it one.
     os.environ["NETLOOM_WORKER_THREADS"] = cohosted_worker_threads()
     port = int(os.environ.get("PORT", "8000"))
+    # The model server's port, read by it and by the front that routes /v2/ to it: beside PORT
+    # (8090 for 8000), so two checkouts' `make run` on other PORTs do not collide.
+    os.environ.setdefault("SERVING_PORT", str(port + 90))
     children: list[Supervised] = []
 
     def on_signal(signum: int, _frame: object) -> None:
@@ -212,6 +221,7 @@ def main() -> int:
             children.append(redis)
         for queue, command in zip(("train", "short", "datasets"), worker_commands(instance), strict=True):
             children.append(Supervised(f"{queue} worker", command, cwd=ROOT))
+        children.append(Supervised("model server", model_server_command(), cwd=ROOT))
         web = Supervised("web", web_command(port), cwd=ROOT)
         children.append(web)
         for child in children:
@@ -224,6 +234,8 @@ def main() -> int:
         )
         print(f"Redis key prefix {instance!r} (NETLOOM_INSTANCE); workers: train, short, datasets "
               f"({os.environ['NETLOOM_WORKER_THREADS']} torch thread(s) each, NETLOOM_WORKER_THREADS)", flush=True)
+        print(f"models: http://127.0.0.1:{port}/v2/models/<id>-<name>/infer (the model server, "
+              f"port {os.environ['SERVING_PORT']})", flush=True)
         print("log in as demo / demo; a process that dies is restarted; Ctrl-C stops everything\n", flush=True)
         supervise(children)
     except KeyboardInterrupt:

@@ -194,6 +194,12 @@ def _too_large() -> tuple[int, str, str]:
             _quoted(too_large_body(b"application/json")))
 
 
+def serving_upstream() -> str:
+    """host:port of the model server the front sends /v2/ to: SERVING_UPSTREAM, else
+    127.0.0.1:SERVING_PORT (8090), where `make run` starts it."""
+    return os.environ.get("SERVING_UPSTREAM") or f"127.0.0.1:{int(os.environ.get('SERVING_PORT', '8090'))}"
+
+
 def nginx_config(*, host: str, port: int, folder: Path, http_sockets: list[Path], stream_socket: Path) -> str:
     """The front's whole configuration: one server on host:port, two upstreams on Unix sockets.
 
@@ -239,6 +245,7 @@ http {{
     server_tokens off;
     upstream http_app {{ least_conn; {http_servers} keepalive 64; }}
     upstream streams {{ server unix:{stream_socket}; }}
+    upstream model_server {{ server {serving_upstream()}; keepalive 64; }}
     map $http_upgrade $connection_upgrade {{ default upgrade; "" close; }}
     server {{
         listen {listen} backlog=4096;
@@ -251,6 +258,13 @@ http {{
             proxy_buffering off;
             proxy_read_timeout 1d;
             proxy_send_timeout 1d;
+        }}
+        location /v2/ {{
+            # The model server (`python -m serving`, docs/subsystems/serving.md): OIP v2 inference
+            # with the API's tokens; its /metrics stays internal (not under /v2/).
+            proxy_pass http://model_server;{common}
+            proxy_set_header Connection "";
+            proxy_read_timeout 60s;
         }}
 {_front_error_pages()}
         location / {{

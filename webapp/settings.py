@@ -413,6 +413,12 @@ MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 # (docs/deploy.md).
 NETLOOM_IMAGE = os.environ.get("NETLOOM_IMAGE", "netloom:latest")
 NETLOOM_MEDIA_CLAIM = os.environ.get("NETLOOM_MEDIA_CLAIM", "netloom-media")
+
+# The model server (`python -m serving`, docs/subsystems/serving.md): its port behind the front,
+# and the alias `/v2/models/<served>/infer` answers with (the batching settings are read by the
+# server itself from SERVING_MAX_BATCH_SIZE, SERVING_MAX_WAIT_MS, SERVING_MAX_QUEUE, SERVING_POLL_S).
+SERVING_PORT = int(os.environ.get("SERVING_PORT", "8090"))
+SERVING_DEFAULT_ALIAS = os.environ.get("SERVING_DEFAULT_ALIAS", "production")
 MEDIA_URL = "/media/"  # never served directly: downloads go through permission-checked views
 
 NETLOOM_MAX_UPLOAD_BYTES = env_int("NETLOOM_MAX_UPLOAD_BYTES", 200 * 1024 * 1024)

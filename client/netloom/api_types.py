@@ -1193,6 +1193,7 @@ class RegisteredModelDetail(TypedDict):
     versions: list[ModelVersion]
     history: list[AliasMove]
     production_needs_approval: bool
+    endpoint: str | None
 
 
 class Reliability(TypedDict):

@@ -22,6 +22,7 @@ from .selectors import (
     approval_row,
     model_aliases,
     model_approvals,
+    model_endpoint_path,
     model_history,
     version_files,
     version_folder,
@@ -160,9 +161,23 @@ class RegisteredModelDetailSerializer(RegisteredModelSerializer):
         source="team.production_needs_approval", read_only=True,
         help_text="The team asks a second admin to approve moves of production.")
 
+    endpoint = serializers.SerializerMethodField(
+        help_text="The absolute URL that serves the default alias (`production`) over the Open Inference "
+                  "Protocol v2 (POST it `{inputs: [...]}`); null while no version is production.")
+
     class Meta(RegisteredModelSerializer.Meta):
-        fields = [*RegisteredModelSerializer.Meta.fields, "versions", "history", "production_needs_approval"]
+        fields = [*RegisteredModelSerializer.Meta.fields, "versions", "history", "production_needs_approval",
+                  "endpoint"]
         read_only_fields = fields
+
+    def get_endpoint(self, model: RegisteredModel) -> str | None:
+        from django.conf import settings
+
+        path = model_endpoint_path(model=model, default_alias=settings.SERVING_DEFAULT_ALIAS)
+        request = self.context.get("request")
+        if path is None:
+            return None
+        return request.build_absolute_uri(path) if request is not None else path
 
     @extend_schema_field_list(ModelVersionSerializer)
     def get_versions(self, model: RegisteredModel) -> list[dict[str, Any]]:
@@ -231,7 +246,8 @@ class RegisteredModelViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.Retr
         data = dict(body.validated_data)
         team = self.team_for_write(data.pop("team", None))
         model = model_create(team=team, created_by=request.user, **data)
-        return Response(RegisteredModelDetailSerializer(model).data, status=status.HTTP_201_CREATED)
+        return Response(RegisteredModelDetailSerializer(model, context={"request": request}).data,
+                        status=status.HTTP_201_CREATED)
 
     def _model(self, pk: Any) -> RegisteredModel:
         self.kwargs["pk"] = pk
@@ -335,7 +351,7 @@ class RegisteredModelViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.Retr
                          note=body.validated_data.get("note", ""), actor=request.user)
         if isinstance(done, AliasApproval):
             return Response({"approval": approval_row(approval=done)}, status=status.HTTP_202_ACCEPTED)
-        return Response(RegisteredModelDetailSerializer(model).data)
+        return Response(RegisteredModelDetailSerializer(model, context={"request": request}).data)
 
     @extend_schema(responses=AliasApprovalSerializer(many=True), parameters=[
         OpenApiParameter("status", str, enum=list(ApprovalStatus.values), description="Only requests in this state.")])

@@ -73,3 +73,32 @@ def version_files(version: ModelVersion) -> list[str]:
     """The names of the files the version keeps."""
     folder = version_folder(model_id=version.model_id, number=version.number)
     return sorted(p.name for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+
+
+def served_name(model: RegisteredModel) -> str:
+    """The model's name on the model server: `<id>-<slug of its name>` (`7-iris-classifier`)."""
+    from django.utils.text import slugify
+
+    return f"{model.pk}-{slugify(model.name) or 'model'}"
+
+
+def served_models() -> list[dict[str, Any]]:
+    """Every model some alias names a version of, as the model server needs it:
+    [{"model", "team", "served_name", "aliases": {alias: n}, "folders": {n: path}}]."""
+    rows = ModelAlias.objects.select_related("model", "version").order_by("model_id", "name")
+    out: dict[int, dict[str, Any]] = {}
+    for alias in rows:
+        model = alias.model
+        entry = out.setdefault(model.pk, {"model": model.pk, "team": model.team_id, "served_name": served_name(model),
+                                          "aliases": {}, "folders": {}})
+        number = alias.version.number
+        entry["aliases"][alias.name] = number
+        entry["folders"][number] = str(version_folder(model_id=model.pk, number=number))
+    return list(out.values())
+
+
+def model_endpoint_path(*, model: RegisteredModel, default_alias: str = "production") -> str | None:
+    """The served path of the model's default alias; None while no such alias exists."""
+    if not ModelAlias.objects.filter(model=model, name=default_alias).exists():
+        return None
+    return f"/v2/models/{served_name(model)}/infer"

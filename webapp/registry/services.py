@@ -8,11 +8,13 @@ team asks for it, a move of `production` is a request that a second admin approv
 
 from __future__ import annotations
 
+import logging
 import re
 import shutil
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Max
@@ -33,11 +35,13 @@ from .models import (
 )
 from .selectors import version_folder
 
+logger = logging.getLogger(__name__)
+
 ALIAS_PATTERN = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 # Aliases only a team admin may move or drop (the model a team runs in production).
 GUARDED_ALIASES = frozenset({"production"})
 # The files of a run's export a version keeps (ONNX and its notes when the export has them).
-VERSION_FILES = ("model.safetensors", "model.py", "predict.py", "data.json", "export.json", "config.json",
+VERSION_FILES = ("model.safetensors", "model.py", "predict.py", "preprocess.json", "data.json", "export.json", "config.json",
                  "model.onnx", "metrics.json", "README.md")
 
 
@@ -128,6 +132,28 @@ def _check_alias(*, model: RegisteredModel, alias: str, actor: AbstractBaseUser 
         raise Forbidden("alias_guarded", f"Only an admin of team {model.team.name} moves {alias!r}.")
 
 
+def serving_channel() -> str:
+    """The Redis channel the model server listens on for alias moves (serving/registry_link.py)."""
+    return f"{settings.NETLOOM_INSTANCE}:serving:aliases"
+
+
+def _announce_aliases(model_id: int) -> None:
+    """After the commit, tell the model server that the model's aliases moved: it reads the
+    registry at once instead of at its next poll (the poll stays the fallback: a lost message
+    only delays the switch by one poll)."""
+
+    def send() -> None:
+        import redis
+
+        try:
+            redis.Redis.from_url(settings.REDIS_URL, socket_timeout=0.5, socket_connect_timeout=0.5).publish(
+                serving_channel(), str(model_id))
+        except redis.RedisError:
+            logger.warning("could not announce the alias move of model %s; the model server polls", model_id)
+
+    transaction.on_commit(send)
+
+
 def needs_approval(*, model: RegisteredModel, alias: str) -> bool:
     """Whether moving `alias` of `model` is filed as a request for a second admin's approval."""
     return alias in GUARDED_ALIASES and model.team.production_needs_approval
@@ -154,6 +180,7 @@ def _move(
         after["approved_by"] = approved_by.get_username()
     audit_record(action="model.alias_moved", actor=actor, team=locked.team, obj=locked, object_type="model",
                  before={"alias": alias, "version": before}, after=after)
+    _announce_aliases(locked.pk)
     return current
 
 
@@ -286,6 +313,7 @@ def alias_drop(*, model: RegisteredModel, alias: str, note: str = "", actor: Abs
                      before={"alias": alias, "version": current.version.number}, after={"alias": alias, "version": None,
                                                                                        "note": note})
         current.delete()
+        _announce_aliases(locked.pk)
 
 
 # Formats for other runtimes (engine/export/formats.py), built by a "registry.formats" job.

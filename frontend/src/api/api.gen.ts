@@ -3270,6 +3270,8 @@ export interface components {
             readonly history: components["schemas"]["AliasMove"][];
             /** @description The team asks a second admin to approve moves of production. */
             readonly production_needs_approval: boolean;
+            /** @description The absolute URL that serves the default alias (`production`) over the Open Inference Protocol v2 (POST it `{inputs: [...]}`); null while no version is production. */
+            readonly endpoint: string | null;
         };
         Reliability: {
             bins: components["schemas"]["ReliabilityBin"][];

@@ -94,3 +94,10 @@ def test_the_weights_of_a_version_load_into_the_runs_graph(api_a: Any, team_a: A
     path.write_bytes(b"".join(answer.streaming_content))
     net = build(run.graph_revision.spec, seed=0)
     net.load_state_dict(load_file(path), strict=True)
+
+
+def test_the_endpoint_is_null_until_a_version_is_production(api_a: Any, team_a: Any) -> None:
+    """`endpoint` names the served URL of the default alias; a model with no production version has none."""
+    model = _model(api_a, team_a, name="Iris classifier")
+    detail = api_a.get(f"/api/models/{model['id']}/").json()
+    assert detail["endpoint"] is None
