@@ -72,7 +72,9 @@ def test_register_two_runs_and_promote_each_to_production(
     page.click(tid("promote-1"))
     expect(page.locator(tid("promote-panel"))).to_contain_text("val/accuracy")
     page.click(tid("confirm-promote"))
-    expect(page.locator(tid("version-1"))).to_contain_text("production")
+    # The row's own "Promote to production" button holds the word too: wait for the move itself.
+    expect(page.locator(tid("model-notice"))).to_contain_text("Production now names v1")
+    expect(page.locator(tid("promote-1"))).to_have_count(0)
     page.click(tid("promote-2"))
     panel = page.locator(tid("promote-panel"))
     expect(panel).to_contain_text("replacing v1")
