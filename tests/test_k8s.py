@@ -79,7 +79,7 @@ def test_both_value_sets_render_the_whole_release(rendered):
                 "PersistentVolumeClaim"} <= kinds, (value_set, kinds)
         deployments = {doc["metadata"]["name"].removeprefix("netloom-netloom-") for doc in docs
                        if doc["kind"] == "Deployment"}
-        assert {"web", "worker-short", "worker-datasets", "beat"} <= deployments, deployments
+        assert {"web", "serving", "worker-short", "worker-datasets", "beat"} <= deployments, deployments
         assert any(name.startswith("worker-train-") for name in deployments), deployments
     assert any(doc["kind"] == "ScaledObject" for doc in rendered["gpu-fleet"])
     assert not any(doc["kind"] == "ScaledObject" for doc in rendered["one-gpu-node"])
@@ -227,6 +227,12 @@ def test_the_web_tier_has_replicas_probes_a_disruption_budget_and_an_ingress(ren
         assert int(ingress["metadata"]["annotations"]["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= 3600
         config = named(rendered, value_set, "ConfigMap", "netloom")
         assert config["data"]["ALLOWED_HOSTS"] == ingress["spec"]["rules"][0]["host"]
+        # The front sends /v2/ (inference) to the model server's Service, at the port it serves.
+        upstream = {e["name"]: e["value"] for e in container["env"]}["SERVING_UPSTREAM"]
+        serving = named(rendered, value_set, "Service", "-serving")
+        assert upstream == f"{serving['metadata']['name']}:{serving['spec']['ports'][0]['port']}"
+        server = named(rendered, value_set, "Deployment", "-serving")["spec"]["template"]["spec"]["containers"][0]
+        assert {e["name"]: e["value"] for e in server["env"]}["SERVING_PORT"] == str(serving["spec"]["ports"][0]["port"])
 
 
 def test_gpu_pools_request_their_gpus_and_every_pod_shares_the_media_volume(rendered):
