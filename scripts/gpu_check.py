@@ -12,7 +12,8 @@
    error, and the same predicted class).
 3. With two or more GPUs (and an engine that has `TrainConfig.processes`): a 2-process NCCL run,
    launched as a worker launches one (`engine.train.distributed.launch`: PyTorch's elastic
-   launcher), its samples/s, accuracy, and the two ranks holding the same weights.
+   launcher), its samples/s, accuracy, and the two ranks holding the same weights; then the same
+   run with `strategy: fsdp` (the model sharded over the two GPUs by FSDP2).
 
 Prints a summary table; exits 1 when a check fails. On a machine without CUDA it says so and exits
 0 (`--device cpu` runs every step on the CPU instead, gloo for the 2-process run, to try the
@@ -237,9 +238,14 @@ def export_row(
     return row
 
 
-def distributed_row(device: torch.device, epochs: int, steps_per_epoch: int) -> Row:
-    """A 2-process run (NCCL; gloo with --device cpu) as a worker launches it, or why there is none."""
-    row = Row("2-process NCCL" if device.type == "cuda" else "2-process gloo")
+def distributed_row(device: torch.device, epochs: int, steps_per_epoch: int, strategy: str = "ddp") -> Row:
+    """A 2-process run (NCCL; gloo with --device cpu) as a worker launches it, or why there is none;
+    `strategy` "fsdp": the model sharded over the two ranks (FSDP2)."""
+    row = Row(("2-process NCCL" if device.type == "cuda" else "2-process gloo")
+              + (" FSDP" if strategy == "fsdp" else ""))
+    if strategy != "ddp" and "strategy" not in TrainConfig.model_fields:
+        row.result = "skipped: sharded runs not available"
+        return row
     try:
         from engine.train.distributed import launch
     except ImportError:
@@ -255,7 +261,8 @@ def distributed_row(device: torch.device, epochs: int, steps_per_epoch: int) -> 
     job = {
         "spec": json.loads(SPEC.read_text()),
         "data": {"source": {"kind": "builtin", "name": "digits"}},
-        "config": config(device.type, epochs, steps_per_epoch, processes=2),
+        "config": config(device.type, epochs, steps_per_epoch, processes=2,
+                         **({"strategy": strategy} if strategy != "ddp" else {})),
         "out_dir": None,
         "resume_from": None,
         "init_from": None,
@@ -274,7 +281,8 @@ def distributed_row(device: torch.device, epochs: int, steps_per_epoch: int) -> 
             row.ok = False
             row.result = f"FAILED: {type(exc).__name__}: {str(exc).splitlines()[0][:60]}"
             return row
-    # DistributedDataParallel keeps the parameters equal on every rank (buffers such as
+    # DistributedDataParallel keeps the parameters equal on every rank (FSDP's ranks save the
+    # gathered whole tensors) (buffers such as
     # BatchNorm's running statistics are each rank's own after the last step).
     parameters = {name for name, _ in build(digits_cnn(), seed=SEED).named_parameters()}
     same = all(torch.equal(ranks[0][name], ranks[1][name]) for name in parameters)
@@ -343,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     rows.append(distributed_row(device, args.epochs, steps_per_epoch))
+    rows.append(distributed_row(device, args.epochs, steps_per_epoch, strategy="fsdp"))
     print()
     for line in table(rows):
         print(line)
