@@ -113,6 +113,8 @@ def test_the_endpoint_answers_raw_rows_as_the_run_predict_route_does(stack: Serv
     bad["inputs"][1] = {**bad["inputs"][1], "datatype": "BYTES", "data": ["3.0", "wide"]}
     refused = a.post(f"/v2/models/{served}/infer", json=bad)
     assert refused.status_code == 400 and "sepal width (cm)" in refused.json()["error"], refused.text
+    shapeless = a.post(f"/v2/models/{served}/infer", json={"rows": ROWS})
+    assert shapeless.status_code == 422 and "inputs" in shapeless.text, shapeless.text
     missing = a.post(f"/v2/models/{served}/infer", json={"inputs": oip_body(ROWS)["inputs"][:3]})
     assert missing.status_code == 400 and "petal width (cm)" in missing.json()["error"]
     other = Http(server.base, stack.token("b")).post(f"/v2/models/{served}/infer", json=oip_body(ROWS))
