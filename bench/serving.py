@@ -13,6 +13,11 @@ measures with wrk (`--connections` connections, each sending one row per request
     does): what a user would write around the download.
 
     .venv/bin/python bench/serving.py [--seconds 8] [--connections 32] [--json var/bench/serving.json]
+                                      [--profile var/bench/serving.prof]
+
+`--profile`: after the measured passes, one more direct pass with cProfile on in the model
+server's event loop thread (switched on and off by signals, so the measured passes run without
+it), and the share of that thread's own time per package (kserve, fastapi, pydantic, ...).
 """
 
 from __future__ import annotations
@@ -62,6 +67,47 @@ BASELINE = textwrap.dedent('''
 ''')
 
 
+# `python -m serving` with cProfile switched on by SIGUSR1 and off (stats dumped) by SIGUSR2, in the
+# main thread: the event loop, where requests are parsed, routed, validated and answered.
+PROFILED = textwrap.dedent('''
+    import cProfile, runpy, signal, sys
+    out = sys.argv[1]
+    profile = cProfile.Profile()
+    signal.signal(signal.SIGUSR1, lambda *_: profile.enable())
+    def dump(*_):
+        profile.disable()
+        profile.dump_stats(out)
+    signal.signal(signal.SIGUSR2, dump)
+    sys.argv = ["serving"]
+    runpy.run_module("serving", run_name="__main__", alter_sys=True)
+''')
+
+PACKAGES = ("kserve", "fastapi", "starlette", "pydantic", "pydantic_core", "uvicorn", "httptools", "orjson",
+            "prometheus_client", "numpy", "torch", "asyncio", "json", "logging", "serving", "engine")
+
+
+def profile_shares(path: Path, top: int = 25) -> dict[str, Any]:
+    """The profiled thread's own time by package, and the functions with the most cumulative time."""
+    import pstats
+
+    stats = pstats.Stats(str(path))
+    by_package: dict[str, float] = {}
+    total = 0.0
+    rows = []
+    for (filename, line, func), (_, calls, tottime, cumtime, _) in stats.stats.items():  # type: ignore[attr-defined]
+        total += tottime
+        parts = Path(filename).parts
+        package = next((p for p in parts[::-1] if p in PACKAGES), None)
+        if package is None:
+            package = "builtins" if filename == "~" else "other"
+        by_package[package] = by_package.get(package, 0.0) + tottime
+        rows.append((cumtime, calls, f"{Path(filename).name}:{line}({func})" if filename != "~" else func))
+    shares = {k: round(100 * v / total, 1) for k, v in sorted(by_package.items(), key=lambda kv: -kv[1])}
+    rows.sort(reverse=True)
+    return {"own_time_share_pct": shares, "total_s": round(total, 3),
+            "top_cumulative": [{"cum_s": round(c, 3), "calls": n, "where": w} for c, n, w in rows[:top]]}
+
+
 def post_script(folder: Path, body: Any) -> Path:
     """A wrk script that POSTs `body` as JSON."""
     path = folder / f"post-{abs(hash(json.dumps(body)))}.lua"
@@ -87,6 +133,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--profile", type=Path, default=None, help="cProfile output of a last, profiled pass")
     args = parser.parse_args()
 
     from tests.stack.stack import RedisServer, ServiceStack, free_port, wait_for_port
@@ -106,7 +153,11 @@ def main() -> None:
         folder = Path(stack.env["NETLOOM_E2E_MEDIA"]) / "registry" / str(model["id"]) / "1"
 
         port = free_port()
-        server = subprocess.Popen([sys.executable, "-m", "serving"], cwd=ROOT,
+        command = ([sys.executable, "-c", PROFILED, str(args.profile.resolve())] if args.profile
+                   else [sys.executable, "-m", "serving"])
+        if args.profile:
+            args.profile.parent.mkdir(parents=True, exist_ok=True)
+        server = subprocess.Popen(command, cwd=ROOT,
                                   env={**stack.env, "SERVING_PORT": str(port)},
                                   stdout=open(tmp / "serving.log", "ab"), stderr=subprocess.STDOUT)
         base_port = free_port()
@@ -130,6 +181,17 @@ def main() -> None:
             for name, (url, body, pids) in cases.items():
                 results[name] = measure(url, token, post_script(tmp, body), args, pids)
                 print(f"{name:28s} {json.dumps(results[name])}", flush=True)
+            if args.profile:
+                import signal
+
+                url, body, pids = cases["serving (direct)"]
+                server.send_signal(signal.SIGUSR1)
+                profiled = measure(url, token, post_script(tmp, body), args, pids)
+                server.send_signal(signal.SIGUSR2)
+                time.sleep(2)
+                results["profile"] = {"requests_under_profiler": profiled["requests"],
+                                      **profile_shares(args.profile)}
+                print(json.dumps(results["profile"], indent=2), flush=True)
         finally:
             for proc in (server, baseline):
                 proc.terminate()

@@ -54,6 +54,11 @@ class Batcher:
     def queue_depth(self) -> int:
         return self._queued
 
+    @property
+    def full(self) -> bool:
+        """No room for another row: what the server's front asks before admitting a request."""
+        return self._queued >= self.settings.max_queue
+
     async def submit(self, samples: list[Any]) -> list[Any]:
         """Answers for `samples` (in order), computed in some batch; Overloaded when full."""
         if self._queued + len(samples) > self.settings.max_queue and self._queued:

@@ -39,15 +39,6 @@ def configure_torch() -> None:
     torch.set_num_threads(int(os.environ.get("SERVING_TORCH_THREADS", "1")))
 
 
-class InputRejected(InvalidInput):
-    """A 400 that names the input (column) at fault."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
-
-
 class VersionModel(Model):
     """Version `version` of a registry model, answering as `served_name`.
 
@@ -82,24 +73,22 @@ class VersionModel(Model):
         return self.loaded.output_types() if self.loaded else []
 
     def metadata(self) -> dict[str, Any]:
-        """OIP v2 model metadata under the served name and version."""
+        """OIP v2 model metadata under the served name and version, answered by serving.server's
+        front: kserve 0.21's metadata route has no hook on the Model for it (its DataPlane
+        builds `{"name": <registry key>, "platform": "", inputs, outputs}` itself, without
+        `versions`, and refuses `/versions/<n>`)."""
         return {"name": self.served_name, "versions": [self.version_label], "platform": "pytorch",
                 "inputs": self.get_input_types(), "outputs": self.get_output_types()}
 
     async def predict(self, payload: InferRequest | dict[str, Any], headers: dict[str, str] | None = None,
                       ) -> InferResponse:
-        """kserve's hook (the standalone predictor, and requests in OIP's binary extension)."""
+        """kserve's hook: its infer route decodes and validates the request, calls this, encodes the
+        answer. Bad input raises kserve's InvalidInput, which kserve answers 400 naming the column."""
         request_id, answers = await self._timed(payload)
         return InferResponse(response_id=request_id, model_name=self.served_name,
                              model_version=self.version_label,
                              infer_outputs=[InferOutput(o["name"], o["shape"], o["datatype"], o["data"])
                                             for o in self._outputs(answers)])
-
-    async def infer_rest(self, payload: dict[str, Any]) -> dict[str, Any]:
-        """The OIP v2 REST answer to a JSON request, as a dict (serving.server's path for JSON)."""
-        request_id, answers = await self._timed(payload)
-        return {"model_name": self.served_name, "model_version": self.version_label, "id": request_id,
-                "outputs": self._outputs(answers)}
 
     async def _timed(self, payload: InferRequest | dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
         start = time.perf_counter()
@@ -121,11 +110,11 @@ class VersionModel(Model):
             request_id = payload.get("id")
             inputs = payload.get("inputs")
             if not isinstance(inputs, list) or not inputs:
-                raise InputRejected("inputs", "expected a non-empty list of named inputs")
+                raise InvalidInput("inputs: expected a non-empty list of named inputs")
         try:
             x = self.loaded.prepare(self.loaded.samples(inputs))
         except BadInput as exc:
-            raise InputRejected(exc.field, exc.message) from None
+            raise InvalidInput(str(exc)) from None  # "<column>: <what is wrong>"
         answers = await self.batcher.submit(list(x))
         return str(request_id or ""), answers
 
@@ -146,4 +135,4 @@ class VersionModel(Model):
             self.batcher.close()
 
 
-__all__ = ["VersionModel", "Overloaded", "InputRejected", "batch_settings_from_env"]
+__all__ = ["VersionModel", "Overloaded", "batch_settings_from_env"]

@@ -1,14 +1,17 @@
 """The local multi-model server: every registry version an alias names, under OIP v2, on kserve.
 
-kserve's ModelServer answers the protocol (infer, health, Prometheus /metrics); this module adds
-what a team-hosted registry needs in front of it, as one ASGI middleware:
+kserve's ModelServer answers the protocol (every infer request on its own route, health,
+Prometheus /metrics); this module adds what a team-hosted registry needs in front of it, as one
+ASGI middleware that decides who may call what and then hands the request to kserve:
 
+- the caller's API token, and 404 (not 403) for a model of another team;
 - served names `<model id>-<slug>` resolved by the leading id (a stale slug still resolves);
 - `/v2/models/<served>/infer` -> the version the default alias (`production`) names,
-  `/v2/models/<served>/versions/<n>/infer` -> version n when some alias names it;
-- the caller's API token, and 404 (not 403) for a model of another team;
-- metadata under the served name and version, and `/v2/models/<served>/stats` (a recent window);
-- 429 with Retry-After when a version's queue is full.
+  `/v2/models/<served>/versions/<n>/infer` -> version n when some alias names it, forwarded to
+  kserve's infer route under the version's inner name `<model id>@<n>`;
+- admission: 429 with Retry-After, before forwarding, when the version's batch queue is full;
+- metadata under the served name and version (kserve's metadata route cannot say either, see
+  VersionModel.metadata), and `/v2/models/<served>/stats` (a recent window).
 
 Which versions to serve and who may call them come from a `Directory` (serving.registry_link
 reads the registry through Django; nothing else here knows Django). A poll every
@@ -32,7 +35,7 @@ from typing import Any, Protocol
 import orjson
 
 from .batching import Overloaded
-from .model import InputRejected, VersionModel, batch_settings_from_env, configure_torch
+from .model import VersionModel, batch_settings_from_env, configure_torch
 from .stats import WINDOW_S
 
 log = logging.getLogger("netloom.serving")
@@ -40,6 +43,7 @@ log = logging.getLogger("netloom.serving")
 DEFAULT_ALIAS = os.environ.get("SERVING_DEFAULT_ALIAS", "production")
 # Largest infer body (bytes): a batch of encoded images fits; the front's own limit is larger.
 MAX_BODY = int(os.environ.get("SERVING_MAX_BODY", str(64 * 1024 * 1024)))
+RETRY_AFTER_S = 1
 ROUTE = re.compile(r"^/v2/models/(?P<served>[^/]+)(?:/versions/(?P<version>[^/]+))?(?P<rest>/[a-z]+)?/?$")
 
 
@@ -138,7 +142,8 @@ class Served:
 
 
 class Front:
-    """ASGI middleware in front of kserve's app: names, versions, tokens, metadata, stats, 429."""
+    """ASGI middleware in front of kserve's app: tokens, names and versions, admission (429),
+    metadata, stats. Infer requests go on to kserve's own route."""
 
     TOKEN_TTL_S = 5.0
 
@@ -164,11 +169,7 @@ class Front:
         model, rest, entry = outcome
         method = scope["method"]
         if rest == "/infer" and method == "POST":
-            if any(k == b"inference-header-content-length" for k, _ in scope.get("headers", [])):
-                # OIP's binary extension: kserve's own route decodes it.
-                inner = f"/v2/models/{model.name}/infer"
-                return await self.app(dict(scope, path=inner, raw_path=inner.encode()), receive, send)
-            return await self._send(send, *await self._infer(model, receive))
+            return await self._forward_infer(scope, receive, send, model)
         if method != "GET":
             return await self._send(send, *_json(405, {"error": f"{method} is not allowed on {path}"}))
         if rest is None:
@@ -181,27 +182,24 @@ class Front:
             return await self._send(send, *_json(200, {"versions": versions, "window_s": WINDOW_S}))
         return await self._send(send, *_json(404, {"error": f"no route {path}"}))
 
-    async def _infer(self, model: VersionModel, receive: Any) -> tuple[int, bytes, dict[str, str]]:
-        """A JSON infer request answered on the Model directly: kserve's FastAPI route validates
-        each request with pydantic and costs four times a whole plain http.server request here
-        (docs/benchmarks.md "Serving a model")."""
-        body = await _read_body(receive, MAX_BODY)
-        if body is None:
-            return _json(413, {"error": f"the body is larger than {MAX_BODY} bytes"})
-        try:
-            payload = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            return _json(400, {"error": "the body is not JSON", "code": "invalid_input", "field": "body"})
-        if not isinstance(payload, dict):
-            return _json(400, {"error": "expected an object with \"inputs\"", "code": "invalid_input",
-                               "field": "inputs"})
-        try:
-            answer = await model.infer_rest(payload)
-        except InputRejected as exc:
-            return _json(400, {"error": str(exc), "code": "invalid_input", "field": exc.field})
-        except Overloaded as exc:
-            return _json(429, {"error": str(exc)}, {"retry-after": str(exc.retry_after)})
-        return 200, orjson.dumps(answer), {"content-type": "application/json"}
+    async def _forward_infer(self, scope: dict[str, Any], receive: Any, send: Any, model: VersionModel) -> None:
+        """Admission, then kserve's own infer route under the version's inner name.
+
+        The front refuses what it can refuse without reading the body: a body past MAX_BODY (by
+        its Content-Length) and a version whose batch queue is full (429, Retry-After), so a
+        refused request costs no parsing. Everything else (the body, its validation, the Model's
+        predict, the answer) is kserve's."""
+        length = _content_length(scope)
+        if length is not None and length > MAX_BODY:
+            return await self._send(send, *_json(413, {"error": f"the body is larger than {MAX_BODY} bytes"}))
+        batcher = model.batcher
+        if batcher is not None and batcher.full:
+            return await self._send(send, *_json(
+                429, {"error": f"{batcher.queue_depth} rows are waiting for version {model.version_label} of "
+                               f"{model.served_name}; the queue is full"},
+                {"retry-after": str(RETRY_AFTER_S)}))
+        inner = f"/v2/models/{model.name}/infer"
+        return await self.app(dict(scope, path=inner, raw_path=inner.encode()), receive, send)
 
     async def _resolve(self, scope: dict[str, Any], match: re.Match[str]) -> Any:
         token = _bearer(scope)
@@ -256,18 +254,11 @@ class Front:
         await send({"type": "http.response.body", "body": body})
 
 
-async def _read_body(receive: Any, limit: int) -> bytes | None:
-    """The request body; None past `limit` bytes."""
-    chunks, size = [], 0
-    while True:
-        message = await receive()
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body"):
-            return b"".join(chunks)
+def _content_length(scope: dict[str, Any]) -> int | None:
+    for key, value in scope.get("headers", []):
+        if key == b"content-length":
+            return int(value) if value.isdigit() else None
+    return None
 
 
 def _bearer(scope: dict[str, Any]) -> str | None:
@@ -281,17 +272,18 @@ def _bearer(scope: dict[str, Any]) -> str | None:
 
 
 def install_handlers(app: Any) -> None:
-    """429 + Retry-After for a full queue; 400 naming the input for bad input (OIP's {"error"})."""
+    """429 + Retry-After when the batcher refuses rows (FastAPI's exception handler on kserve's app).
+
+    Bad input needs nothing here: the Model raises kserve's InvalidInput, which kserve answers 400
+    with {"error": message}. In the multi-model server the front answers a full queue before
+    forwarding; this handler answers the standalone predictor (no front), and the rare request
+    the front admitted while others filled the queue."""
     from fastapi.responses import JSONResponse
 
     async def overloaded(_: Any, exc: Overloaded) -> JSONResponse:
         return JSONResponse({"error": str(exc)}, status_code=429, headers={"Retry-After": str(exc.retry_after)})
 
-    async def rejected(_: Any, exc: InputRejected) -> JSONResponse:
-        return JSONResponse({"error": str(exc), "code": "invalid_input", "field": exc.field}, status_code=400)
-
     app.add_exception_handler(Overloaded, overloaded)
-    app.add_exception_handler(InputRejected, rejected)
 
 
 def settle_heap() -> None:
