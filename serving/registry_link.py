@@ -64,6 +64,14 @@ class RegistryDirectory:
 
         return settings.SESSION_COOKIE_NAME
 
+    @property
+    def trusted_origins(self) -> list[str]:
+        """Origins besides the request's own host a session request may come from: the ones the
+        web app trusts for CSRF (settings.CSRF_TRUSTED_ORIGINS)."""
+        from django.conf import settings
+
+        return list(settings.CSRF_TRUSTED_ORIGINS)
+
     def authenticate(self, token: str) -> Identity | None:
         """The token's user and the teams it may call models of: every route of the model server
         is a read (an infer POST only reads the model), so a read-scope token may infer, and a

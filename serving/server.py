@@ -71,7 +71,8 @@ class Directory(Protocol):
 
     # Optional: `wait_for_change(timeout) -> bool`, returning early when an alias moved;
     # `session_cookie` (a cookie name) and `authenticate_session(key) -> Identity | None`: the
-    # browser's signed-in session, for a request without a token.
+    # browser's signed-in session, for a request without a token; `trusted_origins`: other
+    # Origins a session request may come from.
 
 
 def _json(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[int, bytes, dict[str, str]]:
@@ -225,7 +226,7 @@ class Front:
             # must name this host (the front passes the browser's Host on). A request without
             # Origin is no cross-site browser request (browsers send it on every cross-site POST
             # and every fetch() but a same-origin GET). A token is no ambient credential: no check.
-            if not _same_origin(scope):
+            if not _same_origin(scope, getattr(directory, "trusted_origins", ())):
                 return _json(403, {"error": "a cross-site request may not use your session: call from "
                                             "this site, or send an API token (Authorization: Bearer <token>)"})
             identity = await self._identity("session", session_key)
@@ -326,12 +327,18 @@ def _cookie(scope: dict[str, Any], name: str) -> str | None:
     return None
 
 
-def _same_origin(scope: dict[str, Any]) -> bool:
+def _same_origin(scope: dict[str, Any], trusted: Any = ()) -> bool:
     """Whether the request has no Origin, or one naming the host it was sent to (scheme aside:
-    the front may end TLS)."""
+    the front may end TLS), or one of `trusted` (Django's CSRF_TRUSTED_ORIGINS, where a proxy
+    before the front changes the Host: `https://*.example.org` names the subdomains too)."""
     origin = _header(scope, b"origin")
     if origin is None:
         return True
+    for allowed in trusted:
+        scheme, _, host = allowed.partition("://")
+        if origin == allowed or (host.startswith("*.") and origin.startswith(f"{scheme}://")
+                                 and origin.endswith(host[1:])):
+            return True
     host = _header(scope, b"host")
     netloc = urlsplit(origin).netloc if origin != "null" else ""
     return bool(host) and bool(netloc) and netloc.lower() == host.lower()
