@@ -111,6 +111,7 @@ def test_the_endpoint_answers_raw_rows_as_the_run_predict_route_does(stack: Serv
     meta = a.get(f"/v2/models/{served}").json()
     assert [i["name"] for i in meta["inputs"]] == COLUMNS and meta["versions"] == ["1"]
     assert {o["name"]: o["shape"] for o in meta["outputs"]} == {"label": [-1], "probabilities": [-1, 3]}
+    assert meta["outputs"][1]["parameters"]["classes"] == ["setosa", "versicolor", "virginica"]
 
     # Bad input names the column; another team's token sees no such model; no token: 401.
     bad = oip_body(ROWS[:2])
