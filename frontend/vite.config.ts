@@ -15,7 +15,12 @@ export default defineConfig({
   server: {
     // The starter specs live in ../examples/specs and are bundled by import.meta.glob.
     fs: { allow: [".."] },
-    proxy: { "/api": "http://127.0.0.1:8000" },
+    // /v2/ is the model server (`make run` on port 8000 starts it on 8090), as the front routes it;
+    // the Host stays the page's, so the session's Origin check passes (docs/subsystems/serving.md).
+    proxy: {
+      "/api": "http://127.0.0.1:8000",
+      "/v2": "http://127.0.0.1:8090",
+    },
   },
   test: {
     include: ["src/**/*.test.ts", "src/**/*.test.tsx"],

@@ -1,7 +1,8 @@
-"""The model server's one Django-facing module: the registry's aliases and the API's tokens.
+"""The model server's one Django-facing module: the registry's aliases, the API's tokens and the
+browser's sessions.
 
 `python -m serving` runs this: Django set up for reads only (webapp.registry.selectors,
-webapp.accounts.selectors), then serving.server on SERVING_PORT.
+webapp.accounts.selectors, the session engine), then serving.server on SERVING_PORT.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from importlib import import_module
 from typing import Any
 
 from .server import Entry, Identity, serve
@@ -54,17 +56,78 @@ class RegistryDirectory:
                                     aliases=dict(row["aliases"]), folders=dict(row["folders"]))
                 for row in served_models()}
 
+    @property
+    def session_cookie(self) -> str:
+        """The browser's session cookie (settings.SESSION_COOKIE_NAME): the Models page's try-it
+        form and charts call with it."""
+        from django.conf import settings
+
+        return settings.SESSION_COOKIE_NAME
+
+    @property
+    def trusted_origins(self) -> list[str]:
+        """Origins besides the request's own host a session request may come from: the ones the
+        web app trusts for CSRF (settings.CSRF_TRUSTED_ORIGINS)."""
+        from django.conf import settings
+
+        return list(settings.CSRF_TRUSTED_ORIGINS)
+
     def authenticate(self, token: str) -> Identity | None:
+        """The token's user and the teams it may call models of: every route of the model server
+        is a read (an infer POST only reads the model), so a read-scope token may infer, and a
+        team-bound token sees its team only (`token_allows`, as the API asks it)."""
         from django.db import close_old_connections
 
-        from webapp.accounts.selectors import teams_for_user, token_for_secret
+        from webapp.accounts.selectors import teams_for_user, token_allows, token_for_secret
 
         close_old_connections()
         found = token_for_secret(raw_token=token)
         if found is None or not found.user.is_active:
             return None
-        teams = frozenset(teams_for_user(user=found.user).values_list("pk", flat=True))
+        teams = frozenset(team for team in teams_for_user(user=found.user).values_list("pk", flat=True)
+                          if token_allows(found, method="POST", team_id=team, reads=True))
         return Identity(user_id=found.user.pk, team_ids=teams)
+
+    def authenticate_session(self, session_key: str) -> Identity | None:
+        """The signed-in user of a Django session and all their teams, checked as
+        django.contrib.auth.get_user checks it: the session names a backend still configured,
+        the backend finds the user (ModelBackend: an active one), and the session's hash matches
+        the user's password (a password change ends the other sessions). Unlike get_user it
+        writes nothing: a stale session is refused, and the web app flushes it on its next request.
+        """
+        from django.conf import settings
+        from django.contrib.auth import (
+            BACKEND_SESSION_KEY,
+            HASH_SESSION_KEY,
+            SESSION_KEY,
+            get_user_model,
+            load_backend,
+        )
+        from django.core.exceptions import ValidationError
+        from django.db import close_old_connections
+        from django.utils.crypto import constant_time_compare
+
+        from webapp.accounts.selectors import teams_for_user
+
+        close_old_connections()
+        session = import_module(settings.SESSION_ENGINE).SessionStore(session_key)
+        try:
+            # A key the store does not know loads as an empty session (nothing is created).
+            user_pk = get_user_model()._meta.pk.to_python(session[SESSION_KEY])
+            backend_path, session_hash = session[BACKEND_SESSION_KEY], session.get(HASH_SESSION_KEY)
+        except (KeyError, ValidationError):
+            return None
+        if backend_path not in settings.AUTHENTICATION_BACKENDS or not session_hash:
+            return None
+        user = load_backend(backend_path).get_user(user_pk)
+        if user is None or not user.is_active:
+            return None
+        if not (constant_time_compare(session_hash, user.get_session_auth_hash())
+                or any(constant_time_compare(session_hash, fallback)
+                       for fallback in user.get_session_auth_fallback_hash())):
+            return None
+        teams = frozenset(teams_for_user(user=user).values_list("pk", flat=True))
+        return Identity(user_id=user.pk, team_ids=teams)
 
 
 def main() -> None:

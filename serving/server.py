@@ -9,6 +9,8 @@ ASGI middleware that decides who may call what and then hands the request to kse
 - `/v2/models/<served>/infer` -> the version the default alias (`production`) names,
   `/v2/models/<served>/versions/<n>/infer` -> version n when some alias names it, forwarded to
   kserve's infer route under the version's inner name `<model id>@<n>`;
+- the caller's API token or the browser's signed-in session (same-origin only), and 404 (not 403)
+  for a model of another team;
 - admission: 429 with Retry-After, before forwarding, when the version's batch queue is full;
 - metadata under the served name and version (kserve's metadata route cannot say either, see
   VersionModel.metadata), and `/v2/models/<served>/stats` (a recent window).
@@ -31,6 +33,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import orjson
 
@@ -69,9 +72,12 @@ class Directory(Protocol):
         """Every model some alias names a version of."""
 
     def authenticate(self, token: str) -> Identity | None:
-        """Whose token this is (active, unexpired, unrevoked) and their teams; None otherwise."""
+        """Whose token this is (active, unexpired, unrevoked) and the teams it may call; None otherwise."""
 
-    # Optional: `wait_for_change(timeout) -> bool`, returning early when an alias moved.
+    # Optional: `wait_for_change(timeout) -> bool`, returning early when an alias moved;
+    # `session_cookie` (a cookie name) and `authenticate_session(key) -> Identity | None`: the
+    # browser's signed-in session, for a request without a token; `trusted_origins`: other
+    # Origins a session request may come from.
 
 
 def _json(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> tuple[int, bytes, dict[str, str]]:
@@ -150,7 +156,7 @@ class Front:
     def __init__(self, app: Any, served: Served) -> None:
         self.app = app
         self.served = served
-        self._identities: dict[str, tuple[float, Identity | None]] = {}
+        self._identities: dict[tuple[str, str], tuple[float, Identity | None]] = {}
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -203,12 +209,31 @@ class Front:
 
     async def _resolve(self, scope: dict[str, Any], match: re.Match[str]) -> Any:
         token = _bearer(scope)
-        if token is None:
-            return _json(401, {"error": "send your API token: Authorization: Bearer <token>"},
-                         {"www-authenticate": 'Bearer realm="api"'})
-        identity = await self._identity(token)
-        if identity is None:
-            return _json(401, {"error": "Invalid, expired or revoked token."},
+        directory = self.served.directory
+        cookie = getattr(directory, "session_cookie", None)
+        session_key = _cookie(scope, cookie) if token is None and cookie else None
+        if token is not None:
+            identity = await self._identity("token", token)
+            if identity is None:
+                return _json(401, {"error": "Invalid, expired or revoked token."},
+                             {"www-authenticate": 'Bearer realm="api"'})
+        elif session_key is not None:
+            # The session cookie is ambient: a browser sends it with a form another site posts
+            # here too. Inference only reads, so it needs no CSRF token, but a cross-site page
+            # must not spend the user's quota nor probe which models their teams serve: a
+            # browser's cross-site request carries an Origin naming the other site, so an Origin
+            # must name this host (the front passes the browser's Host on). A request without
+            # Origin is no cross-site browser request (browsers send it on every cross-site POST
+            # and every fetch() but a same-origin GET). A token is no ambient credential: no check.
+            if not _same_origin(scope, getattr(directory, "trusted_origins", ())):
+                return _json(403, {"error": "a cross-site request may not use your session: call from "
+                                            "this site, or send an API token (Authorization: Bearer <token>)"})
+            identity = await self._identity("session", session_key)
+            if identity is None:
+                return _json(401, {"error": "Your session has ended: sign in again, or send an API token."},
+                             {"www-authenticate": 'Bearer realm="api"'})
+        else:
+            return _json(401, {"error": "send your API token (Authorization: Bearer <token>) or sign in"},
                          {"www-authenticate": 'Bearer realm="api"'})
         served, version, rest = match["served"], match["version"], match["rest"]
         lead = re.match(r"^(\d+)", served)
@@ -236,15 +261,19 @@ class Front:
             return _json(503, {"error": f"version {number} of {entry.served_name} is loading"}, {"retry-after": "1"})
         return model, rest, entry
 
-    async def _identity(self, token: str) -> Identity | None:
+    async def _identity(self, kind: str, credential: str) -> Identity | None:
+        """Whose token or session this is, kept TOKEN_TTL_S (a revoked token or a signed-out
+        session stops within that)."""
         now = time.monotonic()
-        kept = self._identities.get(token)
+        kept = self._identities.get((kind, credential))
         if kept is not None and kept[0] > now:
             return kept[1]
-        identity = await asyncio.to_thread(self.served.directory.authenticate, token)
+        directory = self.served.directory
+        check = directory.authenticate if kind == "token" else directory.authenticate_session  # type: ignore[attr-defined]
+        identity = await asyncio.to_thread(check, credential)
         if len(self._identities) > 10_000:
             self._identities.clear()
-        self._identities[token] = (now + self.TOKEN_TTL_S, identity)
+        self._identities[(kind, credential)] = (now + self.TOKEN_TTL_S, identity)
         return identity
 
     @staticmethod
@@ -269,6 +298,42 @@ def _bearer(scope: dict[str, Any]) -> str | None:
                 return parts[1]
             return None
     return None
+
+
+def _header(scope: dict[str, Any], name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def _cookie(scope: dict[str, Any], name: str) -> str | None:
+    """The value of cookie `name` (a malformed pair is skipped, as Django's parse_cookie does)."""
+    for key, value in scope.get("headers", []):
+        if key != b"cookie":
+            continue
+        for pair in value.decode("latin-1").split(";"):
+            found, sep, found_value = pair.partition("=")
+            if sep and found.strip() == name and found_value.strip():
+                return found_value.strip().strip('"')
+    return None
+
+
+def _same_origin(scope: dict[str, Any], trusted: Any = ()) -> bool:
+    """Whether the request has no Origin, or one naming the host it was sent to (scheme aside:
+    the front may end TLS), or one of `trusted` (Django's CSRF_TRUSTED_ORIGINS, where a proxy
+    before the front changes the Host: `https://*.example.org` names the subdomains too)."""
+    origin = _header(scope, b"origin")
+    if origin is None:
+        return True
+    for allowed in trusted:
+        scheme, _, host = allowed.partition("://")
+        if origin == allowed or (host.startswith("*.") and origin.startswith(f"{scheme}://")
+                                 and origin.endswith(host[1:])):
+            return True
+    host = _header(scope, b"host")
+    netloc = urlsplit(origin).netloc if origin != "null" else ""
+    return bool(host) and bool(netloc) and netloc.lower() == host.lower()
 
 
 def install_handlers(app: Any) -> None:

@@ -74,7 +74,9 @@ class Version:
     def output_types(self) -> list[dict[str, Any]]:
         if self.classification:
             return [{"name": "label", "datatype": "BYTES", "shape": [-1]},
-                    {"name": "probabilities", "datatype": "FP32", "shape": [-1, len(self.classes)]}]
+                    # OIP's optional tensor parameters: the columns' class names (the try-it form's rows).
+                    {"name": "probabilities", "datatype": "FP32", "shape": [-1, len(self.classes)],
+                     "parameters": {"classes": self.classes}}]
         return [{"name": "value", "datatype": "FP32", "shape": [-1, -1]}]
 
     def samples(self, inputs: list[dict[str, Any]]) -> list[Any]:

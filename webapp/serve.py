@@ -261,7 +261,7 @@ http {{
         }}
         location /v2/ {{
             # The model server (`python -m serving`, docs/subsystems/serving.md): OIP v2 inference
-            # with the API's tokens; its /metrics stays internal (not under /v2/).
+            # with the API's tokens or the browser's session; its /metrics stays internal (not under /v2/).
             proxy_pass http://model_server;{common}
             proxy_set_header Connection "";
             proxy_read_timeout 60s;

@@ -149,25 +149,31 @@ def netloom_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSer
     server = LiveServer(url="", env=env)
     server.manage("migrate", "--noinput")
     port = _free_port()
+    # The model server, as `make run` starts it: the front sends /v2/ to SERVING_PORT, so the
+    # Models page's try-it form and charts reach it through the same address and session.
+    env["SERVING_PORT"] = str(_free_port())
+    env["SERVING_POLL_S"] = "0.5"
     log = open(tmp / "server.log", "wb")  # noqa: SIM115 (closed below)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "webapp.serve", "--host", "127.0.0.1", "--port", str(port)],
-        cwd=REPO,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    serving_log = open(tmp / "serving.log", "wb")  # noqa: SIM115 (closed below)
+    procs = [subprocess.Popen(command, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+             for command, out in (
+                 ([sys.executable, "-m", "webapp.serve", "--host", "127.0.0.1", "--port", str(port)], log),
+                 ([sys.executable, "-m", "serving"], serving_log))]
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_for(f"{url}/api/auth/csrf/", proc)
+        _wait_for(f"{url}/api/auth/csrf/", procs[0])
+        _wait_for(f"http://127.0.0.1:{env['SERVING_PORT']}/v2/health/ready", procs[1], timeout=120)
         yield LiveServer(url=url, env=env)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
         log.close()
+        serving_log.close()
         if with_redis:
             _forget_keys(E2E_REDIS_URL, prefix)
 

@@ -181,9 +181,10 @@ def test_try_a_served_model_and_watch_its_traffic(
     form.locator(tid("tryit-send")).click()
     expect(form.locator(tid("tryit-label"))).not_to_be_empty()
     expect(form.locator(tid("tryit-probabilities")).locator("tr")).to_have_count(3)
+    expect(form.locator(tid("tryit-probabilities"))).to_contain_text("setosa")  # rows named by class
     form.locator(tid("snippets") + " summary").click()
     curl = form.locator(tid("snippet-curl"))
-    expect(curl).to_contain_text(f"{endpoint}/infer")
+    expect(curl).to_contain_text(endpoint)  # the API names the infer URL itself
     expect(curl).to_contain_text("$NETLOOM_TOKEN")
     session = next(c["value"] for c in page.context.cookies() if c["name"] == "sessionid")
     assert session not in page.content()
@@ -193,4 +194,5 @@ def test_try_a_served_model_and_watch_its_traffic(
     charts = page.locator(tid("serving-charts"))
     expect(charts.locator(tid("chart-serving-rps"))).to_be_visible(timeout=15_000)
     expect(charts.locator(tid("chart-serving-latency"))).to_contain_text("v1 p99")
+    charts.scroll_into_view_if_needed()
     steps.shot("live-charts")

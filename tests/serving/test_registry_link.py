@@ -28,3 +28,69 @@ def test_an_alias_move_announced_after_commit_wakes_the_server(settings: Any) ->
     assert directory.wait_for_change(10.0) is True
     assert time.monotonic() - started < 10.0
     assert directory.wait_for_change(0.2) is False
+
+
+MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
+
+
+@pytest.fixture
+def two_teams(django_user_model: Any) -> dict[str, Any]:
+    from webapp.accounts.services import membership_add, team_create
+
+    user = django_user_model.objects.create_user(username="ada", password="old-password")
+    first, second = team_create(name="First", creator=user), team_create(name="Second")
+    membership_add(team=second, user=user, role="viewer")
+    return {"user": user, "first": first.pk, "second": second.pk}
+
+
+@pytest.mark.django_db
+def test_a_signed_in_session_names_its_user_and_all_their_teams(client: Any, two_teams: dict[str, Any]) -> None:
+    """The browser's session, as django.contrib.auth reads it; a stale one is refused, unchanged."""
+    from serving.registry_link import RegistryDirectory
+
+    directory, user = RegistryDirectory(), two_teams["user"]
+    client.force_login(user, backend=MODEL_BACKEND)  # as the login view signs in
+    key = client.session.session_key
+    identity = directory.authenticate_session(key)
+    assert identity is not None and identity.user_id == user.pk
+    assert identity.team_ids == {two_teams["first"], two_teams["second"]}
+    assert directory.authenticate_session("no-such-session-key") is None
+
+    user.is_active = False
+    user.save()
+    assert directory.authenticate_session(key) is None
+    user.is_active = True
+    user.save()
+    assert directory.authenticate_session(key) is not None
+
+    # A password change ends the other sessions (their hash no longer matches) ...
+    user.set_password("new-password")
+    user.save()
+    assert directory.authenticate_session(key) is None
+    # ... and the model server leaves the stale session for the web app to flush.
+    from django.contrib.sessions.backends.db import SessionStore
+
+    assert SessionStore(key).exists(key)
+
+    client.force_login(user, backend=MODEL_BACKEND)
+    fresh = client.session.session_key
+    assert directory.authenticate_session(fresh) is not None
+    client.logout()
+    assert directory.authenticate_session(fresh) is None
+
+
+@pytest.mark.django_db
+def test_a_read_token_may_infer_and_a_team_bound_token_sees_its_team_only(two_teams: dict[str, Any]) -> None:
+    """Every model server route only reads: a read-scope token calls it; a bound token, one team."""
+    from serving.registry_link import RegistryDirectory
+    from webapp.accounts.services import token_create
+
+    directory, user = RegistryDirectory(), two_teams["user"]
+    _, read = token_create(user=user, name="read", scope="read")
+    _, bound = token_create(user=user, name="bound", scope="read", team=two_teams["second"])
+    _, write = token_create(user=user, name="write")
+    read_identity, bound_identity = directory.authenticate(read), directory.authenticate(bound)
+    assert read_identity is not None and read_identity.team_ids == {two_teams["first"], two_teams["second"]}
+    assert bound_identity is not None and bound_identity.team_ids == {two_teams["second"]}
+    assert directory.authenticate(write).team_ids == read_identity.team_ids  # type: ignore[union-attr]
+    assert directory.authenticate("nl_not-a-token") is None

@@ -7,10 +7,14 @@ and is reached through the front (nginx routes /v2/ to it) where the front runs,
 
 from __future__ import annotations
 
+import http.cookiejar
+import json
 import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +111,7 @@ def test_the_endpoint_answers_raw_rows_as_the_run_predict_route_does(stack: Serv
     meta = a.get(f"/v2/models/{served}").json()
     assert [i["name"] for i in meta["inputs"]] == COLUMNS and meta["versions"] == ["1"]
     assert {o["name"]: o["shape"] for o in meta["outputs"]} == {"label": [-1], "probabilities": [-1, 3]}
+    assert meta["outputs"][1]["parameters"]["classes"] == ["setosa", "versicolor", "virginica"]
 
     # Bad input names the column; another team's token sees no such model; no token: 401.
     bad = oip_body(ROWS[:2])
@@ -141,6 +146,53 @@ def test_the_front_routes_v2_to_the_model_server(stack: ServiceStack, registered
     front = Http(stack.base, stack.token("a"))
     answer = front.post(f"/v2/models/{served}/infer", json=oip_body(ROWS[:1]))
     assert answer.status_code == 200 and answer.json()["model_version"] == "1", answer.text
+
+
+def signed_in_session(stack: ServiceStack, username: str) -> str:
+    """The session key the web app's login form gives `username` (password "pw", e2e_seed)."""
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    opener.open(f"{stack.base}/api/auth/csrf/", timeout=30).read()
+    csrf = next(c.value for c in jar if c.name == "csrftoken")
+    login = urllib.request.Request(f"{stack.base}/api/auth/login/", method="POST",
+                                   data=json.dumps({"username": username, "password": "pw"}).encode(),
+                                   headers={"Content-Type": "application/json", "X-CSRFToken": csrf})
+    opener.open(login, timeout=30).read()
+    return next(c.value for c in jar if c.name == "sessionid")
+
+
+def test_the_browser_session_infers_from_the_same_site_only(stack: ServiceStack, registered: Any) -> None:
+    """The Models page's try-it form sends the session cookie, no token, no CSRF token."""
+    server, served = registered["server"], registered["served"]
+    url = f"{server.base}/v2/models/{served}/infer"
+    here = server.base  # the Origin a page served by this host sends
+
+    def infer(session: str | None, origin: str | None = None) -> tuple[int, Any]:
+        headers = {"Content-Type": "application/json"}
+        if session is not None:
+            headers["Cookie"] = f"csrftoken=x; sessionid={session}"
+        if origin is not None:
+            headers["Origin"] = origin
+        request = urllib.request.Request(url, method="POST", data=json.dumps(oip_body(ROWS[:1])).encode(),
+                                         headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                return answer.status, json.loads(answer.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read())
+
+    team_a, team_b = signed_in_session(stack, "admin_a"), signed_in_session(stack, "admin_b")
+    status, body = infer(team_a, here)
+    assert status == 200 and body["model_version"] == "1", body
+    assert infer(team_a)[0] == 200  # no Origin: no cross-site browser request
+    status, body = infer(team_b, here)
+    assert status == 404 and "no served model" in body["error"], body
+    status, body = infer(team_a, "http://evil.example")
+    assert status == 403 and "cross-site" in body["error"], body
+    assert infer(team_a, "null")[0] == 403
+    status, body = infer(None, here)
+    assert status == 401 and "sign in" in body["error"], body
+    assert infer("not-a-session", here)[0] == 401
 
 
 def test_moving_production_under_load_fails_no_request(stack: ServiceStack, registered: Any) -> None:

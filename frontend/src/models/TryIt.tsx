@@ -132,7 +132,7 @@ export function TryIt({ endpoint, served, classes = [] }: TryItProps) {
     <section className="panel" aria-labelledby="tryit-title" data-testid="try-it">
       <h2 id="tryit-title">Try it</h2>
       <p className="small muted">
-        Served at <code data-testid="endpoint">{endpoint}</code>
+        Served at <code data-testid="endpoint">{inferUrl(endpoint)}</code>
       </p>
       {served.length > 0 && (
         <label className="field">

@@ -25,6 +25,7 @@ const ENDPOINT = "http://x.test/v2/models/3-flowers";
 describe("the model server from the browser", () => {
   it("reads the endpoint a model carries, absent or null until it is served", () => {
     expect(modelEndpoint({ endpoint: `${ENDPOINT}/` })).toBe(ENDPOINT);
+    expect(modelEndpoint({ endpoint: `${ENDPOINT}/infer` })).toBe(ENDPOINT); // the API's: the infer URL
     expect(modelEndpoint({ endpoint: null })).toBeNull();
     expect(modelEndpoint({ name: "flowers" })).toBeNull();
     expect(modelEndpoint(null)).toBeNull();

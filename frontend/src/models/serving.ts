@@ -31,10 +31,12 @@ export interface InferAnswer {
   outputs: InferTensor[];
 }
 
-/** The URL a model is served at (absent or null until the model server serves it). */
+/** The URL a model is served at, its metadata's (absent or null until the model server serves it).
+ * The API's `endpoint` is the default alias's infer URL (`.../v2/models/<served>/infer`); the page
+ * also asks the model's metadata, `/stats` and `/versions/<n>/infer`, so it keeps the model's URL. */
 export function modelEndpoint(model: object | null): string | null {
   const endpoint = (model as { endpoint?: unknown } | null)?.endpoint;
-  return typeof endpoint === "string" && endpoint ? endpoint.replace(/\/+$/, "") : null;
+  return typeof endpoint === "string" && endpoint ? endpoint.replace(/\/+$/, "").replace(/\/infer$/, "") : null;
 }
 
 /** Where to send a row: the default alias's version, or one version by number. */
