@@ -22,9 +22,14 @@ from webapp.api.parsers import json_value_problem
 from webapp.api.serializers import IdField, NameField, StrictSerializer, UserRefSerializer
 
 from . import services
-from .models import Dataset, DatasetKind, DatasetStatus
+from .models import Dataset, DatasetKind, DatasetStatus, DatasetVersion
 from .previews import dataset_preview
 from .schema import DATASET_SUMMARY_SCHEMA, BuiltinList, DataErrorField, DatasetPreview
+
+VERSION_REF_SCHEMA = {
+    "type": "object", "nullable": True, "required": ["number", "digest"],
+    "properties": {"number": {"type": "integer"}, "digest": {"type": "string"}},
+}
 
 
 class DatasetSerializer(serializers.ModelSerializer):
@@ -38,15 +43,23 @@ class DatasetSerializer(serializers.ModelSerializer):
         help_text='What the user must choose first ("target" for a CSV without one), or null.'
     )
     error = DataErrorField(read_only=True)
+    latest_version = serializers.SerializerMethodField(
+        help_text="{number, digest} of the newest ready version (what a new run trains on), or null."
+    )
 
     class Meta:
         model = Dataset
         fields = [
             "id", "team", "name", "kind", "status", "trainable", "needs", "options", "recipe",
-            "summary", "error", "original_filename", "size", "progress", "created_by",
+            "summary", "error", "original_filename", "size", "progress", "latest_version", "created_by",
             "created_at", "updated_at",
         ]  # fmt: skip
         read_only_fields = fields
+
+    @extend_schema_field(VERSION_REF_SCHEMA)
+    def get_latest_version(self, dataset: Dataset) -> dict[str, Any] | None:
+        version = services.dataset_latest_version(dataset=dataset)
+        return None if version is None else {"number": version.number, "digest": version.digest}
 
     def get_trainable(self, dataset: Dataset) -> bool:
         return services.dataset_is_trainable(dataset=dataset)
@@ -66,6 +79,45 @@ class DatasetSerializer(serializers.ModelSerializer):
     def get_recipe(self, dataset: Dataset) -> dict[str, Any]:
         # The server's file path is nobody's business; runs get it from the selector.
         return {k: v for k, v in dataset.recipe.items() if k not in ("path", "table")}
+
+
+class DatasetVersionSerializer(serializers.ModelSerializer):
+    """One version of a dataset: its bytes' digest, size, summary and options, who made it."""
+
+    created_by = UserRefSerializer(read_only=True, allow_null=True)
+    summary = serializers.SerializerMethodField()
+    error = DataErrorField(read_only=True)
+    runs = serializers.SerializerMethodField(help_text="How many runs train on this version.")
+
+    class Meta:
+        model = DatasetVersion
+        fields = [
+            "number", "status", "digest", "size", "original_filename", "options", "summary", "error",
+            "progress", "runs", "created_by", "created_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+    @extend_schema_field(DATASET_SUMMARY_SCHEMA)
+    def get_summary(self, version: DatasetVersion) -> dict[str, Any]:
+        if self.context.get("brief"):
+            return {k: v for k, v in version.summary.items() if k != "preview"}
+        return version.summary
+
+    def get_runs(self, version: DatasetVersion) -> int:
+        found = getattr(version, "run_count", None)
+        return found if found is not None else version.runs.count()
+
+
+class DatasetVersionUploadSerializer(StrictSerializer):
+    """Multipart form of a new version: the file and, optionally, options (JSON text; default the previous version's)."""
+
+    file = serializers.FileField()
+    options = serializers.CharField(required=False, allow_blank=True, default=None, allow_null=True)
+
+    def validate_options(self, value: str | None) -> dict[str, Any] | None:
+        if value in (None, ""):
+            return None
+        return DatasetUploadSerializer().validate_options(value)
 
 
 class BuiltinNameField(serializers.CharField):
@@ -224,6 +276,59 @@ class DatasetViewSet(
 
     def perform_destroy(self, instance: Dataset) -> None:
         services.dataset_delete(dataset=instance, actor=self.request.user)
+
+    @extend_schema(methods=["GET"], responses=DatasetVersionSerializer(many=True))
+    @extend_schema(methods=["POST"], request={"multipart/form-data": DatasetVersionUploadSerializer},
+                   responses={201: DatasetVersionSerializer, 202: DatasetVersionSerializer})
+    @action(detail=True, methods=["get", "post"], parser_classes=[MultiPartParser])
+    def versions(self, request: Request, pk: int) -> Response:
+        """GET: the dataset's versions, oldest first. POST: upload version n+1 (editors); checked
+        as an upload is: 201 ready | 202 processing | 400 invalid_dataset | 409 duplicate_version."""
+        from django.db.models import Count
+
+        from .selectors import dataset_versions
+
+        dataset = self.get_object()
+        if request.method == "GET":
+            rows = dataset_versions(dataset=dataset).annotate(run_count=Count("runs"))
+            return Response(DatasetVersionSerializer(rows, many=True, context={"brief": True}).data)
+        payload = DatasetVersionUploadSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        upload = payload.validated_data["file"]
+        if not hasattr(upload, "temporary_file_path"):
+            raise exceptions.ValidationError({"file": ["The upload was not stored; try again."]})
+        version = services.dataset_version_upload(
+            dataset=dataset, upload_path=Path(upload.temporary_file_path()),
+            original_filename=upload.name or "upload", options=payload.validated_data["options"],
+            created_by=request.user,
+        )
+        if version.status == DatasetStatus.FAILED:
+            error = version.error or {}
+            message = error.get("message") or "The version could not be read."
+            raise ApiError(status.HTTP_400_BAD_REQUEST, "invalid_dataset", message,
+                           fields={_error_field(error.get("field")): [message]},
+                           extra={"detail": error, "version": DatasetVersionSerializer(version).data})
+        code = status.HTTP_201_CREATED if version.status == DatasetStatus.READY else status.HTTP_202_ACCEPTED
+        return Response(DatasetVersionSerializer(version).data, status=code)
+
+    def _version(self, dataset: Dataset, number: int) -> DatasetVersion:
+        from .selectors import dataset_version_get
+
+        version = dataset_version_get(dataset=dataset, number=number)
+        if version is None:
+            raise ApiError(status.HTTP_404_NOT_FOUND, "not_found", f"Dataset {dataset.pk} has no version {number}.")
+        return version
+
+    @extend_schema(methods=["GET"], responses=DatasetVersionSerializer)
+    @extend_schema(methods=["DELETE"], responses={204: None})
+    def version(self, request: Request, pk: int, number: int) -> Response:
+        """GET one version; DELETE it (editors): 409 `in_use` naming the runs that train on it."""
+        dataset = self.get_object()
+        version = self._version(dataset, number)
+        if request.method == "DELETE":
+            services.dataset_version_delete(version=version, actor=request.user)
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(DatasetVersionSerializer(version).data)
 
     @extend_schema(responses=DatasetPreview)
     @action(detail=True, methods=["get"])
