@@ -9,7 +9,7 @@ from typing import Any
 from django.db import transaction
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import exceptions, generics, mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.parsers import MultiPartParser
@@ -318,6 +318,40 @@ class DatasetViewSet(
         if version is None:
             raise ApiError(status.HTTP_404_NOT_FOUND, "not_found", f"Dataset {dataset.pk} has no version {number}.")
         return version
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("from", int, required=True, description="The version compared from."),
+            OpenApiParameter("to", int, required=True, description="The version compared to."),
+            OpenApiParameter("key", str, required=False,
+                             description="A CSV column that identifies a row (else rows are matched by content)."),
+        ],
+        responses=OpenApiTypes.OBJECT,
+    )
+    def versions_diff(self, request: Request, pk: int) -> Response:
+        """What changed between two versions: rows added/removed/changed, columns added/removed/
+        retyped, per-column statistics and class balance before/after (examples capped, counts exact)."""
+        from engine.data import DataError
+
+        from .selectors import dataset_versions_diff
+
+        dataset = self.get_object()
+        numbers: dict[str, int] = {}
+        for name in ("from", "to"):
+            raw = request.query_params.get(name, "")
+            if not raw.isdigit():
+                raise ApiError(400, "invalid", f"Give ?{name}= a version number.", fields={name: ["A version number."]})
+            numbers[name] = int(raw)
+        versions = {name: self._version(dataset, number) for name, number in numbers.items()}
+        for name, version in versions.items():
+            if version.status != DatasetStatus.READY:
+                raise ApiError(409, "not_ready", f"Version {version.number} is {version.status}.", fields={name: [version.status]})
+        key = request.query_params.get("key") or None
+        try:
+            answer = dataset_versions_diff(dataset=dataset, before=versions["from"], after=versions["to"], key=key)
+        except DataError as exc:
+            raise ApiError(400, "invalid", str(exc), fields={"key" if exc.field == "key" else "from": [str(exc)]}) from None
+        return Response(answer)
 
     @extend_schema(methods=["GET"], responses=DatasetVersionSerializer)
     @extend_schema(methods=["DELETE"], responses={204: None})

@@ -54,3 +54,25 @@ def dataset_versions(*, dataset: Dataset) -> Any:
 
 def dataset_version_get(*, dataset: Dataset, number: int) -> DatasetVersion | None:
     return dataset.versions.select_related("created_by").filter(number=number).first()
+
+
+def dataset_versions_diff(*, dataset: Dataset, before: DatasetVersion, after: DatasetVersion,
+                          key: str | None = None) -> dict[str, Any]:
+    """What changed from `before` to `after` (engine.data.diff): rows, columns, statistics and
+    class balance of a table; files of an image archive; for tensors whether the bytes differ.
+    Raises DataError (a key column one file lacks, an unreadable file)."""
+    from engine.data.diff import TableFile, diff_archives, diff_tables
+
+    head = {"from": {"number": before.number, "digest": before.digest},
+            "to": {"number": after.number, "digest": after.digest}, "same_bytes": before.digest == after.digest}
+    if dataset.kind == DatasetKind.CSV:
+        def table(version: DatasetVersion) -> TableFile:
+            options = version.options or {}
+            encoding = (version.summary or {}).get("csv", {}).get("encoding") or options.get("encoding") or "auto"
+            return TableFile(path=str(version.file_path), delimiter=options.get("delimiter"), encoding=encoding,
+                             target=options.get("target"))
+
+        return {**head, **diff_tables(table(before), table(after), key=key)}
+    if dataset.kind == DatasetKind.IMAGES:
+        return {**head, **diff_archives(str(before.file_path), str(after.file_path))}
+    return {**head, "kind": dataset.kind}

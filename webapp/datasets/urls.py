@@ -14,6 +14,7 @@ versions = api.DatasetViewSet.as_view(
     {"get": "versions", "post": "versions"}, parser_classes=[MultiPartParser]
 )
 version = api.DatasetViewSet.as_view({"get": "version", "delete": "version"})
+versions_diff = api.DatasetViewSet.as_view({"get": "versions_diff"})
 
 urlpatterns = [
     path("datasets/", datasets, name="dataset-list"),
@@ -22,6 +23,7 @@ urlpatterns = [
     path("datasets/<int:pk>/", dataset, name="dataset-detail"),
     path("datasets/<int:pk>/preview/", preview, name="dataset-preview"),
     path("datasets/<int:pk>/versions/", versions, name="dataset-versions"),
+    path("datasets/<int:pk>/versions/diff/", versions_diff, name="dataset-versions-diff"),
     path("datasets/<int:pk>/versions/<int:number>/", version, name="dataset-version"),
 ]
 
@@ -39,4 +41,5 @@ API_ROUTES = [
     ("post", "/api/datasets/{dataset}/versions/"),
     ("get", "/api/datasets/{dataset}/versions/1/"),
     ("delete", "/api/datasets/{dataset}/versions/1/"),
+    ("get", "/api/datasets/{dataset}/versions/diff/?from=1&to=1"),
 ]
