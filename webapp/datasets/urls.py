@@ -39,7 +39,7 @@ API_ROUTES = [
     ("get", "/api/datasets/{dataset}/preview/"),
     ("get", "/api/datasets/{dataset}/versions/"),
     ("post", "/api/datasets/{dataset}/versions/"),
-    ("get", "/api/datasets/{dataset}/versions/1/"),
-    ("delete", "/api/datasets/{dataset}/versions/1/"),
-    ("get", "/api/datasets/{dataset}/versions/diff/?from=1&to=1"),
+    ("get", "/api/datasets/{dataset}/versions/{dataset_version}/"),
+    ("delete", "/api/datasets/{dataset}/versions/{dataset_version}/"),
+    ("get", "/api/datasets/{dataset}/versions/diff/?from={dataset_version}&to={dataset_version}"),
 ]
