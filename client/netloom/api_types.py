@@ -309,6 +309,7 @@ class Dataset(TypedDict):
     original_filename: str
     size: int
     progress: float | None
+    latest_version: dict[str, Any] | None
     created_by: UserRef | None
     created_at: str
     updated_at: str
@@ -342,6 +343,28 @@ class DatasetUploadRequest(TypedDict):
     name: NotRequired[str]
     options: NotRequired[str]
     file: str
+
+
+class DatasetVersion(TypedDict):
+    """One version of a dataset: its bytes' digest, size, summary and options, who made it."""
+    number: int
+    status: DatasetStatusEnum
+    digest: str
+    size: int
+    original_filename: str
+    options: Any
+    summary: DatasetSummary
+    error: DataErrorJson | None
+    progress: float | None
+    runs: int
+    created_by: UserRef | None
+    created_at: str
+
+
+class DatasetVersionUploadRequest(TypedDict):
+    """Multipart form of a new version: the file and, optionally, options (JSON text; default the previous version's)."""
+    file: str
+    options: NotRequired[str | None]
 
 
 class DiffBlockChange(TypedDict):
@@ -966,6 +989,13 @@ class PaginatedDatasetList(TypedDict):
     results: list[Dataset]
 
 
+class PaginatedDatasetVersionList(TypedDict):
+    count: int
+    next: NotRequired[str | None]
+    previous: NotRequired[str | None]
+    results: list[DatasetVersion]
+
+
 class PaginatedGraphList(TypedDict):
     count: int
     next: NotRequired[str | None]
@@ -1288,6 +1318,7 @@ class Run(TypedDict):
     revision: int
     dataset: int | None
     dataset_name: str | None
+    dataset_version: dict[str, Any] | None
     config: dict[str, Any]
     recipe: dict[str, Any]
     init: RunInit
@@ -1336,6 +1367,7 @@ class RunCreateRequest(TypedDict):
     revision: NotRequired[int]
     graph_revision: NotRequired[int]
     dataset: int
+    dataset_version: NotRequired[int | None]
     config: NotRequired[Any]
     transforms: NotRequired[Any]
     split: NotRequired[Any]
@@ -1877,6 +1909,8 @@ __all__ = [
     "DatasetSummary",
     "DatasetUploadKindEnum",
     "DatasetUploadRequest",
+    "DatasetVersion",
+    "DatasetVersionUploadRequest",
     "DiffBlockChange",
     "DiffBlocks",
     "DiffEdge",
@@ -1955,6 +1989,7 @@ __all__ = [
     "PaginatedBlockList",
     "PaginatedBlockVersionSummaryList",
     "PaginatedDatasetList",
+    "PaginatedDatasetVersionList",
     "PaginatedGraphList",
     "PaginatedJobList",
     "PaginatedModelVersionList",
