@@ -989,13 +989,6 @@ class PaginatedDatasetList(TypedDict):
     results: list[Dataset]
 
 
-class PaginatedDatasetVersionList(TypedDict):
-    count: int
-    next: NotRequired[str | None]
-    previous: NotRequired[str | None]
-    results: list[DatasetVersion]
-
-
 class PaginatedGraphList(TypedDict):
     count: int
     next: NotRequired[str | None]
@@ -1989,7 +1982,6 @@ __all__ = [
     "PaginatedBlockList",
     "PaginatedBlockVersionSummaryList",
     "PaginatedDatasetList",
-    "PaginatedDatasetVersionList",
     "PaginatedGraphList",
     "PaginatedJobList",
     "PaginatedModelVersionList",

@@ -11,7 +11,7 @@ dataset = api.DatasetViewSet.as_view(
 )
 preview = api.DatasetViewSet.as_view({"get": "preview"})
 versions = api.DatasetViewSet.as_view(
-    {"get": "versions", "post": "versions"}, parser_classes=[MultiPartParser]
+    {"get": "versions", "post": "versions"}, parser_classes=[MultiPartParser], pagination_class=None
 )
 version = api.DatasetViewSet.as_view({"get": "version", "delete": "version"})
 versions_diff = api.DatasetViewSet.as_view({"get": "versions_diff"})

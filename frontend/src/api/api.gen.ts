@@ -2947,21 +2947,6 @@ export interface components {
             previous?: string | null;
             results: components["schemas"]["Dataset"][];
         };
-        PaginatedDatasetVersionList: {
-            /** @example 123 */
-            count: number;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?page=4
-             */
-            next?: string | null;
-            /**
-             * Format: uri
-             * @example http://api.example.org/accounts/?page=2
-             */
-            previous?: string | null;
-            results: components["schemas"]["DatasetVersion"][];
-        };
         PaginatedGraphList: {
             /** @example 123 */
             count: number;
@@ -5987,12 +5972,7 @@ export interface operations {
     };
     datasets_versions_list: {
         parameters: {
-            query?: {
-                /** @description A page number within the paginated result set. */
-                page?: number;
-                /** @description Number of results to return per page. */
-                page_size?: number;
-            };
+            query?: never;
             header?: never;
             path: {
                 id: number;
@@ -6006,7 +5986,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PaginatedDatasetVersionList"];
+                    "application/json": components["schemas"]["DatasetVersion"][];
                 };
             };
             /** @description The request is not valid (the body says which field and why). */
