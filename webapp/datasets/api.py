@@ -58,6 +58,10 @@ class DatasetSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(VERSION_REF_SCHEMA)
     def get_latest_version(self, dataset: Dataset) -> dict[str, Any] | None:
+        if hasattr(dataset, "latest_number"):  # annotated by the list's own query (selectors.with_latest_version)
+            if dataset.latest_number is None:
+                return None
+            return {"number": dataset.latest_number, "digest": dataset.latest_digest}
         version = services.dataset_latest_version(dataset=dataset)
         return None if version is None else {"number": version.number, "digest": version.digest}
 
@@ -241,7 +245,9 @@ class DatasetViewSet(
         wanted = self.request.query_params.get("status")
         if wanted:
             queryset = queryset.filter(status=wanted)
-        return queryset
+        from .selectors import with_latest_version
+
+        return with_latest_version(queryset)
 
     @extend_schema(request=DatasetCreateSerializer, responses={201: DatasetSerializer})
     def create(self, request: Request) -> Response:

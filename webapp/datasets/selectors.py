@@ -76,3 +76,12 @@ def dataset_versions_diff(*, dataset: Dataset, before: DatasetVersion, after: Da
     if dataset.kind == DatasetKind.IMAGES:
         return {**head, **diff_archives(str(before.file_path), str(after.file_path))}
     return {**head, "kind": dataset.kind}
+
+
+def with_latest_version(queryset: Any) -> Any:
+    """Datasets annotated with their newest ready version's number and digest (one query for a page)."""
+    from django.db.models import OuterRef, Subquery
+
+    newest = DatasetVersion.objects.filter(dataset=OuterRef("pk"), status="ready").order_by("-number")
+    return queryset.annotate(latest_number=Subquery(newest.values("number")[:1]),
+                             latest_digest=Subquery(newest.values("digest")[:1]))
