@@ -1,7 +1,7 @@
 """What changed between two versions of a dataset's file: rows, columns, statistics, class balance.
 
 Tables (CSV) are streamed row by row, several passes, never held: what is kept per row is a
-16-byte hash (and, with a key column, the key), so memory grows by a few dozen bytes per row
+64-bit hash (and, with a key column, the key), so memory grows by about 100 bytes per row
 whatever the rows hold. Examples are capped (`EXAMPLES` per kind); the counts are exact. Image
 archives are compared entry by entry (name and sha256 of the bytes, read in chunks); tensors
 files by their digest only.
@@ -60,8 +60,10 @@ def _rows(table: TableFile) -> tuple[list[str], Iterator[list[str]]]:
     return header, body()
 
 
-def _hash(cells: list[str]) -> bytes:
-    return hashlib.blake2b("\x1f".join(cells).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+def _hash(cells: list[str]) -> int:
+    """A row's 64-bit content hash (a collision among a million rows: about one chance in 10^7)."""
+    digest = hashlib.blake2b("\x1f".join(cells).encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
 
 
 @dataclass
@@ -117,9 +119,11 @@ def _header(table: TableFile) -> list[str]:
     return header
 
 
-def _first_pass(table: TableFile, key: str | None, shared: list[str] | None = None) -> dict[str, Any]:
+def _first_pass(table: TableFile, key: str | None, shared: list[str] | None = None,
+                consume: Counter[int] | None = None) -> dict[str, Any]:
     """Row hashes (or key -> hash of the `shared` columns' cells), column statistics and class
-    balance of one file."""
+    balance of one file. With `consume` (the older file's row hashes, content mode) each row
+    takes one match out of it or counts as added (the first EXAMPLES kept), and nothing is stored."""
     header, rows = _rows(table)
     if key is not None and key not in header:
         raise DataError(f"column {key!r} is not in the file (its columns: {', '.join(header)})", column=key,
@@ -129,9 +133,10 @@ def _first_pass(table: TableFile, key: str | None, shared: list[str] | None = No
     stats = [_ColumnStats() for _ in header]
     target = header.index(table.target) if table.target in header else None
     balance: Counter[str] = Counter()
-    hashes: Counter[bytes] = Counter()
-    keyed: dict[str, bytes] = {}
-    duplicate_keys = 0
+    hashes: Counter[int] = Counter()
+    keyed: dict[str, int] = {}
+    duplicate_keys = added = 0
+    added_examples: list[dict[str, str]] = []
     total = 0
     for cells in rows:
         total += 1
@@ -143,7 +148,14 @@ def _first_pass(table: TableFile, key: str | None, shared: list[str] | None = No
             digest = _hash([cells[i] if i < len(cells) else "" for i in picked])
         else:
             digest = _hash(cells)
-        if index is None:
+        if consume is not None:
+            if consume[digest] > 0:
+                consume[digest] -= 1
+            else:
+                added += 1
+                if len(added_examples) < EXAMPLES:
+                    added_examples.append(_example(header, cells))
+        elif index is None:
             hashes[digest] += 1
         else:
             value = cells[index] if index < len(cells) else ""
@@ -152,7 +164,7 @@ def _first_pass(table: TableFile, key: str | None, shared: list[str] | None = No
             else:
                 keyed[value] = digest
     return {"header": header, "rows": total, "stats": stats, "balance": balance, "hashes": hashes,
-            "keyed": keyed, "duplicate_keys": duplicate_keys}
+            "keyed": keyed, "duplicate_keys": duplicate_keys, "added": added, "added_examples": added_examples}
 
 
 def _balance_json(balance: Counter[str]) -> dict[str, int] | None:
@@ -183,20 +195,12 @@ def diff_tables(before: TableFile, after: TableFile, *, key: str | None = None) 
         header_after = set(_header(after))
         shared = [name for name in _header(before) if name in header_after]
     a = _first_pass(before, key, shared)
-    b = _first_pass(after, key, shared)
+    remaining: Counter[int] = a.pop("hashes")
+    b = _first_pass(after, key, shared, consume=remaining if key is None else None)
     added = removed = changed = 0
     examples: dict[str, list[Any]] = {"added": [], "removed": [], "changed": []}
     if key is None:
-        remaining = Counter(a["hashes"])
-        header_b, rows_b = _rows(after)
-        for cells in rows_b:
-            digest = _hash(cells)
-            if remaining[digest] > 0:
-                remaining[digest] -= 1
-            else:
-                added += 1
-                if len(examples["added"]) < EXAMPLES:
-                    examples["added"].append(_example(header_b, cells))
+        added, examples["added"] = b["added"], b["added_examples"]
         removed = sum(remaining.values())
         if removed:
             header_a, rows_a = _rows(before)
