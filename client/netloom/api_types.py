@@ -224,6 +224,12 @@ class CheckpointJson(TypedDict):
     created_at: str
 
 
+class ClassBalance(TypedDict):
+    column: NotRequired[str | None]
+    before: NotRequired[dict[str, int] | None]
+    after: NotRequired[dict[str, int] | None]
+
+
 ClassProbability = TypedDict("ClassProbability", {"class": "str", "probability": "float"})
 
 
@@ -378,6 +384,22 @@ class DiffBlocks(TypedDict):
     added: list[str]
     removed: list[str]
     changed: list[DiffBlockChange]
+
+
+class DiffColumns(TypedDict):
+    added: list[str]
+    removed: list[str]
+    retyped: list[dict[str, str]]
+
+
+class DiffCounts(TypedDict):
+    """Rows (a table) or files (an archive) before and after, and how many were added, removed, changed."""
+    before: int
+    after: int
+    added: int
+    removed: int
+    changed: NotRequired[int | None]
+    unchanged: int
 
 
 class DiffEdge(TypedDict):
@@ -1757,6 +1779,14 @@ class ValidationReport(TypedDict):
 ValueChange = TypedDict("ValueChange", {"name": "str", "from": "Any", "to": "Any"})
 
 
+VersionDiff = TypedDict("VersionDiff", {"from": "VersionRef", "to": "VersionRef", "same_bytes": "bool", "kind": "str", "key": "NotRequired[str | None]", "rows": "NotRequired[DiffCounts | None]", "files": "NotRequired[DiffCounts | None]", "examples": "NotRequired[dict[str, list[Any]] | None]", "columns": "NotRequired[DiffColumns | None]", "statistics": "NotRequired[dict[str, dict[str, Any]] | None]", "class_balance": "NotRequired[ClassBalance | None]"})
+
+
+class VersionRef(TypedDict):
+    number: int
+    digest: str
+
+
 class WeightsImportRequest(TypedDict):
     """What POST /api/graphs/<id>/revisions/<n>/weights/ takes (multipart)."""
     file: str
@@ -1885,6 +1915,7 @@ __all__ = [
     "CheckpointJson",
     "CheckpointJsonKindEnum",
     "CheckpointList",
+    "ClassBalance",
     "ClassProbability",
     "ColumnSummary",
     "CompareAnswer",
@@ -1906,6 +1937,8 @@ __all__ = [
     "DatasetVersionUploadRequest",
     "DiffBlockChange",
     "DiffBlocks",
+    "DiffColumns",
+    "DiffCounts",
     "DiffEdge",
     "DiffEdges",
     "DiffInput",
@@ -2074,6 +2107,8 @@ __all__ = [
     "ValidationProblem",
     "ValidationReport",
     "ValueChange",
+    "VersionDiff",
+    "VersionRef",
     "WaitingForEnum",
     "WeightsImportRequest",
     "Worker",

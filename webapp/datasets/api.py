@@ -24,7 +24,7 @@ from webapp.api.serializers import IdField, NameField, StrictSerializer, UserRef
 from . import services
 from .models import Dataset, DatasetKind, DatasetStatus, DatasetVersion
 from .previews import dataset_preview
-from .schema import DATASET_SUMMARY_SCHEMA, BuiltinList, DataErrorField, DatasetPreview
+from .schema import DATASET_SUMMARY_SCHEMA, BuiltinList, DataErrorField, DatasetPreview, VersionDiff
 
 VERSION_REF_SCHEMA = {
     "type": "object", "nullable": True, "required": ["number", "digest"],
@@ -332,7 +332,7 @@ class DatasetViewSet(
             OpenApiParameter("key", str, required=False,
                              description="A CSV column that identifies a row (else rows are matched by content)."),
         ],
-        responses=OpenApiTypes.OBJECT,
+        responses=VersionDiff,
     )
     def versions_diff(self, request: Request, pk: int) -> Response:
         """What changed between two versions: rows added/removed/changed, columns added/removed/

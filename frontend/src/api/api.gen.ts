@@ -1778,6 +1778,20 @@ export interface components {
          * @description GET /api/runs/<id>/checkpoints/: oldest first (not paginated).
          */
         CheckpointList: components["schemas"]["CheckpointJson"][];
+        ClassBalance: {
+            /** @default null */
+            column?: string | null;
+            /** @default null */
+            before?: {
+                [key: string]: number;
+            } | null;
+            /** @default null */
+            after?: {
+                [key: string]: number;
+            } | null;
+        } & {
+            [key: string]: unknown;
+        };
         /** @description One class and the probability the model gives it. */
         ClassProbability: {
             class: string;
@@ -2014,6 +2028,31 @@ export interface components {
             added: string[];
             removed: string[];
             changed: components["schemas"]["DiffBlockChange"][];
+        };
+        DiffColumns: {
+            added: string[];
+            removed: string[];
+            /** @description {column, before, after}: numeric | text | empty. */
+            retyped: {
+                [key: string]: string;
+            }[];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Rows (a table) or files (an archive) before and after, and how many were added, removed, changed. */
+        DiffCounts: {
+            before: number;
+            after: number;
+            added: number;
+            removed: number;
+            /**
+             * @description Rows: only when matched by a key column.
+             * @default null
+             */
+            changed?: number | null;
+            unchanged: number;
+        } & {
+            [key: string]: unknown;
         };
         /** @description One wire: `source` is a node or input id, or port "node:k"; `target` the node reading it. */
         DiffEdge: {
@@ -4423,6 +4462,49 @@ export interface components {
             to: unknown;
         };
         /**
+         * @description GET /api/datasets/<id>/versions/diff/: what changed from one version to another
+         *     (engine/data/diff.py). Examples are capped at 20 per kind; the counts are exact.
+         */
+        VersionDiff: {
+            from: components["schemas"]["VersionRef"];
+            to: components["schemas"]["VersionRef"];
+            same_bytes: boolean;
+            /** @description table | archive | tensors */
+            kind: string;
+            /** @default null */
+            key?: string | null;
+            /** @default null */
+            rows?: components["schemas"]["DiffCounts"] | null;
+            /** @default null */
+            files?: components["schemas"]["DiffCounts"] | null;
+            /**
+             * @description added, removed, changed: the first rows or file names.
+             * @default null
+             */
+            examples?: {
+                [key: string]: unknown[];
+            } | null;
+            /** @default null */
+            columns?: components["schemas"]["DiffColumns"] | null;
+            /**
+             * @description Per column {before, after}: {type, count, missing, distinct, mean?, std?} or null.
+             * @default null
+             */
+            statistics?: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            } | null;
+            /** @default null */
+            class_balance?: components["schemas"]["ClassBalance"] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        VersionRef: {
+            number: number;
+            digest: string;
+        };
+        /**
          * @description * `team_limit` - team_limit
          *     * `no_fitting_worker` - no_fitting_worker
          *     * `behind` - behind
@@ -6261,9 +6343,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        [key: string]: unknown;
-                    };
+                    "application/json": components["schemas"]["VersionDiff"];
                 };
             };
             /** @description The request is not valid (the body says which field and why). */
