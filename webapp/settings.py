@@ -536,6 +536,8 @@ SPECTACULAR_SETTINGS = {
         # "state" is a job's field (webapp/jobs) and a sweep trial's: each keeps its own name.
         "JobStateEnum": "webapp.jobs.models.JobState",
         "StateEnum": "webapp.sweeps.models.TrialState.values",
+        # A dataset's status and its versions' share one set of choices and one name.
+        "DatasetStatusEnum": "webapp.datasets.models.DatasetStatus",
     },
 }
 

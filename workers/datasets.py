@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from webapp.celery import app
-from webapp.datasets.models import Dataset, DatasetStatus
+from webapp.datasets.models import Dataset, DatasetStatus, DatasetVersion
 from webapp.datasets.services import dataset_process
 from webapp.jobs.models import Job, JobState
 from webapp.queues import DATASETS_PROCESS
@@ -18,9 +18,15 @@ def process_dataset_job(job: Job, progress: Progress) -> dict[str, Any]:
     """Check and summarise the job's dataset; a bad file fails the job with the engine's error."""
     if job.subject_id is None or not Dataset.objects.filter(pk=job.subject_id).exists():
         return {"dataset": job.subject_id, "status": "deleted"}
+    # A ready dataset's job checks its new versions: one refused fails the job with its error too.
+    pending = list(DatasetVersion.objects.filter(dataset_id=job.subject_id, status=DatasetStatus.PROCESSING)
+                   .values_list("pk", flat=True))
     dataset = dataset_process(job.subject_id, progress=progress)
     if dataset.status == DatasetStatus.FAILED:
         raise JobFailed(dataset.error or {"message": "the dataset could not be read"}, code="invalid_dataset")
+    failed = DatasetVersion.objects.filter(pk__in=pending, status=DatasetStatus.FAILED).first()
+    if failed is not None:
+        raise JobFailed(failed.error or {"message": "the version could not be read"}, code="invalid_dataset")
     return {"dataset": dataset.pk, "status": str(dataset.status)}
 
 

@@ -224,6 +224,12 @@ class CheckpointJson(TypedDict):
     created_at: str
 
 
+class ClassBalance(TypedDict):
+    column: NotRequired[str | None]
+    before: NotRequired[dict[str, int] | None]
+    after: NotRequired[dict[str, int] | None]
+
+
 ClassProbability = TypedDict("ClassProbability", {"class": "str", "probability": "float"})
 
 
@@ -309,6 +315,7 @@ class Dataset(TypedDict):
     original_filename: str
     size: int
     progress: float | None
+    latest_version: dict[str, Any] | None
     created_by: UserRef | None
     created_at: str
     updated_at: str
@@ -344,6 +351,28 @@ class DatasetUploadRequest(TypedDict):
     file: str
 
 
+class DatasetVersion(TypedDict):
+    """One version of a dataset: its bytes' digest, size, summary and options, who made it."""
+    number: int
+    status: DatasetStatusEnum
+    digest: str
+    size: int
+    original_filename: str
+    options: Any
+    summary: DatasetSummary
+    error: DataErrorJson | None
+    progress: float | None
+    runs: int
+    created_by: UserRef | None
+    created_at: str
+
+
+class DatasetVersionUploadRequest(TypedDict):
+    """Multipart form of a new version: the file and, optionally, options (JSON text; default the previous version's)."""
+    file: str
+    options: NotRequired[str | None]
+
+
 class DiffBlockChange(TypedDict):
     """A block definition both revisions carry under one `Name@version`, with what differs inside it."""
     ref: str
@@ -355,6 +384,22 @@ class DiffBlocks(TypedDict):
     added: list[str]
     removed: list[str]
     changed: list[DiffBlockChange]
+
+
+class DiffColumns(TypedDict):
+    added: list[str]
+    removed: list[str]
+    retyped: list[dict[str, str]]
+
+
+class DiffCounts(TypedDict):
+    """Rows (a table) or files (an archive) before and after, and how many were added, removed, changed."""
+    before: int
+    after: int
+    added: int
+    removed: int
+    changed: NotRequired[int | None]
+    unchanged: int
 
 
 class DiffEdge(TypedDict):
@@ -1289,6 +1334,7 @@ class Run(TypedDict):
     revision: int
     dataset: int | None
     dataset_name: str | None
+    dataset_version: dict[str, Any] | None
     config: dict[str, Any]
     recipe: dict[str, Any]
     init: RunInit
@@ -1337,6 +1383,7 @@ class RunCreateRequest(TypedDict):
     revision: NotRequired[int]
     graph_revision: NotRequired[int]
     dataset: int
+    dataset_version: NotRequired[int | None]
     config: NotRequired[Any]
     transforms: NotRequired[Any]
     split: NotRequired[Any]
@@ -1733,6 +1780,14 @@ class ValidationReport(TypedDict):
 ValueChange = TypedDict("ValueChange", {"name": "str", "from": "Any", "to": "Any"})
 
 
+VersionDiff = TypedDict("VersionDiff", {"from": "VersionRef", "to": "VersionRef", "same_bytes": "bool", "kind": "str", "key": "NotRequired[str | None]", "rows": "NotRequired[DiffCounts | None]", "files": "NotRequired[DiffCounts | None]", "examples": "NotRequired[dict[str, list[Any]] | None]", "columns": "NotRequired[DiffColumns | None]", "statistics": "NotRequired[dict[str, dict[str, Any]] | None]", "class_balance": "NotRequired[ClassBalance | None]"})
+
+
+class VersionRef(TypedDict):
+    number: int
+    digest: str
+
+
 class WeightsImportRequest(TypedDict):
     """What POST /api/graphs/<id>/revisions/<n>/weights/ takes (multipart)."""
     file: str
@@ -1861,6 +1916,7 @@ __all__ = [
     "CheckpointJson",
     "CheckpointJsonKindEnum",
     "CheckpointList",
+    "ClassBalance",
     "ClassProbability",
     "ColumnSummary",
     "CompareAnswer",
@@ -1878,8 +1934,12 @@ __all__ = [
     "DatasetSummary",
     "DatasetUploadKindEnum",
     "DatasetUploadRequest",
+    "DatasetVersion",
+    "DatasetVersionUploadRequest",
     "DiffBlockChange",
     "DiffBlocks",
+    "DiffColumns",
+    "DiffCounts",
     "DiffEdge",
     "DiffEdges",
     "DiffInput",
@@ -2048,6 +2108,8 @@ __all__ = [
     "ValidationProblem",
     "ValidationReport",
     "ValueChange",
+    "VersionDiff",
+    "VersionRef",
     "WaitingForEnum",
     "WeightsImportRequest",
     "Worker",

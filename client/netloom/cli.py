@@ -835,6 +835,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-wait", action="store_true", help="return while the service still processes it"
     )
     team_option(upload)
+    from netloom.cli_datasets import add_dataset_version_commands
+
+    add_dataset_version_commands(datasets, add, _client)
 
     graphs = commands.add_parser("graphs", help="list, push or pull graph specs").add_subparsers(
         dest="action", required=True, metavar="ACTION"

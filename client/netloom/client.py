@@ -284,6 +284,39 @@ class Client:
                 ),
             )
 
+    def dataset_versions(self, dataset_id: int) -> list[dict[str, Any]]:
+        """The dataset's versions, oldest first: number, status, digest, size, summary, who made it."""
+        return cast(list[dict[str, Any]], self._json("GET", f"/api/datasets/{dataset_id}/versions/"))
+
+    def dataset_version(self, dataset_id: int, number: int) -> dict[str, Any]:
+        return cast(dict[str, Any], self._json("GET", f"/api/datasets/{dataset_id}/versions/{number}/"))
+
+    def dataset_version_upload(
+        self, dataset_id: int, path: str | Path, *, options: dict[str, Any] | None = None,
+        progress: Progress | None = None,
+    ) -> dict[str, Any]:
+        """Upload a new version of a dataset (options default to the previous version's). Bytes equal
+        to an existing version are refused (ApiError 409 `duplicate_version` naming it)."""
+        file = Path(path)
+        fields = {"options": json.dumps(options)} if options else {}
+        content_type = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+        with file.open("rb") as handle:
+            body: Any = _CountingFile(handle, file.stat().st_size, progress) if progress else handle
+            return cast(dict[str, Any], self._json(
+                "POST", f"/api/datasets/{dataset_id}/versions/", data=fields,
+                files={"file": (file.name, body, content_type)},
+            ))
+
+    def dataset_version_delete(self, dataset_id: int, number: int) -> None:
+        self._request("DELETE", f"/api/datasets/{dataset_id}/versions/{number}/")
+
+    def dataset_diff(self, dataset_id: int, before: int, after: int, *, key: str | None = None) -> dict[str, Any]:
+        """What changed from version `before` to `after`: rows, columns, statistics, class balance."""
+        params: dict[str, Any] = {"from": before, "to": after}
+        if key:
+            params["key"] = key
+        return cast(dict[str, Any], self._json("GET", f"/api/datasets/{dataset_id}/versions/diff/", params=params))
+
     def dataset_wait(
         self,
         dataset_id: int,

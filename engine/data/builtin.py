@@ -216,3 +216,24 @@ BUILTIN_DATASETS: dict[str, BuiltinDataset] = {
 def builtin_catalog() -> list[dict[str, Any]]:
     """The built-in datasets as JSON, for the dataset picker."""
     return [d.to_json() for d in BUILTIN_DATASETS.values()]
+
+
+def builtin_digest(name: str, seed: int = 0) -> str:
+    """sha256 of a built-in's generated data in a canonical form (its dataset version's digest).
+
+    The bytes hashed: a JSON header (name, shapes, dtypes, classes, feature names) then x and y as
+    C-ordered little-endian arrays; the same data gives the same digest on every machine.
+    """
+    import hashlib
+    import json
+
+    raw = BUILTIN_DATASETS[name].load(int(seed))
+    x = np.ascontiguousarray(raw.x, dtype=np.dtype(raw.x.dtype).newbyteorder("<")) if raw.x is not None else None
+    y = np.ascontiguousarray(raw.y, dtype=np.dtype(raw.y.dtype).newbyteorder("<"))
+    header = {"name": name, "seed": int(seed), "y": [list(y.shape), y.dtype.str], "classes": raw.classes,
+              "features": raw.feature_names, "x": [list(x.shape), x.dtype.str] if x is not None else None}
+    digest = hashlib.sha256(json.dumps(header, sort_keys=True).encode())
+    if x is not None:
+        digest.update(x.tobytes())
+    digest.update(y.tobytes())
+    return digest.hexdigest()

@@ -60,6 +60,20 @@ def test_user_uploads_a_csv_without_target_then_chooses_one(
     assert detail["trainable"] is True
     steps.shot("target-chosen")
 
+    # A second version with five rows fewer: listed with its digest, and the diff says so.
+    row.locator(tid("dataset-versions-toggle")).click()
+    panel = page.locator(tid("dataset-versions"))
+    expect(panel.locator(tid("version-row-1"))).to_contain_text("30")
+    fewer = csv.encode().rsplit(b"\n", 6)[0] + b"\n"
+    panel.locator(tid("version-upload")).set_input_files(
+        {"name": "parts.csv", "mimeType": "text/csv", "buffer": fewer}
+    )
+    expect(panel.locator(tid("version-row-2"))).to_contain_text("25")
+    expect(row.locator(tid("dataset-version"))).to_have_text("v2")
+    panel.locator(tid("diff-compare")).click()
+    expect(panel.locator(tid("version-diff-headline"))).to_have_text("5 rows removed")
+    steps.shot("version-diff")
+
     # Trainable: the editor's Train dialog offers it, with its features and classes.
     page.click(tid("nav-graphs"))
     page.fill(tid("new-graph-name"), "parts mlp")
@@ -68,5 +82,7 @@ def test_user_uploads_a_csv_without_target_then_chooses_one(
     expect(page.locator(tid("status-saved"))).to_have_text("Saved · revision 1")
     page.click(tid("train"))
     page.select_option(tid("train-dataset"), label="parts (csv)")
-    expect(page.locator(tid("train-dialog"))).to_contain_text("2 classes · 30 rows")
+    expect(page.locator(tid("train-dialog"))).to_contain_text("2 classes · 25 rows")
+    expect(page.locator(tid("train-dataset-version"))).to_contain_text("newest (v2")
+    page.select_option(tid("train-dataset-version"), "1")
     steps.shot("offered-for-training")

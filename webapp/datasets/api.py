@@ -9,7 +9,7 @@ from typing import Any
 from django.db import transaction
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import exceptions, generics, mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.parsers import MultiPartParser
@@ -22,9 +22,14 @@ from webapp.api.parsers import json_value_problem
 from webapp.api.serializers import IdField, NameField, StrictSerializer, UserRefSerializer
 
 from . import services
-from .models import Dataset, DatasetKind, DatasetStatus
+from .models import Dataset, DatasetKind, DatasetStatus, DatasetVersion
 from .previews import dataset_preview
-from .schema import DATASET_SUMMARY_SCHEMA, BuiltinList, DataErrorField, DatasetPreview
+from .schema import DATASET_SUMMARY_SCHEMA, BuiltinList, DataErrorField, DatasetPreview, VersionDiff
+
+VERSION_REF_SCHEMA = {
+    "type": "object", "nullable": True, "required": ["number", "digest"],
+    "properties": {"number": {"type": "integer"}, "digest": {"type": "string"}},
+}
 
 
 class DatasetSerializer(serializers.ModelSerializer):
@@ -38,15 +43,27 @@ class DatasetSerializer(serializers.ModelSerializer):
         help_text='What the user must choose first ("target" for a CSV without one), or null.'
     )
     error = DataErrorField(read_only=True)
+    latest_version = serializers.SerializerMethodField(
+        help_text="{number, digest} of the newest ready version (what a new run trains on), or null."
+    )
 
     class Meta:
         model = Dataset
         fields = [
             "id", "team", "name", "kind", "status", "trainable", "needs", "options", "recipe",
-            "summary", "error", "original_filename", "size", "progress", "created_by",
+            "summary", "error", "original_filename", "size", "progress", "latest_version", "created_by",
             "created_at", "updated_at",
         ]  # fmt: skip
         read_only_fields = fields
+
+    @extend_schema_field(VERSION_REF_SCHEMA)
+    def get_latest_version(self, dataset: Dataset) -> dict[str, Any] | None:
+        if hasattr(dataset, "latest_number"):  # annotated by the list's own query (selectors.with_latest_version)
+            if dataset.latest_number is None:
+                return None
+            return {"number": dataset.latest_number, "digest": dataset.latest_digest}
+        version = services.dataset_latest_version(dataset=dataset)
+        return None if version is None else {"number": version.number, "digest": version.digest}
 
     def get_trainable(self, dataset: Dataset) -> bool:
         return services.dataset_is_trainable(dataset=dataset)
@@ -66,6 +83,45 @@ class DatasetSerializer(serializers.ModelSerializer):
     def get_recipe(self, dataset: Dataset) -> dict[str, Any]:
         # The server's file path is nobody's business; runs get it from the selector.
         return {k: v for k, v in dataset.recipe.items() if k not in ("path", "table")}
+
+
+class DatasetVersionSerializer(serializers.ModelSerializer):
+    """One version of a dataset: its bytes' digest, size, summary and options, who made it."""
+
+    created_by = UserRefSerializer(read_only=True, allow_null=True)
+    summary = serializers.SerializerMethodField()
+    error = DataErrorField(read_only=True)
+    runs = serializers.SerializerMethodField(help_text="How many runs train on this version.")
+
+    class Meta:
+        model = DatasetVersion
+        fields = [
+            "number", "status", "digest", "size", "original_filename", "options", "summary", "error",
+            "progress", "runs", "created_by", "created_at",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+    @extend_schema_field(DATASET_SUMMARY_SCHEMA)
+    def get_summary(self, version: DatasetVersion) -> dict[str, Any]:
+        if self.context.get("brief"):
+            return {k: v for k, v in version.summary.items() if k != "preview"}
+        return version.summary
+
+    def get_runs(self, version: DatasetVersion) -> int:
+        found = getattr(version, "run_count", None)
+        return found if found is not None else version.runs.count()
+
+
+class DatasetVersionUploadSerializer(StrictSerializer):
+    """Multipart form of a new version: the file and, optionally, options (JSON text; default the previous version's)."""
+
+    file = serializers.FileField()
+    options = serializers.CharField(required=False, allow_blank=True, default=None, allow_null=True)
+
+    def validate_options(self, value: str | None) -> dict[str, Any] | None:
+        if value in (None, ""):
+            return None
+        return DatasetUploadSerializer().validate_options(value)
 
 
 class BuiltinNameField(serializers.CharField):
@@ -189,7 +245,9 @@ class DatasetViewSet(
         wanted = self.request.query_params.get("status")
         if wanted:
             queryset = queryset.filter(status=wanted)
-        return queryset
+        from .selectors import with_latest_version
+
+        return with_latest_version(queryset)
 
     @extend_schema(request=DatasetCreateSerializer, responses={201: DatasetSerializer})
     def create(self, request: Request) -> Response:
@@ -224,6 +282,93 @@ class DatasetViewSet(
 
     def perform_destroy(self, instance: Dataset) -> None:
         services.dataset_delete(dataset=instance, actor=self.request.user)
+
+    @extend_schema(methods=["GET"], responses=DatasetVersionSerializer(many=True))
+    @extend_schema(methods=["POST"], request={"multipart/form-data": DatasetVersionUploadSerializer},
+                   responses={201: DatasetVersionSerializer, 202: DatasetVersionSerializer})
+    @action(detail=True, methods=["get", "post"], parser_classes=[MultiPartParser])
+    def versions(self, request: Request, pk: int) -> Response:
+        """GET: the dataset's versions, oldest first. POST: upload version n+1 (editors); checked
+        as an upload is: 201 ready | 202 processing | 400 invalid_dataset | 409 duplicate_version."""
+        from django.db.models import Count
+
+        from .selectors import dataset_versions
+
+        dataset = self.get_object()
+        if request.method == "GET":
+            rows = dataset_versions(dataset=dataset).annotate(run_count=Count("runs"))
+            return Response(DatasetVersionSerializer(rows, many=True, context={"brief": True}).data)
+        payload = DatasetVersionUploadSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        upload = payload.validated_data["file"]
+        if not hasattr(upload, "temporary_file_path"):
+            raise exceptions.ValidationError({"file": ["The upload was not stored; try again."]})
+        version = services.dataset_version_upload(
+            dataset=dataset, upload_path=Path(upload.temporary_file_path()),
+            original_filename=upload.name or "upload", options=payload.validated_data["options"],
+            created_by=request.user,
+        )
+        if version.status == DatasetStatus.FAILED:
+            error = version.error or {}
+            message = error.get("message") or "The version could not be read."
+            raise ApiError(status.HTTP_400_BAD_REQUEST, "invalid_dataset", message,
+                           fields={_error_field(error.get("field")): [message]},
+                           extra={"detail": error, "version": DatasetVersionSerializer(version).data})
+        code = status.HTTP_201_CREATED if version.status == DatasetStatus.READY else status.HTTP_202_ACCEPTED
+        return Response(DatasetVersionSerializer(version).data, status=code)
+
+    def _version(self, dataset: Dataset, number: int) -> DatasetVersion:
+        from .selectors import dataset_version_get
+
+        version = dataset_version_get(dataset=dataset, number=number)
+        if version is None:
+            raise ApiError(status.HTTP_404_NOT_FOUND, "not_found", f"Dataset {dataset.pk} has no version {number}.")
+        return version
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("from", int, required=True, description="The version compared from."),
+            OpenApiParameter("to", int, required=True, description="The version compared to."),
+            OpenApiParameter("key", str, required=False,
+                             description="A CSV column that identifies a row (else rows are matched by content)."),
+        ],
+        responses=VersionDiff,
+    )
+    def versions_diff(self, request: Request, pk: int) -> Response:
+        """What changed between two versions: rows added/removed/changed, columns added/removed/
+        retyped, per-column statistics and class balance before/after (examples capped, counts exact)."""
+        from engine.data import DataError
+
+        from .selectors import dataset_versions_diff
+
+        dataset = self.get_object()
+        numbers: dict[str, int] = {}
+        for name in ("from", "to"):
+            raw = request.query_params.get(name, "")
+            if not raw.isdigit():
+                raise ApiError(400, "invalid", f"Give ?{name}= a version number.", fields={name: ["A version number."]})
+            numbers[name] = int(raw)
+        versions = {name: self._version(dataset, number) for name, number in numbers.items()}
+        for name, version in versions.items():
+            if version.status != DatasetStatus.READY:
+                raise ApiError(409, "not_ready", f"Version {version.number} is {version.status}.", fields={name: [version.status]})
+        key = request.query_params.get("key") or None
+        try:
+            answer = dataset_versions_diff(dataset=dataset, before=versions["from"], after=versions["to"], key=key)
+        except DataError as exc:
+            raise ApiError(400, "invalid", str(exc), fields={"key" if exc.field == "key" else "from": [str(exc)]}) from None
+        return Response(answer)
+
+    @extend_schema(methods=["GET"], responses=DatasetVersionSerializer)
+    @extend_schema(methods=["DELETE"], responses={204: None})
+    def version(self, request: Request, pk: int, number: int) -> Response:
+        """GET one version; DELETE it (editors): 409 `in_use` naming the runs that train on it."""
+        dataset = self.get_object()
+        version = self._version(dataset, number)
+        if request.method == "DELETE":
+            services.dataset_version_delete(version=version, actor=request.user)
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(DatasetVersionSerializer(version).data)
 
     @extend_schema(responses=DatasetPreview)
     @action(detail=True, methods=["get"])

@@ -74,10 +74,70 @@ class Dataset(models.Model):
 
     @property
     def table_path(self) -> Path:
-        """Where a CSV's columnar copy (Arrow IPC) is kept; it may not exist (older uploads)."""
-        return self.storage_dir / "table.arrow"
+        """Where a CSV's columnar copy (Arrow IPC) is kept, beside its file; it may not exist (older uploads)."""
+        path = self.file_path
+        return path.parent / "table.arrow" if path is not None else self.storage_dir / "table.arrow"
 
     @property
     def storage_dir(self) -> Path:
         """The folder that holds this dataset's files (removed with it)."""
         return Path(settings.MEDIA_ROOT) / "datasets" / str(self.pk)
+
+
+BLOBS_FOLDER = "datasets/blobs"  # under MEDIA_ROOT: one folder per content digest
+
+
+def blob_dir(digest: str) -> Path:
+    """The content-addressed folder of the data whose sha256 is `digest` (its file and columnar copy)."""
+    return Path(settings.MEDIA_ROOT) / BLOBS_FOLDER / digest[:2] / digest
+
+
+class DatasetVersion(models.Model):
+    """One immutable version of a dataset's data: its bytes (by digest), summary and options.
+
+    `number` counts 1..n per dataset (given under the dataset's row lock). `digest` is the sha256
+    of the stored bytes (a built-in's: of its generated data, engine.data.builtin.builtin_digest).
+    `file` is relative to MEDIA_ROOT: version 1 of an upload keeps the dataset's own file
+    (datasets/<id>/data.*); later versions live content-addressed under datasets/blobs/<ab>/<digest>/,
+    so identical data is stored once. A version being processed or refused has `status`
+    processing or failed (with the engine's `error`); only ready versions are used.
+    """
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    status = models.CharField(max_length=12, choices=DatasetStatus.choices, default=DatasetStatus.READY)
+    digest = models.CharField(max_length=64, blank=True, default="")
+    size = models.BigIntegerField(default=0)
+    file = models.CharField(max_length=500, blank=True, default="")
+    original_filename = models.CharField(max_length=255, blank=True, default="")
+    options = models.JSONField(default=dict, blank=True)
+    recipe = models.JSONField(default=dict, blank=True)
+    summary = models.JSONField(default=dict, blank=True)
+    error = models.JSONField(null=True, blank=True)
+    progress = models.FloatField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+        related_name="dataset_versions",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["dataset_id", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "number"], name="dataset_version_number_unique")
+        ]
+        indexes = [models.Index(fields=["digest"], name="dataset_version_digest")]
+
+    def __str__(self) -> str:
+        return f"dataset {self.dataset_id} v{self.number} ({self.digest[:12]})"
+
+    @property
+    def file_path(self) -> Path | None:
+        """Absolute path of the version's file, or None (built-ins)."""
+        return Path(settings.MEDIA_ROOT) / self.file if self.file else None
+
+    @property
+    def table_path(self) -> Path | None:
+        """A CSV version's columnar copy, beside its file (it may not exist)."""
+        path = self.file_path
+        return path.parent / "table.arrow" if path is not None else None

@@ -113,6 +113,62 @@ class DatasetPreview(
     """GET /api/datasets/<id>/preview/: a table's first rows or a few images per class."""
 
 
+class VersionRef(BaseModel):
+    model_config = WIRE_CONFIG
+
+    number: int
+    digest: str
+
+
+class DiffCounts(BaseModel):
+    """Rows (a table) or files (an archive) before and after, and how many were added, removed, changed."""
+
+    model_config = OPEN_WIRE_CONFIG
+
+    before: int
+    after: int
+    added: int
+    removed: int
+    changed: int | None = Field(None, description="Rows: only when matched by a key column.")
+    unchanged: int
+
+
+class DiffColumns(BaseModel):
+    model_config = OPEN_WIRE_CONFIG
+
+    added: list[str]
+    removed: list[str]
+    retyped: list[dict[str, str]] = Field(description="{column, before, after}: numeric | text | empty.")
+
+
+class ClassBalance(BaseModel):
+    model_config = OPEN_WIRE_CONFIG
+
+    column: str | None = None
+    before: dict[str, int] | None = None
+    after: dict[str, int] | None = None
+
+
+class VersionDiff(BaseModel):
+    """GET /api/datasets/<id>/versions/diff/: what changed from one version to another
+    (engine/data/diff.py). Examples are capped at 20 per kind; the counts are exact."""
+
+    model_config = OPEN_WIRE_CONFIG
+
+    from_: VersionRef = Field(alias="from")
+    to: VersionRef
+    same_bytes: bool
+    kind: str = Field(description="table | archive | tensors")
+    key: str | None = None
+    rows: DiffCounts | None = None
+    files: DiffCounts | None = None
+    examples: dict[str, list[Any]] | None = Field(None, description="added, removed, changed: the first rows or file names.")
+    columns: DiffColumns | None = None
+    statistics: dict[str, dict[str, Any]] | None = Field(
+        None, description="Per column {before, after}: {type, count, missing, distinct, mean?, std?} or null.")
+    class_balance: ClassBalance | None = None
+
+
 DATASET_SUMMARY_SCHEMA: dict[str, Any] = {"$ref": "#/components/schemas/DatasetSummary"}
 DATA_ERROR_SCHEMA: dict[str, Any] = {"$ref": "#/components/schemas/DataErrorJson"}
 

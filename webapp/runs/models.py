@@ -66,6 +66,10 @@ class Run(models.Model):
     dataset = models.ForeignKey(
         "datasets.Dataset", on_delete=models.PROTECT, related_name="runs", null=True, blank=True
     )
+    # The exact data the run trains on, for ever (resume, fine-tune, evaluation read it, never "latest").
+    dataset_version = models.ForeignKey(
+        "datasets.DatasetVersion", on_delete=models.PROTECT, related_name="runs", null=True, blank=True
+    )
     # What people call it and note about it (editable; the runs table searches them).
     name = models.CharField(max_length=200, blank=True, default="")
     notes = models.TextField(blank=True, default="")

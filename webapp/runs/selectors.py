@@ -290,7 +290,7 @@ def run_data_recipe(run: Run) -> dict[str, Any]:
                        "start a run from its checkpoint 'imported' to train or evaluate it.")
     from webapp.datasets.selectors import dataset_recipe
 
-    return dataset_recipe(dataset=run.dataset)
+    return dataset_recipe(dataset=run.dataset, version=run.dataset_version)  # the pinned data, never "latest"
 
 
 EXPORT_FOLDER, EXPORT_ZIP = "export", "export.zip"  # in the run's folder

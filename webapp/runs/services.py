@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -53,7 +54,7 @@ def run_config_parse(config: Any) -> dict[str, Any]:
 
 
 def run_recipe_build(
-    *, dataset: Any, transforms: dict[str, Any] | None, split: dict[str, Any] | None
+    *, dataset: Any, transforms: dict[str, Any] | None, split: dict[str, Any] | None, version: Any = None
 ) -> dict[str, Any]:
     """The run's whole DataRecipe JSON (engine defaults filled in), or a DomainError naming each field."""
     from pydantic import ValidationError
@@ -64,7 +65,7 @@ def run_recipe_build(
     for name, value in (("transforms", transforms), ("split", split)):
         if value is not None and not isinstance(value, dict):
             raise DomainError("invalid", f"{name} must be an object.", fields={name: ["Must be an object."]})
-    recipe = dataset_recipe(dataset=dataset, transforms=transforms, split=split)
+    recipe = dataset_recipe(dataset=dataset, transforms=transforms, split=split, version=version)
     try:
         return DataRecipe.model_validate(recipe).model_dump(mode="json")
     except ValidationError as exc:
@@ -197,6 +198,7 @@ def run_create(
     init: dict[str, Any] | None = None,
     origin: dict[str, Any] | None = None,
     priority: int | None = None,
+    dataset_version: int | None = None,
 ) -> Run:
     """Validate config, data recipe and graph against the dataset; store the run queued; queue training.
 
@@ -207,6 +209,10 @@ def run_create(
     a run the user can see: checked here (run_init_check), its plan stored in `run.init`, and the
     checkpoint folder copied into the new run's folder (`init/`), so the source may be pruned later.
     `origin` says who made the run besides its creator ({"sweep": id, "trial": n}).
+
+    `dataset_version` (a version number of `dataset`) pins the data; by default the newest ready
+    version, or, for a run started from a checkpoint of a run on the same dataset, that run's.
+    The run keeps it for ever (run.dataset_version): its recipe names that version's file.
     """
     from .checks import (
         check_config_fits,
@@ -224,11 +230,14 @@ def run_create(
     source = None
     if init is not None:
         source = run_init_check(user=user, graph_revision=graph_revision, config=config_json, init=init)
-    recipe = run_recipe_build(dataset=dataset, transforms=transforms, split=split)
-    report = check_graph_fits_dataset(graph_revision=graph_revision, dataset=dataset, config=config_json)
+    version = run_dataset_version_pick(dataset=dataset, number=dataset_version, init=init)
+    recipe = run_recipe_build(dataset=dataset, transforms=transforms, split=split, version=version)
+    data = SimpleNamespace(pk=dataset.pk, status=dataset.status,
+                           summary=version.summary if version is not None else dataset.summary)
+    report = check_graph_fits_dataset(graph_revision=graph_revision, dataset=data, config=config_json)
     # What else the trainer would refuse only at its start: device, precision, metric names.
     outputs = list((report.get("outputs") or {}).values())
-    check_config_fits(config=config_json, recipe=recipe, summary=dataset.summary or {},
+    check_config_fits(config=config_json, recipe=recipe, summary=data.summary or {},
                       output_shape=outputs[0] if len(outputs) == 1 else None)
     need_kind, need_devices = run_need(config_json)
     run_team_limits_check(team=team, devices=need_devices)
@@ -240,6 +249,7 @@ def run_create(
             team=team,
             graph_revision=graph_revision,
             dataset=dataset,
+            dataset_version=version,
             name=name,
             notes=notes,
             tags=tags,
@@ -256,11 +266,39 @@ def run_create(
         audit_record(action="run.created", actor=user, team=team, obj=run, object_type="run",
                      object_repr=run.name or f"run {run.pk}",
                      after={"name": run.name, "graph": graph_revision.graph_id, "revision": graph_revision.number,
-                            "dataset": dataset.pk, "origin": run.origin or None, "init": run.init or None})
+                            "dataset": dataset.pk, "dataset_version": version.number if version else None,
+                            "origin": run.origin or None, "init": run.init or None})
         event_emit(run_id=run.pk, event={"type": "status", "status": RunStatus.QUEUED, "detail": "queued"})
         _queue_train(run.pk)
     run.refresh_from_db()
     return run
+
+
+def run_dataset_version_pick(*, dataset: Any, number: Any, init: dict[str, Any] | None = None) -> Any:
+    """The DatasetVersion a new run pins: version `number` of the dataset (400 naming
+    `dataset_version` when it has none such, or it is not ready), else the version of the run a
+    checkpoint start comes from when that run trained on the same dataset, else the newest."""
+    from webapp.datasets.models import DatasetVersion
+    from webapp.datasets.services import dataset_latest_version
+
+    if number is not None:
+        if isinstance(number, bool) or not isinstance(number, int):
+            raise DomainError("invalid", "dataset_version must be a version number.", field="dataset_version")
+        version = DatasetVersion.objects.filter(dataset=dataset, number=number).first()
+        if version is None:
+            numbers = list(dataset.versions.filter(status="ready").values_list("number", flat=True))
+            raise DomainError("invalid", f"Dataset {dataset.pk} has no version {number} (its versions: "
+                              f"{', '.join(map(str, numbers)) or 'none'}).", field="dataset_version")
+        if version.status != "ready":
+            raise DomainError("dataset_not_ready", f"Version {number} of dataset {dataset.pk} is {version.status}.",
+                              field="dataset_version")
+        return version
+    if isinstance(init, dict) and isinstance(init.get("run"), int):
+        pinned = (Run.objects.filter(pk=init["run"], dataset_id=dataset.pk)
+                  .values_list("dataset_version_id", flat=True).first())
+        if pinned is not None:
+            return DatasetVersion.objects.get(pk=pinned)
+    return dataset_latest_version(dataset=dataset)
 
 
 def run_team_limits_check(*, team: Any, devices: int) -> None:

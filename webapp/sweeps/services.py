@@ -210,8 +210,17 @@ def _trial_run_create(sweep: Sweep, dims: list[Dimension], trial: SweepTrial) ->
     return run_create(
         user=sweep.created_by, team=sweep.team, graph_revision=revision, dataset=sweep.dataset, config=config,
         transforms=sweep.transforms, split=sweep.split, name=f"{sweep.name} #{trial.number}"[:200],
-        origin={"sweep": sweep.pk, "trial": trial.number},
+        origin={"sweep": sweep.pk, "trial": trial.number}, dataset_version=_sweep_dataset_version(sweep),
     )
+
+
+def _sweep_dataset_version(sweep: Sweep) -> int | None:
+    """The dataset version every trial trains on: the one its first trial's run pinned (a version
+    uploaded during the sweep never mixes in); None before any trial ran (the newest)."""
+    from webapp.runs.models import Run
+
+    return (Run.objects.filter(origin__sweep=sweep.pk, dataset_version__isnull=False)
+            .order_by("id").values_list("dataset_version__number", flat=True).first())
 
 
 def _trial_next(

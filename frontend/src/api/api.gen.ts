@@ -291,6 +291,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/datasets/{id}/versions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description GET: the dataset's versions, oldest first. POST: upload version n+1 (editors); checked
+         *     as an upload is: 201 ready | 202 processing | 400 invalid_dataset | 409 duplicate_version.
+         */
+        get: operations["datasets_versions_list"];
+        put?: never;
+        /**
+         * @description GET: the dataset's versions, oldest first. POST: upload version n+1 (editors); checked
+         *     as an upload is: 201 ready | 202 processing | 400 invalid_dataset | 409 duplicate_version.
+         */
+        post: operations["datasets_versions_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/datasets/{id}/versions/{number}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET one version; DELETE it (editors): 409 `in_use` naming the runs that train on it. */
+        get: operations["datasets_versions_retrieve"];
+        put?: never;
+        post?: never;
+        /** @description GET one version; DELETE it (editors): 409 `in_use` naming the runs that train on it. */
+        delete: operations["datasets_versions_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/datasets/{id}/versions/diff/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description What changed between two versions: rows added/removed/changed, columns added/removed/
+         *     retyped, per-column statistics and class balance before/after (examples capped, counts exact).
+         */
+        get: operations["datasets_versions_diff_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/datasets/builtins/": {
         parameters: {
             query?: never;
@@ -1716,6 +1778,20 @@ export interface components {
          * @description GET /api/runs/<id>/checkpoints/: oldest first (not paginated).
          */
         CheckpointList: components["schemas"]["CheckpointJson"][];
+        ClassBalance: {
+            /** @default null */
+            column?: string | null;
+            /** @default null */
+            before?: {
+                [key: string]: number;
+            } | null;
+            /** @default null */
+            after?: {
+                [key: string]: number;
+            } | null;
+        } & {
+            [key: string]: unknown;
+        };
         /** @description One class and the probability the model gives it. */
         ClassProbability: {
             class: string;
@@ -1831,6 +1907,11 @@ export interface components {
             readonly size: number;
             /** Format: double */
             readonly progress: number | null;
+            /** @description {number, digest} of the newest ready version (what a new run trains on), or null. */
+            readonly latest_version: {
+                number: number;
+                digest: string;
+            } | null;
             readonly created_by: components["schemas"]["UserRef"] | null;
             /** Format: date-time */
             readonly created_at: string;
@@ -1911,6 +1992,30 @@ export interface components {
             /** Format: binary */
             file: string;
         };
+        /** @description One version of a dataset: its bytes' digest, size, summary and options, who made it. */
+        DatasetVersion: {
+            readonly number: number;
+            readonly status: components["schemas"]["DatasetStatusEnum"];
+            readonly digest: string;
+            readonly size: number;
+            readonly original_filename: string;
+            readonly options: unknown;
+            readonly summary: components["schemas"]["DatasetSummary"];
+            readonly error: components["schemas"]["DataErrorJson"] | null;
+            /** Format: double */
+            readonly progress: number | null;
+            /** @description How many runs train on this version. */
+            readonly runs: number;
+            readonly created_by: components["schemas"]["UserRef"] | null;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        /** @description Multipart form of a new version: the file and, optionally, options (JSON text; default the previous version's). */
+        DatasetVersionUploadRequest: {
+            /** Format: binary */
+            file: string;
+            options?: string | null;
+        };
         /** @description A block definition both revisions carry under one `Name@version`, with what differs inside it. */
         DiffBlockChange: {
             /** @description "Name@version" */
@@ -1923,6 +2028,31 @@ export interface components {
             added: string[];
             removed: string[];
             changed: components["schemas"]["DiffBlockChange"][];
+        };
+        DiffColumns: {
+            added: string[];
+            removed: string[];
+            /** @description {column, before, after}: numeric | text | empty. */
+            retyped: {
+                [key: string]: string;
+            }[];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Rows (a table) or files (an archive) before and after, and how many were added, removed, changed. */
+        DiffCounts: {
+            before: number;
+            after: number;
+            added: number;
+            removed: number;
+            /**
+             * @description Rows: only when matched by a key column.
+             * @default null
+             */
+            changed?: number | null;
+            unchanged: number;
+        } & {
+            [key: string]: unknown;
         };
         /** @description One wire: `source` is a node or input id, or port "node:k"; `target` the node reading it. */
         DiffEdge: {
@@ -3397,6 +3527,11 @@ export interface components {
             readonly revision: number;
             readonly dataset: number | null;
             readonly dataset_name: string | null;
+            /** @description {number, digest} of the dataset version the run trains on (null: none, imported weights). */
+            readonly dataset_version: {
+                number: number;
+                digest: string;
+            } | null;
             readonly config: {
                 [key: string]: unknown;
             };
@@ -3490,6 +3625,8 @@ export interface components {
             graph_revision?: number;
             /** Format: int64 */
             dataset: number;
+            /** @description The version number of `dataset` to train on (default: its newest ready version). */
+            dataset_version?: number | null;
             config?: unknown;
             transforms?: unknown;
             split?: unknown;
@@ -4325,6 +4462,49 @@ export interface components {
             name: string;
             from: unknown;
             to: unknown;
+        };
+        /**
+         * @description GET /api/datasets/<id>/versions/diff/: what changed from one version to another
+         *     (engine/data/diff.py). Examples are capped at 20 per kind; the counts are exact.
+         */
+        VersionDiff: {
+            from: components["schemas"]["VersionRef"];
+            to: components["schemas"]["VersionRef"];
+            same_bytes: boolean;
+            /** @description table | archive | tensors */
+            kind: string;
+            /** @default null */
+            key?: string | null;
+            /** @default null */
+            rows?: components["schemas"]["DiffCounts"] | null;
+            /** @default null */
+            files?: components["schemas"]["DiffCounts"] | null;
+            /**
+             * @description added, removed, changed: the first rows or file names.
+             * @default null
+             */
+            examples?: {
+                [key: string]: unknown[];
+            } | null;
+            /** @default null */
+            columns?: components["schemas"]["DiffColumns"] | null;
+            /**
+             * @description Per column {before, after}: {type, count, missing, distinct, mean?, std?} or null.
+             * @default null
+             */
+            statistics?: {
+                [key: string]: {
+                    [key: string]: unknown;
+                };
+            } | null;
+            /** @default null */
+            class_balance?: components["schemas"]["ClassBalance"] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        VersionRef: {
+            number: number;
+            digest: string;
         };
         /**
          * @description * `team_limit` - team_limit
@@ -5865,6 +6045,329 @@ export interface operations {
             };
             /** @description The object is not in a state that allows this now. */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    datasets_versions_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetVersion"][];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    datasets_versions_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": components["schemas"]["DatasetVersionUploadRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetVersion"];
+                };
+            };
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetVersion"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body's content type is not one this operation reads. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    datasets_versions_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DatasetVersion"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    datasets_versions_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    datasets_versions_diff_retrieve: {
+        parameters: {
+            query: {
+                /** @description The version compared from. */
+                from: number;
+                /** @description A CSV column that identifies a row (else rows are matched by content). */
+                key?: string;
+                /** @description The version compared to. */
+                to: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionDiff"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -9,6 +9,7 @@ import { fromDataset } from "../jobs/jobState";
 import { runsApi } from "../runs/api";
 import type { BuiltinDataset, Dataset } from "../runs/types";
 import { DatasetPreviewPanel } from "./DatasetPreviewPanel";
+import { DatasetVersionsPanel } from "./DatasetVersionsPanel";
 import { needsTarget, TargetChooser } from "./TargetChooser";
 import { UploadForm } from "./UploadForm";
 
@@ -97,6 +98,7 @@ export function DatasetsPage() {
   const [builtins, setBuiltins] = useState<BuiltinDataset[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [previewId, setPreviewId] = useState<number | null>(null);
+  const [versionsId, setVersionsId] = useState<number | null>(null);
 
   const load = useCallback(async () => {
     if (!team) return;
@@ -178,6 +180,7 @@ export function DatasetsPage() {
                 <th>Rows</th>
                 <th>Classes</th>
                 <th>Size</th>
+                <th>Version</th>
                 <th aria-label="Actions" />
               </tr>
             </thead>
@@ -205,7 +208,20 @@ export function DatasetsPage() {
                   <td data-testid="dataset-rows">{datasetRows(d)}</td>
                   <td data-testid="dataset-classes">{datasetClasses(d)}</td>
                   <td>{d.size ? formatBytes(d.size) : "–"}</td>
+                  <td data-testid="dataset-version">
+                    {d.latest_version ? <code title={d.latest_version.digest}>v{d.latest_version.number}</code> : "–"}
+                  </td>
                   <td className="actions">
+                    <button
+                      type="button"
+                      data-testid="dataset-versions-toggle"
+                      aria-label={`Versions of ${d.name}`}
+                      aria-expanded={versionsId === d.id}
+                      disabled={d.status !== "ready"}
+                      onClick={() => setVersionsId(versionsId === d.id ? null : d.id)}
+                    >
+                      {versionsId === d.id ? "Hide versions" : "Versions"}
+                    </button>
                     <button
                       type="button"
                       data-testid="dataset-preview"
@@ -232,6 +248,14 @@ export function DatasetsPage() {
               ))}
             </tbody>
           </table>
+        )}
+        {versionsId !== null && datasets?.some((d) => d.id === versionsId) && (
+          <DatasetVersionsPanel
+            key={versionsId}
+            dataset={datasets.find((d) => d.id === versionsId)!}
+            canEdit={canEdit}
+            onChanged={() => void load()}
+          />
         )}
         {previewId !== null && datasets?.some((d) => d.id === previewId) && (
           <DatasetPreviewPanel

@@ -5,7 +5,7 @@ import { needsTarget, targetChoices, type TrainableDataset } from "./TargetChoos
 function table(extra: Partial<TrainableDataset>): TrainableDataset {
   return {
     id: 1, team: 1, name: "flowers", kind: "csv", status: "ready", options: {}, error: null,
-    original_filename: "flowers.csv", size: 10, created_by: null, created_at: "", updated_at: "", recipe: {}, progress: null,
+    original_filename: "flowers.csv", size: 10, created_by: null, created_at: "", updated_at: "", recipe: {}, progress: null, latest_version: null,
     summary: {
       task: null,
       columns: [

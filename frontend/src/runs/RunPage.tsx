@@ -21,6 +21,7 @@ import { RunMeta } from "./RunMeta";
 import { ResultsPanel } from "./ResultsPanel";
 import { RunPlacement } from "./RunPlacement";
 import { RegisterVersion } from "../models/RegisterVersion";
+import { versionLabel } from "../datasets/versions";
 
 export default function RunPage({ runId }: { runId: number }) {
   const { canEdit } = useSession();
@@ -104,6 +105,12 @@ export default function RunPage({ runId }: { runId: number }) {
             {run.graph_name}
           </a>{" "}
           rev {run.revision} on {run.dataset_name}
+          {run.dataset_version && (
+            <code data-testid="run-dataset-version" title={`sha256 ${run.dataset_version.digest}`}>
+              {" "}
+              {versionLabel(run.dataset_version)}
+            </code>
+          )}
         </span>
       </TopBar>
       <main className="run-page" data-testid="run-page" data-run-id={run.id}>

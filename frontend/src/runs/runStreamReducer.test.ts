@@ -29,7 +29,7 @@ const progress = (step: number, total: number | null = 100): RunProgress => ({
 function run(overrides: Partial<Run> = {}): Run {
   return {
     id: 7, team: 1, name: "", notes: "", tags: [], init: {}, origin: {}, duration_s: null, best_checkpoint: null,
-    summary: { final: {}, best: {} }, graph: 2, graph_name: "mlp", graph_revision: 3, revision: 1, dataset: 4, dataset_name: "iris",
+    summary: { final: {}, best: {} }, graph: 2, graph_name: "mlp", graph_revision: 3, revision: 1, dataset: 4, dataset_name: "iris", dataset_version: null,
     config: { epochs: 10 }, recipe: {}, status: "running", progress: progress(0, null), latest_metrics: {}, final_metrics: {},
     error: "", cancel_requested: false, attempts: 1, max_attempts: 3, worker: "w1", heartbeat_at: null, created_by: "ada",
     created_at: "", started_at: null, finished_at: null, last_seq: 0, stream: "/ws/runs/7/", exports,

@@ -141,3 +141,43 @@ def test_an_upload_made_while_the_broker_is_down_is_201_and_processed_once_it_is
     assert run_job(job.pk) == "done"
     assert Dataset.objects.get(pk=dataset_id).status == DatasetStatus.READY
     assert jobs_resend(now=later + timedelta(seconds=600)) == [], "a ready one is never sent again"
+
+
+def test_a_new_version_is_processed_by_the_same_job_kind(api_a: Any, team_a: Any, settings: Any) -> None:
+    from workers.jobs import run_job
+
+    made = _upload(api_a, team_a, iris_like_csv(30))
+    assert made.status_code == 201, made.content  # processed in the request (sync, the tests' default)
+    dataset_id = made.json()["id"]
+    settings.NETLOOM_DATASET_PROCESSING = "celery"
+    answer = api_a.post(f"/api/datasets/{dataset_id}/versions/",
+                        {"file": SimpleUploadedFile("flowers.csv", iris_like_csv(25))}, format="multipart")
+    assert answer.status_code == 202, answer.content
+    assert answer.json()["status"] == "processing" and answer.json()["number"] == 2
+    assert api_a.get(f"/api/datasets/{dataset_id}/").json()["latest_version"]["number"] == 1
+    job = Job.objects.get()
+    assert (job.kind, job.subject_id) == ("datasets.process", dataset_id)
+    assert run_job(job.pk) == "done"
+    version = api_a.get(f"/api/datasets/{dataset_id}/versions/2/").json()
+    assert version["status"] == "ready" and version["summary"]["rows"]["total"] == 25 and version["progress"] == 1.0
+    detail = api_a.get(f"/api/datasets/{dataset_id}/").json()
+    assert detail["latest_version"]["number"] == 2 and detail["summary"]["rows"]["total"] == 25
+
+
+def test_a_bad_new_version_fails_its_job_and_keeps_the_dataset_on_the_last_good_one(
+    api_a: Any, team_a: Any, settings: Any
+) -> None:
+    from workers.jobs import run_job
+
+    dataset_id = _upload(api_a, team_a, iris_like_csv(30)).json()["id"]
+    settings.NETLOOM_DATASET_PROCESSING = "celery"
+    answer = api_a.post(f"/api/datasets/{dataset_id}/versions/",
+                        {"file": SimpleUploadedFile("flowers.csv", iris_like_csv(30, bad_row=3))}, format="multipart")
+    assert answer.status_code == 202, answer.content
+    job = Job.objects.get()
+    assert run_job(job.pk) == "failed"
+    job.refresh_from_db()
+    assert job.error["code"] == "invalid_dataset" and job.error["row"] == 4
+    version = api_a.get(f"/api/datasets/{dataset_id}/versions/2/").json()
+    assert version["status"] == "failed" and version["error"]["column"] == "sepal_width"
+    assert api_a.get(f"/api/datasets/{dataset_id}/").json()["latest_version"]["number"] == 1

@@ -133,6 +133,12 @@ NEED_SCHEMA = {
 }
 
 
+DATASET_VERSION_REF_SCHEMA = {
+    "type": "object", "nullable": True, "required": ["number", "digest"],
+    "properties": {"number": {"type": "integer"}, "digest": {"type": "string"}},
+}
+
+
 class RunSerializer(serializers.ModelSerializer):
     """A run as the API shows it."""
 
@@ -160,17 +166,25 @@ class RunSerializer(serializers.ModelSerializer):
     need = serializers.SerializerMethodField()
     queue = serializers.SerializerMethodField()
     graph_params = serializers.SerializerMethodField()
+    dataset_version = serializers.SerializerMethodField(
+        help_text="{number, digest} of the dataset version the run trains on (null: none, imported weights)."
+    )
 
     class Meta:
         model = Run
         fields = [
             "id", "team", "name", "notes", "tags", "graph", "graph_name", "graph_revision", "revision",
-            "dataset", "dataset_name", "config", "recipe", "init", "origin", "status", "progress",
+            "dataset", "dataset_name", "dataset_version", "config", "recipe", "init", "origin", "status", "progress",
             "latest_metrics", "final_metrics", "summary", "best_checkpoint", "duration_s", "error",
             "cancel_requested", "attempts", "max_attempts", "worker", "device", "need", "priority", "queue",
             "graph_params", "heartbeat_at", "created_by", "created_at", "started_at", "finished_at", "last_seq", "stream", "exports",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(DATASET_VERSION_REF_SCHEMA)
+    def get_dataset_version(self, run: Run) -> dict[str, Any] | None:
+        version = run.dataset_version
+        return None if version is None else {"number": version.number, "digest": version.digest}
 
     @extend_schema_field(NEED_SCHEMA)
     def get_need(self, run: Run) -> dict[str, Any]:
@@ -236,6 +250,10 @@ class RunCreateSerializer(TrainingSettingHints, StrictSerializer):
     revision = IdField(required=False)
     graph_revision = IdField(required=False)
     dataset = IdField()
+    dataset_version = serializers.IntegerField(
+        required=False, default=None, allow_null=True, min_value=1,
+        help_text="The version number of `dataset` to train on (default: its newest ready version).",
+    )
     config = serializers.JSONField(required=False, default=dict)
     transforms = serializers.JSONField(required=False, default=None)
     split = serializers.JSONField(required=False, default=None)
@@ -320,8 +338,9 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
 
     # The related rows give the serializer names and numbers only: their JSON columns (a graph's
     # whole spec, a dataset's column summary) stay in the database unless an action reads them.
-    queryset = Run.objects.select_related("graph_revision__graph", "dataset", "created_by").defer(
-        "graph_revision__spec", "dataset__options", "dataset__recipe", "dataset__summary", "dataset__error"
+    queryset = Run.objects.select_related("graph_revision__graph", "dataset", "dataset_version", "created_by").defer(
+        "graph_revision__spec", "dataset__options", "dataset__recipe", "dataset__summary", "dataset__error",
+        "dataset_version__options", "dataset_version__recipe", "dataset_version__summary", "dataset_version__error",
     )
     serializer_class = RunSerializer
     team_lookup = "team"
@@ -404,7 +423,7 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
             user=request.user, team=refs.team, graph_revision=refs.graph_revision, dataset=refs.dataset,
             config=data.get("config"), transforms=data.get("transforms"), split=data.get("split"),
             name=data.get("name") or "", notes=data.get("notes") or "", tags=data.get("tags"), init=data.get("init"),
-            priority=data.get("priority"),
+            priority=data.get("priority"), dataset_version=data.get("dataset_version"),
         )
         run = self.get_queryset().get(pk=run.pk)
         return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)

@@ -2,7 +2,7 @@
 // a dataset and the training settings, optionally start from a checkpoint (the plan of what loads is
 // listed node by node first), start a run, open its page. The state lives in `reducer.ts`; each
 // section of the form is a component of its own.
-import { useCallback, useEffect, useId, useReducer, useRef } from "react";
+import { useCallback, useEffect, useId, useReducer, useRef, useState } from "react";
 import { navigate } from "../../router";
 import { runsApi } from "../api";
 import type { InitChoice, InitPlan } from "../initPlan";
@@ -19,6 +19,7 @@ import { dialogTitle, epochsOf } from "./rules";
 import { StartActions } from "./StartActions";
 import { failedStart, startStep } from "./submit";
 import { useTrainData } from "./useTrainData";
+import { VersionField } from "./VersionField";
 
 export interface TrainDialogProps {
   graphId: number;
@@ -45,6 +46,11 @@ export function TrainDialog({ graphId, revision: firstRevision, onClose, from = 
   }, []);
 
   const picked = pickedDataset(state);
+  // The version pinned: a run opened from keeps its own on its own data; else the newest (null).
+  const [version, setVersion] = useState<number | null>(null);
+  const sameData = onRunsData(state, from);
+  const fromVersion = sameData ? (from?.dataset_version?.number ?? null) : null;
+  useEffect(() => setVersion(fromVersion), [state.datasetId, fromVersion]);
   const fitProblems = picked && state.graph ? graphFitProblems(state.graph, picked.summary ?? {}) : [];
 
   async function start() {
@@ -56,7 +62,7 @@ export function TrainDialog({ graphId, revision: firstRevision, onClose, from = 
     }
     dispatch({ type: "submitting" });
     try {
-      const run = await runsApi.createRun(step.body);
+      const run = await runsApi.createRun(version !== null ? { ...step.body, dataset_version: version } : step.body);
       onClose();
       navigate(`/runs/${run.id}`);
     } catch (e) {
@@ -93,12 +99,13 @@ export function TrainDialog({ graphId, revision: firstRevision, onClose, from = 
           datasetId={state.datasetId}
           picked={picked}
           from={from}
-          sameData={onRunsData(state, from)}
+          sameData={sameData}
           mustPick={mustPickDataset}
           errors={errors.fields.dataset}
           fit={fitProblems}
           onPick={(datasetId) => dispatch({ type: "datasetPicked", datasetId })}
         />
+        <VersionField id={`${ids}-dataset-version`} datasetId={state.datasetId} value={version} onChange={setVersion} errors={errors.fields.dataset_version} />
         <InitChooser
           team={state.team}
           graphId={graphId}
