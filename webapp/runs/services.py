@@ -10,6 +10,7 @@ explanations and exports in inference/.
 
 from __future__ import annotations
 
+import functools
 import logging
 from pathlib import Path
 from typing import Any
@@ -197,6 +198,8 @@ def run_create(
     init: dict[str, Any] | None = None,
     origin: dict[str, Any] | None = None,
     priority: int | None = None,
+    reproduces: Run | None = None,
+    init_source: Any = None,
 ) -> Run:
     """Validate config, data recipe and graph against the dataset; store the run queued; queue training.
 
@@ -207,6 +210,8 @@ def run_create(
     a run the user can see: checked here (run_init_check), its plan stored in `run.init`, and the
     checkpoint folder copied into the new run's folder (`init/`), so the source may be pruned later.
     `origin` says who made the run besides its creator ({"sweep": id, "trial": n}).
+    `reproduces` and `init_source` (an InitSource already checked: the original's own `init/`) are
+    run_reproduce's.
     """
     from .checks import (
         check_config_fits,
@@ -221,8 +226,8 @@ def run_create(
     check_dataset_trainable(dataset=dataset)
     config_json = run_config_parse(config)
     check_freeze(config=config_json, spec=graph_revision.spec)
-    source = None
-    if init is not None:
+    source = init_source
+    if init is not None and source is None:
         source = run_init_check(user=user, graph_revision=graph_revision, config=config_json, init=init)
     recipe = run_recipe_build(dataset=dataset, transforms=transforms, split=split)
     report = check_graph_fits_dataset(graph_revision=graph_revision, dataset=dataset, config=config_json)
@@ -247,6 +252,8 @@ def run_create(
             origin=dict(origin or {}),
             config=config_json,
             recipe=recipe,
+            reproduces=reproduces,
+            code_version=code_version(),
             created_by=user,
             max_attempts=int(conf.get("RUNS_MAX_ATTEMPTS")),
             queued_sent_at=timezone.now(),
@@ -261,6 +268,69 @@ def run_create(
         _queue_train(run.pk)
     run.refresh_from_db()
     return run
+
+
+@functools.cache
+def code_version() -> dict[str, str]:
+    """The Netloom this process runs: {"netloom": package version, "commit": git commit when the
+    code sits in a git checkout}. Read once per process; recorded on each run at creation."""
+    import importlib.metadata
+    import subprocess
+
+    found: dict[str, str] = {}
+    try:
+        found["netloom"] = importlib.metadata.version("netloom")
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    root = Path(__file__).resolve().parents[2]
+    if (root / ".git").exists():
+        try:
+            answer = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                                    text=True, timeout=5, check=False)
+        except (OSError, subprocess.SubprocessError):
+            answer = None
+        if answer is not None and answer.returncode == 0 and answer.stdout.strip():
+            found["commit"] = answer.stdout.strip()
+    return found
+
+
+def run_reproduction_dataset(run: Run) -> dict[str, Any]:
+    """What a reproduction of `run` trains on, as run_create's keyword arguments: the one place that
+    says which data a reproduction pins (the run's dataset; its pinned version once runs have one)."""
+    return {"dataset": run.dataset}
+
+
+def run_reproduce(*, run: Run, user: AbstractBaseUser, deterministic: bool | None = None) -> Run:
+    """A new queued run repeating `run`: the same graph revision, data (recipe transforms and split),
+    config (seed included) and initialisation (a copy of the original's own `init/`, so a source
+    checkpoint pruned or rewritten since makes no difference), named "<name> (reproduction)" and
+    pointing back at it (`reproduces`). `deterministic` sets config.deterministic (None: as it was).
+
+    Refused (409 `not_reproducible`) for a run that trained nothing (imported weights) or whose
+    `init/` copy is gone.
+    """
+    from .checks import InitSource
+
+    if run.dataset_id is None or run.origin.get("kind") == "import":
+        raise Conflict("not_reproducible", f"Run {run.pk} recorded imported weights: there is no training to repeat.")
+    source = None
+    if run.init:
+        folder = conf.run_dir(run.pk) / "init"
+        if not folder.is_dir():
+            raise Conflict("not_reproducible",
+                           f"Run {run.pk} started from a checkpoint whose copy (init/) is no longer on the server.")
+        source = InitSource(path=folder, init=dict(run.init), problems=[])
+    config = dict(run.config)
+    if deterministic is not None:
+        config["deterministic"] = bool(deterministic)
+    recipe = run.recipe or {}
+    base = run.name or f"run {run.pk}"
+    return run_create(
+        user=user, team=run.team, graph_revision=run.graph_revision, **run_reproduction_dataset(run),
+        config=config, transforms=recipe.get("transforms"), split=recipe.get("split"),
+        name=run_name_clean(f"{base[:NAME_LENGTH - len(' (reproduction)')]} (reproduction)"),
+        tags=list(run.tags or []), init=None, init_source=source, reproduces=run,
+    )
 
 
 def run_team_limits_check(*, team: Any, devices: int) -> None:
@@ -409,7 +479,10 @@ def run_log(*, run_id: int, message: str, level: str = "info") -> None:
 __all__ = [
     "metrics_json",
     "run_config_parse",
+    "code_version",
     "run_create",
+    "run_reproduce",
+    "run_reproduction_dataset",
     "run_update",
     "run_tags_clean",
     "run_cancel",
