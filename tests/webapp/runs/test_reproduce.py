@@ -7,7 +7,6 @@ reproduction trained: the exported safetensors hold the very same tensors (torch
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 import pytest
