@@ -7,7 +7,7 @@ from typing import Any
 from django.db.models import Max, QuerySet
 from django.http import FileResponse, HttpResponse, JsonResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiTypes, extend_schema, extend_schema_field
-from rest_framework import mixins, serializers, status, viewsets
+from rest_framework import generics, mixins, serializers, status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -16,7 +16,9 @@ from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
 from webapp.api.serializers import IdField, NameField, StrictSerializer, UserRefSerializer
 from webapp.jobs.api import JobSerializer
+from webapp.runs.models import Run
 
+from . import lineage
 from .models import AliasApproval, ApprovalStatus, ModelVersion, RegisteredModel
 from .selectors import (
     approval_row,
@@ -208,6 +210,42 @@ class AliasSetSerializer(StrictSerializer):
     note = serializers.CharField(required=False, allow_blank=True, max_length=500)
 
 
+LINEAGE_NODE = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "kind": {"type": "string", "enum": ["dataset", "run", "checkpoint", "model_version", "alias"]},
+        "label": {"type": "string"},
+        "data": {"type": "object", "additionalProperties": {}},
+    },
+    "required": ["id", "kind", "label", "data"],
+}
+LINEAGE_SCHEMA = {
+    "type": "object",
+    "description": "Where a run or model version came from and what came of it (webapp/registry/lineage.py).",
+    "properties": {
+        "root": {"type": "string"},
+        "nodes": {"type": "array", "items": LINEAGE_NODE},
+        "edges": {"type": "array", "items": {
+            "type": "object",
+            "properties": {"source": {"type": "string"}, "target": {"type": "string"}, "kind": {"type": "string"}},
+            "required": ["source", "target", "kind"],
+        }},
+        "truncated": {"type": "boolean"},
+    },
+    "required": ["root", "nodes", "edges", "truncated"],
+}
+DEPTH_PARAMETER = OpenApiParameter(
+    "depth", int, description=f"Hops between runs each way, 1..{lineage.DEPTH_MAX} (default {lineage.DEPTH_DEFAULT}).")
+
+
+def _depth(request: Request) -> int:
+    try:
+        return lineage.lineage_depth(request.query_params.get("depth"))
+    except ValueError as exc:
+        raise ApiError(400, "invalid", str(exc), fields={"depth": [str(exc)]}) from None
+
+
 class RegisteredModelViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
                              viewsets.GenericViewSet):
     """A team's models: members read; editors register models and versions and move aliases
@@ -236,6 +274,13 @@ class RegisteredModelViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.Retr
     def _model(self, pk: Any) -> RegisteredModel:
         self.kwargs["pk"] = pk
         return self.get_object()  # another team's model is a 404; a viewer's write a 403
+
+    @extend_schema(operation_id="models_versions_lineage_retrieve", parameters=[DEPTH_PARAMETER],
+                   responses={200: LINEAGE_SCHEMA})
+    def version_lineage(self, request: Request, pk: Any = None, number: Any = None) -> Response:
+        """Where the version came from (its run, checkpoint and their upstream) and its aliases."""
+        version = self._version(self._model(pk), number)
+        return Response(lineage.version_lineage(version=version, depth=_depth(request)))
 
     def _version(self, model: RegisteredModel, number: Any) -> ModelVersion:
         version = model.versions.select_related("model", "created_by").filter(number=int(number)).first()
@@ -366,3 +411,16 @@ class RegisteredModelViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.Retr
         model = self._model(pk)
         alias_drop(model=model, alias=alias, note=request.query_params.get("note", "")[:500], actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class RunLineageView(TeamScopedMixin, generics.GenericAPIView):
+    """GET /api/runs/<id>/lineage/: the run's lineage (members of its team; a 404 for others)."""
+
+    queryset = Run.objects.only("id", "team_id")
+    team_lookup = "team"
+
+    @extend_schema(operation_id="runs_lineage_retrieve", parameters=[DEPTH_PARAMETER],
+                   responses={200: LINEAGE_SCHEMA})
+    def get(self, request: Request, pk: int) -> Response:
+        run = self.get_object()
+        return Response(lineage.run_lineage(run_id=run.pk, team_id=run.team_id, depth=_depth(request)))

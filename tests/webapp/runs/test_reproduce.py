@@ -112,3 +112,52 @@ def test_reproduce_is_for_editors_of_the_runs_team(fine_tuned: Any, api_b: Any, 
     assert client_for(viewer_a).post(f"/api/runs/{run_id}/reproduce/", {}, format="json").status_code == 403
     bad = client_for(viewer_a).post(f"/api/runs/{run_id}/reproduce/", {"seed": 3}, format="json")
     assert bad.status_code in (400, 403)
+
+
+def by_kind(answer: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [node for node in answer["nodes"] if node["kind"] == kind]
+
+
+def test_the_lineage_of_a_fine_tuned_run_names_its_dataset_source_run_and_checkpoint(
+    fine_tuned: Any, api_a: Any, api_b: Any, team_a: Any, dataset_a: Any, django_assert_max_num_queries: Any
+) -> None:
+    source, tuned = fine_tuned["source"], fine_tuned["tuned"]
+    model = api_a.post("/api/models/", {"team": team_a.id, "name": "iris-net"}, format="json").json()
+    version = api_a.post(f"/api/models/{model['id']}/versions/", {"run": tuned["id"]}, format="json")
+    assert version.status_code == 201, version.content
+    assert api_a.put(f"/api/models/{model['id']}/aliases/staging/", {"version": 1}, format="json").status_code == 200
+
+    with django_assert_max_num_queries(40):
+        answer = api_a.get(f"/api/runs/{tuned['id']}/lineage/")
+    assert answer.status_code == 200, answer.content
+    lineage = answer.json()
+    ids = {node["id"] for node in lineage["nodes"]}
+    edges = {(e["source"], e["target"], e["kind"]) for e in lineage["edges"]}
+    assert lineage["root"] == f"run:{tuned['id']}" and not lineage["truncated"]
+    assert [n["data"]["name"] for n in by_kind(lineage, "dataset")] == [dataset_a.name]
+    # dataset -> source run -> its best checkpoint -> the fine-tuned run -> model version -> alias
+    checkpoint = f"checkpoint:{source['id']}:best"
+    assert {f"run:{source['id']}", checkpoint, f"run:{tuned['id']}"} <= ids
+    assert (f"dataset:{dataset_a.id}", f"run:{source['id']}", "trained_on") in edges
+    assert (f"run:{source['id']}", checkpoint, "checkpoint") in edges
+    assert (checkpoint, f"run:{tuned['id']}", "finetune") in edges
+    versions = by_kind(lineage, "model_version")
+    assert [v["label"] for v in versions] == ["iris-net v1"]
+    assert (versions[0]["id"], f"alias:{model['id']}:staging", "alias") in edges
+    run_node = next(n for n in lineage["nodes"] if n["id"] == f"run:{tuned['id']}")
+    assert run_node["data"]["seed"] == 11 and run_node["data"]["revision"] == 1
+    assert run_node["data"]["init"] == {"run": source["id"], "checkpoint": "best", "mode": "finetune"}
+    assert run_node["data"]["code_version"]["netloom"]
+
+    # From the source run: its checkpoints and the fine-tune downstream.
+    down = api_a.get(f"/api/runs/{source['id']}/lineage/?depth=1").json()
+    assert (checkpoint, f"run:{tuned['id']}", "finetune") in {(e["source"], e["target"], e["kind"]) for e in down["edges"]}
+    # From the model version: the same chain upstream.
+    from_version = api_a.get(f"/api/models/{model['id']}/versions/1/lineage/").json()
+    assert {f"run:{source['id']}", checkpoint, f"run:{tuned['id']}", f"dataset:{dataset_a.id}"} <= {
+        n["id"] for n in from_version["nodes"]}
+
+    assert api_b.get(f"/api/runs/{tuned['id']}/lineage/").status_code == 404
+    assert api_b.get(f"/api/models/{model['id']}/versions/1/lineage/").status_code == 404
+    bad = api_a.get(f"/api/runs/{tuned['id']}/lineage/?depth=0")
+    assert bad.status_code == 400 and "depth" in bad.json()["error"]["fields"]
