@@ -1309,6 +1309,8 @@ class Run(TypedDict):
     priority: int
     queue: dict[str, Any] | None
     graph_params: dict[str, Any] | None
+    reproduces: int | None
+    code_version: dict[str, Any]
     heartbeat_at: str | None
     created_by: str | None
     created_at: str
@@ -1380,6 +1382,11 @@ class RunOrigin(TypedDict):
     trial: NotRequired[int | None]
     kind: NotRequired[str | None]
     file: NotRequired[str | None]
+
+
+class RunReproduceRequest(TypedDict):
+    """What POST /api/runs/<id>/reproduce/ takes (optional)."""
+    deterministic: NotRequired[bool | None]
 
 
 class RunStreamBatchFrame(TypedDict):
@@ -1680,6 +1687,7 @@ class TrainConfig(TypedDict):
     eval_batch_size: NotRequired[int | None]
     grad_clip: NotRequired[float | None]
     seed: NotRequired[int]
+    deterministic: NotRequired[bool]
     precision: NotRequired[Literal["fp32", "bf16", "fp16"]]
     compile: NotRequired[bool]
     device: NotRequired[str]
@@ -2007,6 +2015,7 @@ __all__ = [
     "RunInit",
     "RunInitRequest",
     "RunOrigin",
+    "RunReproduceRequest",
     "RunStatusEnum",
     "RunStreamBatchFrame",
     "RunStreamFrame",
