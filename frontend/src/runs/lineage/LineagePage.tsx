@@ -11,6 +11,7 @@ import {
   LINEAGE_NODE_HEIGHT,
   LINEAGE_NODE_WIDTH,
   type LineageNode,
+  lineageConfigLine,
   lineageDetail,
   lineageHref,
   lineageLayout,
@@ -32,6 +33,7 @@ function LineageBox({ data }: NodeProps<FlowNode>) {
       <Handle type="target" position={Position.Left} isConnectable={false} />
       <div className="lineage-label">{node.label}</div>
       <div className="lineage-detail small">{lineageDetail(node)}</div>
+      {node.kind === "run" && <div className="lineage-detail small">{lineageConfigLine(node)}</div>}
       <Handle type="source" position={Position.Right} isConnectable={false} />
     </div>
   );
@@ -70,7 +72,7 @@ export default function LineagePage(props: { runId: number } | { modelId: number
         id: `e${i}`,
         source: e.source,
         target: e.target,
-        label: e.kind === "trained_on" ? "" : e.kind.replace("_", " "),
+        label: e.kind === "trained_on" || e.kind === "checkpoint" ? "" : e.kind.replace("_", " "),
         labelStyle: { fontSize: 11 },
       })),
     };

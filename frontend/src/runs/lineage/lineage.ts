@@ -10,7 +10,7 @@ export type LineageNode = Lineage["nodes"][number];
 export type LineageEdge = Lineage["edges"][number];
 
 export const LINEAGE_NODE_WIDTH = 220;
-export const LINEAGE_NODE_HEIGHT = 64;
+export const LINEAGE_NODE_HEIGHT = 70;
 
 /** Top-left corners for every node: ranked along the edges, left to right. */
 export function lineageLayout(
@@ -56,7 +56,7 @@ export function lineageDetail(node: LineageNode): string {
   const data = node.data as Record<string, unknown>;
   switch (node.kind) {
     case "run":
-      return `run ${String(data.run)} · ${String(data.graph_name)} rev ${String(data.revision)} · seed ${String(data.seed)} · ${String(data.status)}`;
+      return `#${String(data.run)} · ${String(data.graph_name)} rev ${String(data.revision)} · seed ${String(data.seed)}`;
     case "dataset":
       return typeof data.digest === "string" && data.digest
         ? `dataset · sha256 ${data.digest.slice(0, 12)}`
@@ -86,3 +86,15 @@ export const CUDA_NONDETERMINISTIC = [
   "the backward pass of interpolation/upsampling and adaptive pooling",
   "the CTC and negative log-likelihood losses' reductions on some shapes",
 ];
+
+/** A run node's third line: its status and the config's headline (epochs, optimizer, lr). */
+export function lineageConfigLine(node: LineageNode): string {
+  if (node.kind !== "run") return "";
+  const data = node.data as { status?: string; config?: Record<string, unknown> };
+  const config = data.config ?? {};
+  const parts = [String(data.status ?? "")];
+  if (config.epochs != null) parts.push(`${String(config.epochs)} epochs`);
+  if (config.optimizer != null) parts.push(`${String(config.optimizer)} lr ${String(config.lr)}`);
+  if (config.deterministic) parts.push("deterministic");
+  return parts.join(" · ");
+}
