@@ -22,7 +22,8 @@ DEPTH_DEFAULT = 3
 DEPTH_MAX = 10
 NODE_CAP = 500
 
-# What a run node reads: names and numbers, never the run's big JSON columns besides config.
+# What a run node reads: names and numbers, never the run's big JSON columns besides config (a pinned
+# dataset version adds its number and digest here and to _runs' select_related, for _dataset_node).
 _RUN_FIELDS = ("id", "team_id", "name", "status", "init", "config", "code_version", "reproduces_id",
                "created_at", "finished_at", "graph_revision__id", "graph_revision__number",
                "graph_revision__graph__id", "graph_revision__graph__name", "dataset__id", "dataset__name",

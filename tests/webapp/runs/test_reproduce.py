@@ -161,3 +161,16 @@ def test_the_lineage_of_a_fine_tuned_run_names_its_dataset_source_run_and_checkp
     assert api_b.get(f"/api/models/{model['id']}/versions/1/lineage/").status_code == 404
     bad = api_a.get(f"/api/runs/{tuned['id']}/lineage/?depth=0")
     assert bad.status_code == 400 and "depth" in bad.json()["error"]["fields"]
+
+
+def test_a_source_run_of_another_team_never_appears(fine_tuned: Any, api_a: Any, team_b: Any) -> None:
+    from webapp.runs.models import Run
+
+    source, tuned = fine_tuned["source"], fine_tuned["tuned"]
+    Run.objects.filter(pk=source["id"]).update(team=team_b)  # as if the fine-tune's source were team B's
+    lineage = api_a.get(f"/api/runs/{tuned['id']}/lineage/").json()
+    ids = {node["id"] for node in lineage["nodes"]}
+    assert f"run:{tuned['id']}" in ids
+    assert not any(i == f"run:{source['id']}" or i.startswith(f"checkpoint:{source['id']}:") for i in ids)
+    assert all(e["source"] in ids and e["target"] in ids for e in lineage["edges"])
+    assert api_a.get(f"/api/runs/{source['id']}/lineage/").status_code == 404
