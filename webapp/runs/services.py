@@ -263,7 +263,8 @@ def run_create(
         audit_record(action="run.created", actor=user, team=team, obj=run, object_type="run",
                      object_repr=run.name or f"run {run.pk}",
                      after={"name": run.name, "graph": graph_revision.graph_id, "revision": graph_revision.number,
-                            "dataset": dataset.pk, "origin": run.origin or None, "init": run.init or None})
+                            "dataset": dataset.pk, "origin": run.origin or None, "init": run.init or None,
+                            **({"reproduces": reproduces.pk} if reproduces is not None else {})})
         event_emit(run_id=run.pk, event={"type": "status", "status": RunStatus.QUEUED, "detail": "queued"})
         _queue_train(run.pk)
     run.refresh_from_db()

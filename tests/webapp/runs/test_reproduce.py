@@ -92,6 +92,10 @@ def test_a_reproduction_trains_bit_identical_weights_on_cpu(fine_tuned: Any, api
         assert copy["config"] == original["config"] and copy["config"]["seed"] == original["config"]["seed"]
         assert copy["init"] == original["init"]
         assert copy["code_version"]["netloom"]
+        from webapp.audit.models import AuditEntry
+
+        created = AuditEntry.objects.get(action="run.created", object_id=str(copy["id"]))
+        assert created.after["reproduces"] == original["id"]
         trained(api_a, copy["id"])
         assert_same(weights(api_a, original["id"]), weights(api_a, copy["id"]))
 
