@@ -751,6 +751,28 @@ class Latency(TypedDict):
     b64: float
 
 
+class Lineage(TypedDict):
+    """Where a run or model version came from and what came of it; `truncated`: a bound cut it."""
+    root: str
+    nodes: list[LineageNode]
+    edges: list[LineageEdge]
+    truncated: bool
+
+
+class LineageEdge(TypedDict):
+    source: str
+    target: str
+    kind: str
+
+
+class LineageNode(TypedDict):
+    """One node of a lineage: `data` holds what its kind knows (webapp/registry/lineage.py)."""
+    id: str
+    kind: LineageNodeKindEnum
+    label: str
+    data: dict[str, Any]
+
+
 class LogEvent(TypedDict):
     """A line for the run's log."""
     run: int
@@ -1797,6 +1819,9 @@ InputKindEnum: TypeAlias = Literal["row", "values", "image", "index"]
 JobStateEnum: TypeAlias = Literal["queued", "running", "done", "failed", "cancelled"]
 
 
+LineageNodeKindEnum: TypeAlias = Literal["dataset", "run", "checkpoint", "model_version", "alias"]
+
+
 MetricModeEnum: TypeAlias = Literal["min", "max"]
 
 
@@ -1936,6 +1961,10 @@ __all__ = [
     "Job",
     "JobStateEnum",
     "Latency",
+    "Lineage",
+    "LineageEdge",
+    "LineageNode",
+    "LineageNodeKindEnum",
     "LogEvent",
     "Me",
     "Member",

@@ -210,31 +210,30 @@ class AliasSetSerializer(StrictSerializer):
     note = serializers.CharField(required=False, allow_blank=True, max_length=500)
 
 
-LINEAGE_NODE = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "string"},
-        "kind": {"type": "string", "enum": ["dataset", "run", "checkpoint", "model_version", "alias"]},
-        "label": {"type": "string"},
-        "data": {"type": "object", "additionalProperties": {}},
-    },
-    "required": ["id", "kind", "label", "data"],
-}
-LINEAGE_SCHEMA = {
-    "type": "object",
-    "description": "Where a run or model version came from and what came of it (webapp/registry/lineage.py).",
-    "properties": {
-        "root": {"type": "string"},
-        "nodes": {"type": "array", "items": LINEAGE_NODE},
-        "edges": {"type": "array", "items": {
-            "type": "object",
-            "properties": {"source": {"type": "string"}, "target": {"type": "string"}, "kind": {"type": "string"}},
-            "required": ["source", "target", "kind"],
-        }},
-        "truncated": {"type": "boolean"},
-    },
-    "required": ["root", "nodes", "edges", "truncated"],
-}
+class LineageNodeSerializer(serializers.Serializer):
+    """One node of a lineage: `data` holds what its kind knows (webapp/registry/lineage.py)."""
+
+    id = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["dataset", "run", "checkpoint", "model_version", "alias"])
+    label = serializers.CharField()
+    data = serializers.DictField()
+
+
+class LineageEdgeSerializer(serializers.Serializer):
+    source = serializers.CharField()
+    target = serializers.CharField()
+    kind = serializers.CharField(help_text="trained_on, checkpoint, finetune, resume, reproduced_by, registered, alias")
+
+
+class LineageSerializer(serializers.Serializer):
+    """Where a run or model version came from and what came of it; `truncated`: a bound cut it."""
+
+    root = serializers.CharField()
+    nodes = LineageNodeSerializer(many=True)
+    edges = LineageEdgeSerializer(many=True)
+    truncated = serializers.BooleanField()
+
+
 DEPTH_PARAMETER = OpenApiParameter(
     "depth", int, description=f"Hops between runs each way, 1..{lineage.DEPTH_MAX} (default {lineage.DEPTH_DEFAULT}).")
 
@@ -276,7 +275,7 @@ class RegisteredModelViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.Retr
         return self.get_object()  # another team's model is a 404; a viewer's write a 403
 
     @extend_schema(operation_id="models_versions_lineage_retrieve", parameters=[DEPTH_PARAMETER],
-                   responses={200: LINEAGE_SCHEMA})
+                   responses=LineageSerializer)
     def version_lineage(self, request: Request, pk: Any = None, number: Any = None) -> Response:
         """Where the version came from (its run, checkpoint and their upstream) and its aliases."""
         version = self._version(self._model(pk), number)
@@ -420,7 +419,7 @@ class RunLineageView(TeamScopedMixin, generics.GenericAPIView):
     team_lookup = "team"
 
     @extend_schema(operation_id="runs_lineage_retrieve", parameters=[DEPTH_PARAMETER],
-                   responses={200: LINEAGE_SCHEMA})
+                   responses=LineageSerializer)
     def get(self, request: Request, pk: int) -> Response:
         run = self.get_object()
         return Response(lineage.run_lineage(run_id=run.pk, team_id=run.team_id, depth=_depth(request)))

@@ -2554,6 +2554,37 @@ export interface components {
              */
             b64: number;
         };
+        /** @description Where a run or model version came from and what came of it; `truncated`: a bound cut it. */
+        Lineage: {
+            root: string;
+            nodes: components["schemas"]["LineageNode"][];
+            edges: components["schemas"]["LineageEdge"][];
+            truncated: boolean;
+        };
+        LineageEdge: {
+            source: string;
+            target: string;
+            /** @description trained_on, checkpoint, finetune, resume, reproduced_by, registered, alias */
+            kind: string;
+        };
+        /** @description One node of a lineage: `data` holds what its kind knows (webapp/registry/lineage.py). */
+        LineageNode: {
+            id: string;
+            kind: components["schemas"]["LineageNodeKindEnum"];
+            label: string;
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description * `dataset` - dataset
+         *     * `run` - run
+         *     * `checkpoint` - checkpoint
+         *     * `model_version` - model_version
+         *     * `alias` - alias
+         * @enum {string}
+         */
+        LineageNodeKindEnum: "dataset" | "run" | "checkpoint" | "model_version" | "alias";
         /** @description A line for the run's log. */
         LogEvent: {
             /** @description The run's id. */
@@ -8433,24 +8464,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        root: string;
-                        nodes: {
-                            id: string;
-                            /** @enum {string} */
-                            kind: "dataset" | "run" | "checkpoint" | "model_version" | "alias";
-                            label: string;
-                            data: {
-                                [key: string]: unknown;
-                            };
-                        }[];
-                        edges: {
-                            source: string;
-                            target: string;
-                            kind: string;
-                        }[];
-                        truncated: boolean;
-                    };
+                    "application/json": components["schemas"]["Lineage"];
                 };
             };
             /** @description The request is not valid (the body says which field and why). */
@@ -9753,24 +9767,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        root: string;
-                        nodes: {
-                            id: string;
-                            /** @enum {string} */
-                            kind: "dataset" | "run" | "checkpoint" | "model_version" | "alias";
-                            label: string;
-                            data: {
-                                [key: string]: unknown;
-                            };
-                        }[];
-                        edges: {
-                            source: string;
-                            target: string;
-                            kind: string;
-                        }[];
-                        truncated: boolean;
-                    };
+                    "application/json": components["schemas"]["Lineage"];
                 };
             };
             /** @description The request is not valid (the body says which field and why). */

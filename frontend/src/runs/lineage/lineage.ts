@@ -1,11 +1,10 @@
 // The lineage of a run or a model version (GET /api/runs/<id>/lineage/): laid out left to right
 // with dagre (data on the left, models and aliases on the right), and where each node links to.
 import { Graph, layout } from "@dagrejs/dagre";
-import type { operations } from "../../api/api.gen";
+import type { Schema } from "../../api/types";
 
-/** The lineage answer, as the server's schema says. */
-export type Lineage =
-  operations["runs_lineage_retrieve"]["responses"][200]["content"]["application/json"];
+/** The lineage answer (GET /api/runs/<id>/lineage/, GET /api/models/<id>/versions/<n>/lineage/). */
+export type Lineage = Schema<"Lineage">;
 export type LineageNode = Lineage["nodes"][number];
 export type LineageEdge = Lineage["edges"][number];
 
