@@ -796,6 +796,28 @@ class Latency(TypedDict):
     b64: float
 
 
+class Lineage(TypedDict):
+    """Where a run or model version came from and what came of it; `truncated`: a bound cut it."""
+    root: str
+    nodes: list[LineageNode]
+    edges: list[LineageEdge]
+    truncated: bool
+
+
+class LineageEdge(TypedDict):
+    source: str
+    target: str
+    kind: str
+
+
+class LineageNode(TypedDict):
+    """One node of a lineage: `data` holds what its kind knows (webapp/registry/lineage.py)."""
+    id: str
+    kind: LineageNodeKindEnum
+    label: str
+    data: dict[str, Any]
+
+
 class LogEvent(TypedDict):
     """A line for the run's log."""
     run: int
@@ -1356,6 +1378,8 @@ class Run(TypedDict):
     priority: int
     queue: dict[str, Any] | None
     graph_params: dict[str, Any] | None
+    reproduces: int | None
+    code_version: dict[str, Any]
     heartbeat_at: str | None
     created_by: str | None
     created_at: str
@@ -1428,6 +1452,11 @@ class RunOrigin(TypedDict):
     trial: NotRequired[int | None]
     kind: NotRequired[str | None]
     file: NotRequired[str | None]
+
+
+class RunReproduceRequest(TypedDict):
+    """What POST /api/runs/<id>/reproduce/ takes (optional)."""
+    deterministic: NotRequired[bool | None]
 
 
 class RunStreamBatchFrame(TypedDict):
@@ -1728,6 +1757,7 @@ class TrainConfig(TypedDict):
     eval_batch_size: NotRequired[int | None]
     grad_clip: NotRequired[float | None]
     seed: NotRequired[int]
+    deterministic: NotRequired[bool]
     precision: NotRequired[Literal["fp32", "bf16", "fp16"]]
     compile: NotRequired[bool]
     device: NotRequired[str]
@@ -1843,6 +1873,9 @@ InputKindEnum: TypeAlias = Literal["row", "values", "image", "index"]
 
 
 JobStateEnum: TypeAlias = Literal["queued", "running", "done", "failed", "cancelled"]
+
+
+LineageNodeKindEnum: TypeAlias = Literal["dataset", "run", "checkpoint", "model_version", "alias"]
 
 
 MetricModeEnum: TypeAlias = Literal["min", "max"]
@@ -1989,6 +2022,10 @@ __all__ = [
     "Job",
     "JobStateEnum",
     "Latency",
+    "Lineage",
+    "LineageEdge",
+    "LineageNode",
+    "LineageNodeKindEnum",
     "LogEvent",
     "Me",
     "Member",
@@ -2068,6 +2105,7 @@ __all__ = [
     "RunInit",
     "RunInitRequest",
     "RunOrigin",
+    "RunReproduceRequest",
     "RunStatusEnum",
     "RunStreamBatchFrame",
     "RunStreamFrame",

@@ -896,6 +896,9 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("ids", type=int, nargs="+")
     compare.add_argument("--keys", help="comma-separated metric names")
     compare.add_argument("--max-points", type=int)
+    from netloom.cli_lineage import add_lineage_commands
+
+    add_lineage_commands(runs, add, _client)
 
     sweeps = commands.add_parser(
         "sweeps", help="search hyper-parameters and layer sizes: create, list, show, cancel"

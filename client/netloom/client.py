@@ -463,6 +463,22 @@ class Client:
     def run_cancel(self, run_id: int) -> Run:
         return cast(Run, self._json("POST", f"/api/runs/{run_id}/cancel/"))
 
+    def reproduce(self, run_id: int, *, deterministic: bool | None = None) -> Run:
+        """Queue a run repeating `run_id` (same revision, data, config, seed, init); the new run."""
+        body = {} if deterministic is None else {"deterministic": deterministic}
+        return cast(Run, self._json("POST", f"/api/runs/{run_id}/reproduce/", json=body))
+
+    def lineage(self, run_id: int | None = None, *, model: int | None = None, version: int | None = None,
+                depth: int | None = None) -> dict[str, Any]:
+        """{root, nodes, edges, truncated}: the lineage of run `run_id`, or of `version` of `model`."""
+        params = {"depth": depth} if depth is not None else {}
+        if run_id is not None:
+            return cast(dict[str, Any], self._json("GET", f"/api/runs/{run_id}/lineage/", params=params))
+        if model is None or version is None:
+            raise ValueError("give a run id, or a model and a version")
+        return cast(dict[str, Any], self._json("GET", f"/api/models/{model}/versions/{version}/lineage/",
+                                               params=params))
+
     def compare(
         self, run_ids: list[int], *, keys: list[str] | None = None, max_points: int | None = None
     ) -> CompareAnswer:

@@ -36,6 +36,7 @@ from engine.train.setup import (
     freeze_nodes,
     prepare_model,
     probe_task,
+    set_determinism,
     spec_to_json,
 )
 from engine.train.state import InitPlan, LastMetrics, TrainState
@@ -82,6 +83,7 @@ class Setup:
         precision = Precision.for_device(cfg.precision, device)
         out_path = Path(out_dir) if out_dir is not None else None
         hooks = Hooks(callbacks)
+        set_determinism(cfg.deterministic, device)
         spec, model = prepare_model(spec, model, cfg.seed, device)
         plan = apply_init(model, init_from) if init_from is not None else None
         freeze_nodes(model, spec, cfg.freeze)

@@ -128,6 +128,10 @@ class TrainConfig(_Strict):
     eval_batch_size: Annotated[int, Field(ge=1, le=1_048_576)] | None = None
     grad_clip: Annotated[float, Field(gt=0)] | None = None
     seed: Annotated[int, Field(ge=0, lt=2**63)] = 0
+    # Deterministic kernels only (torch.use_deterministic_algorithms; on CUDA also cuBLAS's fixed
+    # workspace and no cuDNN autotuning): a CUDA run repeats bit for bit, a little slower, and an
+    # op with no deterministic kernel fails the run naming it. CPU training is deterministic without it.
+    deterministic: bool = False
     precision: Precision = "fp32"
     compile: bool = False
     device: str = "auto"

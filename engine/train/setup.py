@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -24,8 +25,26 @@ __all__ = [
     "prepare_model",
     "probe_task",
     "seed_everything",
+    "set_determinism",
     "spec_to_json",
 ]
+
+
+def set_determinism(enabled: bool, device: torch.device) -> None:
+    """Deterministic kernels on or off for this process's run (config.deterministic).
+
+    Set for every run (on or off), so a worker that trained a deterministic run leaves no switch on
+    for the next one. On CUDA cuBLAS needs a fixed workspace (CUBLAS_WORKSPACE_CONFIG) for
+    reproducible matrix products, read when its first handle is made: set early, without
+    overriding one the operator chose.
+    """
+    if enabled and device.type == "cuda":
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    if enabled or torch.are_deterministic_algorithms_enabled():
+        torch.use_deterministic_algorithms(enabled)
+    if device.type == "cuda":
+        torch.backends.cudnn.deterministic = enabled
+        torch.backends.cudnn.benchmark = False if enabled else torch.backends.cudnn.benchmark
 
 
 def seed_everything(seed: int) -> None:

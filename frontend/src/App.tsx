@@ -15,6 +15,8 @@ const RunPage = lazy(() => import("./runs/RunPage"));
 const ComparePage = lazy(() => import("./runs/ComparePage"));
 const SweepsPage = lazy(() => import("./sweeps/SweepsPage"));
 const SweepPage = lazy(() => import("./sweeps/SweepPage"));
+// The lineage canvas (React Flow, dagre): loaded when opened.
+const LineagePage = lazy(() => import("./runs/lineage/LineagePage"));
 const ModelsPage = lazy(() => import("./models/ModelsPage"));
 const ModelPage = lazy(() => import("./models/ModelPage"));
 const TeamSettingsPage = lazy(() => import("./teams/TeamSettingsPage"));
@@ -56,6 +58,18 @@ function Pages() {
       return (
         <Suspense fallback={<p className="muted center">Loading the run…</p>}>
           <RunPage key={route.runId} runId={route.runId} />
+        </Suspense>
+      );
+    case "lineage":
+      return (
+        <Suspense fallback={<p className="muted center">Loading the lineage…</p>}>
+          <LineagePage key={route.runId} runId={route.runId} />
+        </Suspense>
+      );
+    case "versionLineage":
+      return (
+        <Suspense fallback={<p className="muted center">Loading the lineage…</p>}>
+          <LineagePage key={`${route.modelId}/${route.version}`} modelId={route.modelId} version={route.version} />
         </Suspense>
       );
     case "compare":

@@ -10,6 +10,8 @@ export type Route =
   | { page: "datasets" }
   | { page: "runs"; graphId: number | null }
   | { page: "run"; runId: number }
+  | { page: "lineage"; runId: number }
+  | { page: "versionLineage"; modelId: number; version: number }
   | { page: "compare"; runIds: number[] }
   | { page: "sweeps" }
   | { page: "sweep"; sweepId: number }
@@ -35,6 +37,10 @@ export function parseRoute(pathname: string, search = ""): Route {
   }
   const run = /^\/runs\/(\d+)\/?$/.exec(path);
   if (run) return { page: "run", runId: Number(run[1]) };
+  const lineage = /^\/runs\/(\d+)\/lineage\/?$/.exec(path);
+  if (lineage) return { page: "lineage", runId: Number(lineage[1]) };
+  const versionLineage = /^\/models\/(\d+)\/versions\/(\d+)\/lineage\/?$/.exec(path);
+  if (versionLineage) return { page: "versionLineage", modelId: Number(versionLineage[1]), version: Number(versionLineage[2]) };
   if (path === "/compare" || path === "/compare/") {
     const ids = (new URLSearchParams(search).get("ids") ?? "")
       .split(",")

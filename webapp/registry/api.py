@@ -7,7 +7,7 @@ from typing import Any
 from django.db.models import Max, QuerySet
 from django.http import FileResponse, HttpResponse, JsonResponse
 from drf_spectacular.utils import OpenApiParameter, OpenApiTypes, extend_schema, extend_schema_field
-from rest_framework import mixins, serializers, status, viewsets
+from rest_framework import generics, mixins, serializers, status, viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -16,7 +16,9 @@ from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
 from webapp.api.serializers import IdField, NameField, StrictSerializer, UserRefSerializer
 from webapp.jobs.api import JobSerializer
+from webapp.runs.models import Run
 
+from . import lineage
 from .models import AliasApproval, ApprovalStatus, ModelVersion, RegisteredModel
 from .selectors import (
     approval_row,
@@ -223,6 +225,41 @@ class AliasSetSerializer(StrictSerializer):
     note = serializers.CharField(required=False, allow_blank=True, max_length=500)
 
 
+class LineageNodeSerializer(serializers.Serializer):
+    """One node of a lineage: `data` holds what its kind knows (webapp/registry/lineage.py)."""
+
+    id = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["dataset", "run", "checkpoint", "model_version", "alias"])
+    label = serializers.CharField()
+    data = serializers.DictField()
+
+
+class LineageEdgeSerializer(serializers.Serializer):
+    source = serializers.CharField()
+    target = serializers.CharField()
+    kind = serializers.CharField(help_text="trained_on, checkpoint, finetune, resume, reproduced_by, registered, alias")
+
+
+class LineageSerializer(serializers.Serializer):
+    """Where a run or model version came from and what came of it; `truncated`: a bound cut it."""
+
+    root = serializers.CharField()
+    nodes = LineageNodeSerializer(many=True)
+    edges = LineageEdgeSerializer(many=True)
+    truncated = serializers.BooleanField()
+
+
+DEPTH_PARAMETER = OpenApiParameter(
+    "depth", int, description=f"Hops between runs each way, 1..{lineage.DEPTH_MAX} (default {lineage.DEPTH_DEFAULT}).")
+
+
+def _depth(request: Request) -> int:
+    try:
+        return lineage.lineage_depth(request.query_params.get("depth"))
+    except ValueError as exc:
+        raise ApiError(400, "invalid", str(exc), fields={"depth": [str(exc)]}) from None
+
+
 class RegisteredModelViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin,
                              viewsets.GenericViewSet):
     """A team's models: members read; editors register models and versions and move aliases
@@ -252,6 +289,13 @@ class RegisteredModelViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.Retr
     def _model(self, pk: Any) -> RegisteredModel:
         self.kwargs["pk"] = pk
         return self.get_object()  # another team's model is a 404; a viewer's write a 403
+
+    @extend_schema(operation_id="models_versions_lineage_retrieve", parameters=[DEPTH_PARAMETER],
+                   responses=LineageSerializer)
+    def version_lineage(self, request: Request, pk: Any = None, number: Any = None) -> Response:
+        """Where the version came from (its run, checkpoint and their upstream) and its aliases."""
+        version = self._version(self._model(pk), number)
+        return Response(lineage.version_lineage(version=version, depth=_depth(request)))
 
     def _version(self, model: RegisteredModel, number: Any) -> ModelVersion:
         version = model.versions.select_related("model", "created_by").filter(number=int(number)).first()
@@ -382,3 +426,16 @@ class RegisteredModelViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.Retr
         model = self._model(pk)
         alias_drop(model=model, alias=alias, note=request.query_params.get("note", "")[:500], actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class RunLineageView(TeamScopedMixin, generics.GenericAPIView):
+    """GET /api/runs/<id>/lineage/: the run's lineage (members of its team; a 404 for others)."""
+
+    queryset = Run.objects.only("id", "team_id")
+    team_lookup = "team"
+
+    @extend_schema(operation_id="runs_lineage_retrieve", parameters=[DEPTH_PARAMETER],
+                   responses=LineageSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        run = self.get_object()
+        return Response(lineage.run_lineage(run_id=run.pk, team_id=run.team_id, depth=_depth(request)))

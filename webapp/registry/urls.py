@@ -5,6 +5,7 @@ from django.urls import path
 from webapp.api.renderers import FileFormatNegotiation
 
 from .api import RegisteredModelViewSet as V
+from .api import RunLineageView
 
 urlpatterns = [
     path("models/", V.as_view({"get": "list", "post": "create"}), name="model-list"),
@@ -23,6 +24,10 @@ urlpatterns = [
          name="model-version-kserve"),
     path("models/<int:pk>/aliases/<str:alias>/", V.as_view({"put": "alias_put", "delete": "alias_delete"}),
          name="model-alias"),
+    path("models/<int:pk>/versions/<int:number>/lineage/", V.as_view({"get": "version_lineage"}),
+         name="model-version-lineage"),
+    # A run's lineage reaches model versions and aliases: served here, where those live.
+    path("runs/<int:pk>/lineage/", RunLineageView.as_view(), name="run-lineage"),
     path("models/<int:pk>/approvals/", V.as_view({"get": "approvals_list"}), name="model-approvals"),
     path("models/<int:pk>/approvals/<int:approval>/approve/", V.as_view({"post": "approval_approve"}),
          name="model-approval-approve"),
@@ -43,6 +48,8 @@ API_ROUTES = [
     ("get", "/api/models/{model}/versions/{model_version}/kserve/"),
     ("put", "/api/models/{model}/aliases/{alias}/"),
     ("delete", "/api/models/{model}/aliases/{alias}/"),
+    ("get", "/api/models/{model}/versions/{model_version}/lineage/"),
+    ("get", "/api/runs/{run}/lineage/"),
     ("get", "/api/models/{model}/approvals/"),
     ("post", "/api/models/{model}/approvals/{approval}/approve/"),
     ("post", "/api/models/{model}/approvals/{approval}/reject/"),

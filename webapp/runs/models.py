@@ -81,6 +81,11 @@ class Run(models.Model):
     # Who made it besides its creator: {} or {"sweep": id, "trial": number} (a sweep's trial), or
     # {"kind": "import", "file": name}: weights uploaded for a revision, kept as checkpoint `imported`.
     origin = models.JSONField(default=dict, blank=True)
+    # The run this one repeats (POST /api/runs/<id>/reproduce/): same revision, data, config, init.
+    reproduces = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True,
+                                   related_name="reproductions")
+    # The Netloom that created it: {"netloom": package version, "commit": git commit or absent}.
+    code_version = models.JSONField(default=dict, blank=True)
     # The whole validated TrainConfig (engine defaults filled in), so a run can be repeated.
     config = models.JSONField()
     # The whole DataRecipe (source with its current path, transforms, split) the run trains on.

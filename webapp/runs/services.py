@@ -10,6 +10,7 @@ explanations and exports in inference/.
 
 from __future__ import annotations
 
+import functools
 import logging
 from pathlib import Path
 from types import SimpleNamespace
@@ -199,6 +200,8 @@ def run_create(
     origin: dict[str, Any] | None = None,
     priority: int | None = None,
     dataset_version: int | None = None,
+    reproduces: Run | None = None,
+    init_source: Any = None,
 ) -> Run:
     """Validate config, data recipe and graph against the dataset; store the run queued; queue training.
 
@@ -213,6 +216,8 @@ def run_create(
     `dataset_version` (a version number of `dataset`) pins the data; by default the newest ready
     version, or, for a run started from a checkpoint of a run on the same dataset, that run's.
     The run keeps it for ever (run.dataset_version): its recipe names that version's file.
+    `reproduces` and `init_source` (an InitSource already checked: the original's own `init/`) are
+    run_reproduce's.
     """
     from .checks import (
         check_config_fits,
@@ -227,8 +232,8 @@ def run_create(
     check_dataset_trainable(dataset=dataset)
     config_json = run_config_parse(config)
     check_freeze(config=config_json, spec=graph_revision.spec)
-    source = None
-    if init is not None:
+    source = init_source
+    if init is not None and source is None:
         source = run_init_check(user=user, graph_revision=graph_revision, config=config_json, init=init)
     version = run_dataset_version_pick(dataset=dataset, number=dataset_version, init=init)
     recipe = run_recipe_build(dataset=dataset, transforms=transforms, split=split, version=version)
@@ -257,6 +262,8 @@ def run_create(
             origin=dict(origin or {}),
             config=config_json,
             recipe=recipe,
+            reproduces=reproduces,
+            code_version=code_version(),
             created_by=user,
             max_attempts=int(conf.get("RUNS_MAX_ATTEMPTS")),
             queued_sent_at=timezone.now(),
@@ -267,7 +274,8 @@ def run_create(
                      object_repr=run.name or f"run {run.pk}",
                      after={"name": run.name, "graph": graph_revision.graph_id, "revision": graph_revision.number,
                             "dataset": dataset.pk, "dataset_version": version.number if version else None,
-                            "origin": run.origin or None, "init": run.init or None})
+                            "origin": run.origin or None, "init": run.init or None,
+                            **({"reproduces": reproduces.pk} if reproduces is not None else {})})
         event_emit(run_id=run.pk, event={"type": "status", "status": RunStatus.QUEUED, "detail": "queued"})
         _queue_train(run.pk)
     run.refresh_from_db()
@@ -299,6 +307,70 @@ def run_dataset_version_pick(*, dataset: Any, number: Any, init: dict[str, Any] 
         if pinned is not None:
             return DatasetVersion.objects.get(pk=pinned)
     return dataset_latest_version(dataset=dataset)
+
+
+@functools.cache
+def code_version() -> dict[str, str]:
+    """The Netloom this process runs: {"netloom": package version, "commit": git commit when the
+    code sits in a git checkout}. Read once per process; recorded on each run at creation."""
+    import importlib.metadata
+    import subprocess
+
+    found: dict[str, str] = {}
+    try:
+        found["netloom"] = importlib.metadata.version("netloom")
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    root = Path(__file__).resolve().parents[2]
+    if (root / ".git").exists():
+        try:
+            answer = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                                    text=True, timeout=5, check=False)
+        except (OSError, subprocess.SubprocessError):
+            answer = None
+        if answer is not None and answer.returncode == 0 and answer.stdout.strip():
+            found["commit"] = answer.stdout.strip()
+    return found
+
+
+def run_reproduction_dataset(run: Run) -> dict[str, Any]:
+    """What a reproduction of `run` trains on, as run_create's keyword arguments: the one place that
+    says which data a reproduction pins: the run's dataset and the version it was pinned to."""
+    pinned = run.dataset_version.number if run.dataset_version_id is not None else None
+    return {"dataset": run.dataset, "dataset_version": pinned}
+
+
+def run_reproduce(*, run: Run, user: AbstractBaseUser, deterministic: bool | None = None) -> Run:
+    """A new queued run repeating `run`: the same graph revision, data (recipe transforms and split),
+    config (seed included) and initialisation (a copy of the original's own `init/`, so a source
+    checkpoint pruned or rewritten since makes no difference), named "<name> (reproduction)" and
+    pointing back at it (`reproduces`). `deterministic` sets config.deterministic (None: as it was).
+
+    Refused (409 `not_reproducible`) for a run that trained nothing (imported weights) or whose
+    `init/` copy is gone.
+    """
+    from .checks import InitSource
+
+    if run.dataset_id is None or run.origin.get("kind") == "import":
+        raise Conflict("not_reproducible", f"Run {run.pk} recorded imported weights: there is no training to repeat.")
+    source = None
+    if run.init:
+        folder = conf.run_dir(run.pk) / "init"
+        if not folder.is_dir():
+            raise Conflict("not_reproducible",
+                           f"Run {run.pk} started from a checkpoint whose copy (init/) is no longer on the server.")
+        source = InitSource(path=folder, init=dict(run.init), problems=[])
+    config = dict(run.config)
+    if deterministic is not None:
+        config["deterministic"] = bool(deterministic)
+    recipe = run.recipe or {}
+    base = run.name or f"run {run.pk}"
+    return run_create(
+        user=user, team=run.team, graph_revision=run.graph_revision, **run_reproduction_dataset(run),
+        config=config, transforms=recipe.get("transforms"), split=recipe.get("split"),
+        name=run_name_clean(f"{base[:NAME_LENGTH - len(' (reproduction)')]} (reproduction)"),
+        tags=list(run.tags or []), init=None, init_source=source, reproduces=run,
+    )
 
 
 def run_team_limits_check(*, team: Any, devices: int) -> None:
@@ -447,7 +519,10 @@ def run_log(*, run_id: int, message: str, level: str = "info") -> None:
 __all__ = [
     "metrics_json",
     "run_config_parse",
+    "code_version",
     "run_create",
+    "run_reproduce",
+    "run_reproduction_dataset",
     "run_update",
     "run_tags_clean",
     "run_cancel",

@@ -44,6 +44,7 @@ API_ROUTES = [
     ("get", "/api/runs/{run}/"),
     ("patch", "/api/runs/{run}/"),
     ("post", "/api/runs/{run}/cancel/"),
+    ("post", "/api/runs/{run}/reproduce/"),
     ("get", "/api/runs/{run}/metrics/"),
     ("get", "/api/runs/compare/?ids={run}"),
     ("get", "/api/runs/columns/"),

@@ -919,6 +919,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/models/{id}/versions/{number}/lineage/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Where the version came from (its run, checkpoint and their upstream) and its aliases. */
+        get: operations["models_versions_lineage_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/ops/": {
         parameters: {
             query?: never;
@@ -1141,6 +1158,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runs/{id}/lineage/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description GET /api/runs/<id>/lineage/: the run's lineage (members of its team; a 404 for others). */
+        get: operations["runs_lineage_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/runs/{id}/metrics/": {
         parameters: {
             query?: never;
@@ -1172,6 +1206,26 @@ export interface paths {
         put?: never;
         /** @description The trained model's answer for raw input: {input: row | numbers}, {index}, or a multipart image. */
         post: operations["runs_predict_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runs/{id}/reproduce/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Queue a run repeating this one: same graph revision, data, config (seed) and initialisation
+         *     (201 with the new run, whose `reproduces` is this run's id).
+         */
+        post: operations["runs_reproduce_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2630,6 +2684,37 @@ export interface components {
              */
             b64: number;
         };
+        /** @description Where a run or model version came from and what came of it; `truncated`: a bound cut it. */
+        Lineage: {
+            root: string;
+            nodes: components["schemas"]["LineageNode"][];
+            edges: components["schemas"]["LineageEdge"][];
+            truncated: boolean;
+        };
+        LineageEdge: {
+            source: string;
+            target: string;
+            /** @description trained_on, checkpoint, finetune, resume, reproduced_by, registered, alias */
+            kind: string;
+        };
+        /** @description One node of a lineage: `data` holds what its kind knows (webapp/registry/lineage.py). */
+        LineageNode: {
+            id: string;
+            kind: components["schemas"]["LineageNodeKindEnum"];
+            label: string;
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * @description * `dataset` - dataset
+         *     * `run` - run
+         *     * `checkpoint` - checkpoint
+         *     * `model_version` - model_version
+         *     * `alias` - alias
+         * @enum {string}
+         */
+        LineageNodeKindEnum: "dataset" | "run" | "checkpoint" | "model_version" | "alias";
         /** @description A line for the run's log. */
         LogEvent: {
             /** @description The run's id. */
@@ -3581,6 +3666,12 @@ export interface components {
             readonly graph_params: {
                 [key: string]: unknown;
             } | null;
+            readonly reproduces: number | null;
+            /** @description The Netloom that created the run: package version and git commit (when known). */
+            readonly code_version: {
+                netloom?: string;
+                commit?: string;
+            };
             /** Format: date-time */
             readonly heartbeat_at: string | null;
             readonly created_by: string | null;
@@ -3704,6 +3795,11 @@ export interface components {
             file?: string | null;
         } & {
             [key: string]: unknown;
+        };
+        /** @description What POST /api/runs/<id>/reproduce/ takes (optional). */
+        RunReproduceRequest: {
+            /** @description Train with deterministic kernels only (config.deterministic); absent: as the original did. */
+            deterministic?: boolean | null;
         };
         /**
          * @description * `queued` - Queued
@@ -4352,6 +4448,11 @@ export interface components {
              * @default 0
              */
             seed?: number;
+            /**
+             * Deterministic
+             * @default false
+             */
+            deterministic?: boolean;
             /**
              * Precision
              * @default fp32
@@ -8848,6 +8949,67 @@ export interface operations {
             };
         };
     };
+    models_versions_lineage_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Hops between runs each way, 1..10 (default 3). */
+                depth?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Lineage"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     ops_retrieve: {
         parameters: {
             query?: never;
@@ -10091,6 +10253,66 @@ export interface operations {
             };
         };
     };
+    runs_lineage_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Hops between runs each way, 1..10 (default 3). */
+                depth?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Lineage"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     runs_metrics_retrieve: {
         parameters: {
             query?: {
@@ -10191,6 +10413,95 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PredictAnswer"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Signed in, but the role in the object's team is too low for this. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The request body is larger than the limit. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The body's content type is not one this operation reads. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    runs_reproduce_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this run. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["RunReproduceRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Run"];
                 };
             };
             /** @description The request is not valid (the body says which field and why). */

@@ -146,6 +146,17 @@ export default function ModelPage({ modelId }: { modelId: number }) {
                         "a deleted run"
                       )}
                       {v.source.checkpoint ? `, checkpoint ${String(v.source.checkpoint)}` : ", final weights"}
+                      {" · "}
+                      <a
+                        href={`${import.meta.env.BASE_URL}models/${model.id}/versions/${v.number}/lineage`}
+                        data-testid={`version-lineage-${v.number}`}
+                        onClick={(e) => {
+                          e.preventDefault();
+                          navigate(`/models/${model.id}/versions/${v.number}/lineage`);
+                        }}
+                      >
+                        lineage
+                      </a>
                     </td>
                     <td className="small">
                       {versionFigures(v.metrics)

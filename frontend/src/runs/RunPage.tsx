@@ -22,6 +22,7 @@ import { ResultsPanel } from "./ResultsPanel";
 import { RunPlacement } from "./RunPlacement";
 import { RegisterVersion } from "../models/RegisterVersion";
 import { versionLabel } from "../datasets/versions";
+import { ReproduceButton } from "./lineage/Reproduce";
 
 export default function RunPage({ runId }: { runId: number }) {
   const { canEdit } = useSession();
@@ -128,6 +129,18 @@ export default function RunPage({ runId }: { runId: number }) {
                 Run again
               </button>
             )}
+            <a
+              href={`${import.meta.env.BASE_URL}runs/${run.id}/lineage`}
+              data-testid="run-lineage"
+              title="Where this run came from and what came of it"
+              onClick={(e) => {
+                e.preventDefault();
+                navigate(`/runs/${run.id}/lineage`);
+              }}
+            >
+              Lineage
+            </a>
+            {canEdit && run.dataset !== null && <ReproduceButton run={run} />}
             {canEdit && active && (
               <button type="button" className="danger" data-testid="run-cancel" disabled={cancelling || run.cancel_requested} onClick={() => void cancel()}>
                 {run.cancel_requested ? "Cancelling…" : "Cancel run"}
@@ -152,6 +165,20 @@ export default function RunPage({ runId }: { runId: number }) {
             </span>
           </div>
           <RunPlacement run={run} />
+          {run.reproduces !== null && (
+            <p className="small" data-testid="run-reproduces">
+              Reproduces{" "}
+              <a
+                href={`${import.meta.env.BASE_URL}runs/${run.reproduces}`}
+                onClick={(e) => {
+                  e.preventDefault();
+                  navigate(`/runs/${run.reproduces}`);
+                }}
+              >
+                run #{run.reproduces}
+              </a>
+            </p>
+          )}
           {run.error && (
             <p className="error" role="alert" data-testid="run-error">
               {run.error}

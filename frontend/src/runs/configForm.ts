@@ -132,6 +132,12 @@ const FIELD_LIST: FieldEntry[] = [
   { path: "processes", label: "Processes", help: PROCESSES_HELP, optional: true },
   { path: "log_every", label: "Log every (steps)", help: "How often the training loss is recorded." },
   { path: "seed", label: "Seed" },
+  {
+    path: "deterministic",
+    label: "Deterministic",
+    help: "Deterministic kernels only: a GPU run then repeats bit for bit (a little slower). CPU runs repeat without it.",
+    optional: true,
+  },
 ];
 
 function fieldFrom(root: TrainConfigSchema["schema"], entry: FieldEntry): ConfigField | null {

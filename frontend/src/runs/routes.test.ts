@@ -11,6 +11,8 @@ describe("run routes and the Train button", () => {
     expect(parseRoute(BASE + "/runs", "?graph=x")).toEqual({ page: "runs", graphId: null });
     expect(parseRoute(BASE + "/runs/7/")).toEqual({ page: "run", runId: 7 });
     expect(parseRoute(BASE + "/graphs/3")).toEqual({ page: "editor", graphId: 3 });
+    expect(parseRoute(BASE + "/runs/7/lineage")).toEqual({ page: "lineage", runId: 7 });
+    expect(parseRoute(BASE + "/models/2/versions/3/lineage/")).toEqual({ page: "versionLineage", modelId: 2, version: 3 });
   });
 
   it("resumes the stream after the seq it asks for, over wss on https", () => {

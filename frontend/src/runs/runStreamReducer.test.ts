@@ -33,7 +33,7 @@ function run(overrides: Partial<Run> = {}): Run {
     config: { epochs: 10 }, recipe: {}, status: "running", progress: progress(0, null), latest_metrics: {}, final_metrics: {},
     error: "", cancel_requested: false, attempts: 1, max_attempts: 3, worker: "w1", heartbeat_at: null, created_by: "ada",
     created_at: "", started_at: null, finished_at: null, last_seq: 0, stream: "/ws/runs/7/", exports,
-    need: { kind: "cpu", devices: 1 }, priority: 0, queue: null, graph_params: null, device: "cpu",
+    need: { kind: "cpu", devices: 1 }, priority: 0, queue: null, graph_params: null, device: "cpu", reproduces: null, code_version: {},
     ...overrides,
   };
 }

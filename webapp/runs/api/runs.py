@@ -65,7 +65,7 @@ from ..selectors import (
     runs_columns,
     runs_filter,
 )
-from ..services import run_cancel, run_create, run_update
+from ..services import run_cancel, run_create, run_reproduce, run_update
 from ..stream.events import run_progress
 from .detail import (
     RunHead,
@@ -139,6 +139,14 @@ DATASET_VERSION_REF_SCHEMA = {
 }
 
 
+@extend_schema_field({
+    "type": "object", "description": "The Netloom that created the run: package version and git commit (when known).",
+    "properties": {"netloom": {"type": "string"}, "commit": {"type": "string"}},
+})
+class CodeVersionField(serializers.JSONField):
+    """{netloom, commit?} of the run (services.code_version)."""
+
+
 class RunSerializer(serializers.ModelSerializer):
     """A run as the API shows it."""
 
@@ -169,6 +177,7 @@ class RunSerializer(serializers.ModelSerializer):
     dataset_version = serializers.SerializerMethodField(
         help_text="{number, digest} of the dataset version the run trains on (null: none, imported weights)."
     )
+    code_version = CodeVersionField(read_only=True)
 
     class Meta:
         model = Run
@@ -177,7 +186,7 @@ class RunSerializer(serializers.ModelSerializer):
             "dataset", "dataset_name", "dataset_version", "config", "recipe", "init", "origin", "status", "progress",
             "latest_metrics", "final_metrics", "summary", "best_checkpoint", "duration_s", "error",
             "cancel_requested", "attempts", "max_attempts", "worker", "device", "need", "priority", "queue",
-            "graph_params", "heartbeat_at", "created_by", "created_at", "started_at", "finished_at", "last_seq", "stream", "exports",
+            "graph_params", "reproduces", "code_version", "heartbeat_at", "created_by", "created_at", "started_at", "finished_at", "last_seq", "stream", "exports",
         ]
         read_only_fields = fields
 
@@ -286,6 +295,15 @@ def _visible_tags(value: Any) -> Any:
             if problem is not None:
                 raise serializers.ValidationError(f"{tag!r}: {problem}")
     return value
+
+
+class RunReproduceSerializer(StrictSerializer):
+    """What POST /api/runs/<id>/reproduce/ takes (optional)."""
+
+    deterministic = serializers.BooleanField(
+        required=False, default=None, allow_null=True,
+        help_text="Train with deterministic kernels only (config.deterministic); absent: as the original did.",
+    )
 
 
 class RunUpdateSerializer(StrictSerializer):
@@ -427,6 +445,17 @@ class RunViewSet(TeamScopedMixin, mixins.ListModelMixin, mixins.RetrieveModelMix
         )
         run = self.get_queryset().get(pk=run.pk)
         return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=RunReproduceSerializer, responses={201: RunSerializer})
+    @action(detail=True, methods=["post"])
+    def reproduce(self, request: Request, pk: str | None = None) -> Response:
+        """Queue a run repeating this one: same graph revision, data, config (seed) and initialisation
+        (201 with the new run, whose `reproduces` is this run's id)."""
+        run = self.get_object()  # editors of the run's team; another team's run is a 404
+        body = RunReproduceSerializer(data=request.data if request.data else {})
+        body.is_valid(raise_exception=True)
+        created = run_reproduce(run=run, user=request.user, deterministic=body.validated_data.get("deterministic"))
+        return Response(RunSerializer(self.get_queryset().get(pk=created.pk)).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={200: RunSerializer, 202: RunSerializer})
     @action(detail=True, methods=["post"])
