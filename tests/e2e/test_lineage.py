@@ -42,7 +42,7 @@ def test_lineage_of_a_fine_tuned_run_and_its_reproduction(
     page.click(tid("run-lineage"))
     expect(page).to_have_url(f"{netloom_server.url}/app/runs/{tuned['id']}/lineage")
     canvas = page.locator(tid("lineage-page"))
-    dataset = canvas.locator(tid(f"lineage-node-dataset:{iris['id']}"))
+    dataset = canvas.locator(tid(f"lineage-node-dataset:{iris['id']}@1"))
     base = canvas.locator(tid(f"lineage-node-run:{source['id']}"))
     checkpoint = canvas.locator(tid(f"lineage-node-checkpoint:{source['id']}:best"))
     run = canvas.locator(tid(f"lineage-node-run:{tuned['id']}"))

@@ -89,6 +89,8 @@ def test_a_reproduction_trains_bit_identical_weights_on_cpu(fine_tuned: Any, api
         assert copy["status"] == "queued" and copy["reproduces"] == original["id"]
         assert copy["name"] == f"{original['name']} (reproduction)"
         assert (copy["graph_revision"], copy["dataset"]) == (original["graph_revision"], original["dataset"])
+        # The data it pins is the original's version, never "the latest".
+        assert copy["dataset_version"] == original["dataset_version"] and copy["dataset_version"]["digest"]
         assert copy["config"] == original["config"] and copy["config"]["seed"] == original["config"]["seed"]
         assert copy["init"] == original["init"]
         assert copy["code_version"]["netloom"]
@@ -138,11 +140,15 @@ def test_the_lineage_of_a_fine_tuned_run_names_its_dataset_source_run_and_checkp
     ids = {node["id"] for node in lineage["nodes"]}
     edges = {(e["source"], e["target"], e["kind"]) for e in lineage["edges"]}
     assert lineage["root"] == f"run:{tuned['id']}" and not lineage["truncated"]
-    assert [n["data"]["name"] for n in by_kind(lineage, "dataset")] == [dataset_a.name]
+    (data,) = by_kind(lineage, "dataset")
+    # The dataset version the run pinned, with its digest: the data is named by its bytes.
+    pinned = dataset_a.versions.get(number=1)
+    assert (data["data"]["name"], data["data"]["version"], data["data"]["digest"]) == (
+        dataset_a.name, 1, pinned.digest) and len(pinned.digest) == 64
     # dataset -> source run -> its best checkpoint -> the fine-tuned run -> model version -> alias
     checkpoint = f"checkpoint:{source['id']}:best"
     assert {f"run:{source['id']}", checkpoint, f"run:{tuned['id']}"} <= ids
-    assert (f"dataset:{dataset_a.id}", f"run:{source['id']}", "trained_on") in edges
+    assert (f"dataset:{dataset_a.id}@1", f"run:{source['id']}", "trained_on") in edges
     assert (f"run:{source['id']}", checkpoint, "checkpoint") in edges
     assert (checkpoint, f"run:{tuned['id']}", "finetune") in edges
     versions = by_kind(lineage, "model_version")
@@ -158,7 +164,7 @@ def test_the_lineage_of_a_fine_tuned_run_names_its_dataset_source_run_and_checkp
     assert (checkpoint, f"run:{tuned['id']}", "finetune") in {(e["source"], e["target"], e["kind"]) for e in down["edges"]}
     # From the model version: the same chain upstream.
     from_version = api_a.get(f"/api/models/{model['id']}/versions/1/lineage/").json()
-    assert {f"run:{source['id']}", checkpoint, f"run:{tuned['id']}", f"dataset:{dataset_a.id}"} <= {
+    assert {f"run:{source['id']}", checkpoint, f"run:{tuned['id']}", f"dataset:{dataset_a.id}@1"} <= {
         n["id"] for n in from_version["nodes"]}
 
     assert api_b.get(f"/api/runs/{tuned['id']}/lineage/").status_code == 404
