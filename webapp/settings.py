@@ -27,6 +27,10 @@ Environment (all optional on a developer machine):
     NETLOOM_IMAGE             the image a version's KServe InferenceService runs (and compose builds); default netloom:latest
     NETLOOM_MEDIA_CLAIM       the PersistentVolumeClaim holding MEDIA_ROOT on a Kubernetes cluster, named by
                               a version's KServe manifest (storage pvc://<it>/registry/...); default netloom-media
+    SERVING_PORT              the model server's port (`python -m serving`; `make run` starts it there and the
+                              front sends /v2/ to it); default 8090
+    SERVING_DEFAULT_ALIAS     the alias `/v2/models/<served>/infer` answers with (a model's `endpoint`); default
+                              production
     NETLOOM_MAX_WEIGHTS_BYTES largest weights file imported as a first checkpoint; default the upload limit
     NETLOOM_DISK_MARGIN_BYTES space a large write leaves free on MEDIA_ROOT's volume (an upload that would
                               leave less is refused with 507); below it /healthz says "disk": "low";

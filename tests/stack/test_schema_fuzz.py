@@ -58,6 +58,12 @@ BUSINESS_RULES = {
     "GET /api/runs/": "filter is an expression of the runs query language, a grammar the schema cannot state",
     "GET /api/teams/{id}/audit/": "object is type:id; until must be after since",
     "GET /api/teams/{id}/audit/export/": "object is type:id; until must be after since",
+    "GET /api/runs/columns/": "filter is an expression of the runs query language, a grammar the schema cannot state",
+    "PATCH /api/teams/{id}/members/{user_id}/": "role is the field to change (a PATCH body reads as all-optional); "
+                                                "a team keeps at least one admin",
+    "POST /api/auth/password/": "old_password must be the current password",
+    "POST /api/auth/tokens/": "the team must be one of yours",
+    "POST /api/teams/{id}/invitations/": "exactly one of email and username; not someone already a member",
 }
 
 

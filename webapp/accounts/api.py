@@ -51,7 +51,8 @@ class CredentialsSerializer(StrictSerializer):
     password = serializers.CharField(max_length=512, trim_whitespace=False)
 
 
-@extend_schema_field({"oneOf": [{"type": "integer"}, {"type": "string"}], "nullable": True})
+@extend_schema_field({"oneOf": [{"type": "integer", "minimum": 1, "maximum": 2**63 - 1},
+                               {"type": "string", "maxLength": 100}], "nullable": True})
 class TeamRefField(serializers.Field):
     """A team by id (`3`, `"3"`) or by name (`"Vision"`); the service checks it is the user's."""
 

@@ -78,7 +78,7 @@ def test_a_revoke_over_rest_refuses_the_very_next_request(api_a, finished):
     token_id = (token_id["results"] if isinstance(token_id, dict) else token_id)[0]["id"]
     assert api_a.delete(f"/api/auth/tokens/{token_id}/").status_code == 204
     refused = api_a.get(url)
-    assert refused.status_code == 401 and refused.json()["error"]["code"] == "authentication_failed"
+    assert refused.status_code == 401 and refused.json()["error"]["code"] == "token_revoked"
 
 
 def test_two_changes_in_one_transaction_with_a_read_between_are_both_seen(client_for, make_user, team_a, finished):
@@ -107,7 +107,7 @@ def test_a_token_that_expires_while_its_lookup_is_kept_is_refused(client_for, ma
     later = timezone.now() + timedelta(minutes=6)
     monkeypatch.setattr(timezone, "now", lambda: later)
     refused = api.get(url)
-    assert refused.status_code == 401 and refused.json()["error"]["code"] == "authentication_failed"
+    assert refused.status_code == 401 and refused.json()["error"]["code"] == "token_expired"
 
 
 def test_a_disabled_user_is_refused_on_the_next_request(api_a, user_a, finished):

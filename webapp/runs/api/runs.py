@@ -260,7 +260,7 @@ class RunCreateSerializer(TrainingSettingHints, StrictSerializer):
     graph_revision = IdField(required=False)
     dataset = IdField()
     dataset_version = serializers.IntegerField(
-        required=False, default=None, allow_null=True, min_value=1,
+        required=False, default=None, allow_null=True, min_value=1, max_value=2**31 - 1,
         help_text="The version number of `dataset` to train on (default: its newest ready version).",
     )
     config = serializers.JSONField(required=False, default=dict)
