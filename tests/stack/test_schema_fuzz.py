@@ -58,6 +58,7 @@ BUSINESS_RULES = {
     "GET /api/runs/": "filter is an expression of the runs query language, a grammar the schema cannot state",
     "GET /api/teams/{id}/audit/": "object is type:id; until must be after since",
     "GET /api/teams/{id}/audit/export/": "object is type:id; until must be after since",
+    "POST /api/datasets/{id}/versions/": "a built-in dataset has one version; the file must be of the dataset's kind",
     "GET /api/runs/columns/": "filter is an expression of the runs query language, a grammar the schema cannot state",
     "PATCH /api/teams/{id}/members/{user_id}/": "role is the field to change (a PATCH body reads as all-optional); "
                                                 "a team keeps at least one admin",

@@ -327,8 +327,10 @@ class DatasetViewSet(
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("from", int, required=True, description="The version compared from."),
-            OpenApiParameter("to", int, required=True, description="The version compared to."),
+            OpenApiParameter("from", {"type": "integer", "minimum": 1, "maximum": 2**31 - 1}, required=True,
+                             description="The version compared from."),
+            OpenApiParameter("to", {"type": "integer", "minimum": 1, "maximum": 2**31 - 1}, required=True,
+                             description="The version compared to."),
             OpenApiParameter("key", str, required=False,
                              description="A CSV column that identifies a row (else rows are matched by content)."),
         ],
