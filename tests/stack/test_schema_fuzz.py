@@ -79,9 +79,10 @@ def _config_file(directory: Path) -> Path:
     return path
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def fresh_stack(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """A stack of its own: with a fixed seed, the same objects give the same generated cases."""
+    """A stack of its own for each test: with a fixed seed, the same objects give the same generated
+    cases, and the generated DELETEs (a token, a membership) cannot leave the next test signed out."""
     import redis
 
     try:

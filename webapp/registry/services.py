@@ -241,7 +241,7 @@ def alias_request(
 
 
 def _pending(*, locked: RegisteredModel, approval_id: int) -> AliasApproval:
-    approval = (AliasApproval.objects.select_for_update().select_related("version", "requested_by")
+    approval = (AliasApproval.objects.select_for_update(of=("self",)).select_related("version", "requested_by")
                 .filter(model=locked, pk=approval_id).first())
     if approval is None:
         raise NotFound("approval_missing", f"Model {locked.name!r} has no approval request {approval_id}.")
