@@ -85,6 +85,10 @@ def audit_filter(params: Any, known: frozenset[str]) -> AuditFilter:
         listed = ", ".join(sorted(known))
         raise ApiError(400, "invalid", f"Unknown parameter {', '.join(map(repr, unknown))}; the audit log takes "
                        f"{listed}.", fields={name: [f"Not a parameter of the audit log ({listed})."] for name in unknown})
+    for name in FILTERS:  # checked before the export starts streaming: PostgreSQL refuses NUL in a text value
+        value = params.get(name) or ""
+        if "\x00" in value or len(value) > 200:
+            raise _bad(name, "At most 200 characters, without the NUL character.")
     object_type = object_id = None
     raw_object = (params.get("object") or "").strip()
     if raw_object:
