@@ -75,7 +75,8 @@ def _moment(params: Any, name: str, *, end_of_day: bool = False) -> datetime | N
         moment = datetime.combine(day, time.max if end_of_day else time.min)
     if moment is None:
         raise _bad(name, f"{raw!r} is not an ISO-8601 date or date-time (2026-01-31 or 2026-01-31T12:00:00Z).")
-    return moment if timezone.is_aware(moment) else moment.replace(tzinfo=UTC)
+    # In UTC: PostgreSQL refuses the offsets beyond +-15:59 that ISO-8601 (and Python) allow.
+    return (moment if timezone.is_aware(moment) else moment.replace(tzinfo=UTC)).astimezone(UTC)
 
 
 def audit_filter(params: Any, known: frozenset[str]) -> AuditFilter:
