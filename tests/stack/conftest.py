@@ -46,15 +46,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
     Uploads go through the worker (NETLOOM_DATASET_PROCESSING=celery), as under `make run`.
     """
-    import redis
-
-    try:
-        redis.Redis.from_url("redis://127.0.0.1:6379/5", socket_timeout=2).ping()
-        server = RedisServer.shared(db=5)
-    except redis.RedisError:
-        if not RedisServer.available():
-            pytest.skip("needs Redis on 127.0.0.1:6379 or a redis-server binary")
-        server = RedisServer.private(tmp_path_factory.mktemp("redis"))
+    server = RedisServer.for_tests(lambda: tmp_path_factory.mktemp("redis"))
     with ServiceStack(
         tmp_path_factory.mktemp("stack"), server, step_delay=E2E_STEP_DELAY, dataset_processing="celery"
     ) as running:

@@ -91,6 +91,21 @@ class RedisServer:
         server.start()
         return server
 
+    @classmethod
+    def for_tests(cls, folder: Any, db: int = 5) -> RedisServer:
+        """The machine's Redis (db `db`) when it answers, else a private redis-server in the folder
+        `folder()` makes (pytest.skip when neither is there)."""
+        import pytest
+        import redis
+
+        try:
+            redis.Redis.from_url(f"redis://127.0.0.1:6379/{db}", socket_timeout=2).ping()
+            return cls.shared(db=db)
+        except redis.RedisError:
+            if not cls.available():
+                pytest.skip("needs Redis on 127.0.0.1:6379 or a redis-server binary")
+            return cls.private(folder())
+
     @staticmethod
     def available() -> bool:
         """True when a redis-server binary is installed (private servers need it)."""

@@ -22,15 +22,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def drain_stack(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    import redis
-
-    try:
-        redis.Redis.from_url("redis://127.0.0.1:6379/5", socket_timeout=2).ping()
-        server = RedisServer.shared(db=5)
-    except redis.RedisError:
-        if not RedisServer.available():
-            pytest.skip("needs Redis on 127.0.0.1:6379 or a redis-server binary")
-        server = RedisServer.private(tmp_path_factory.mktemp("redis"))
+    server = RedisServer.for_tests(lambda: tmp_path_factory.mktemp("redis"))
     with ServiceStack(tmp_path_factory.mktemp("drain"), server, step_delay=E2E_STEP_DELAY) as running:
         yield running
 

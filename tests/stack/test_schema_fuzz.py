@@ -83,15 +83,7 @@ def _config_file(directory: Path) -> Path:
 def fresh_stack(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """A stack of its own for each test: with a fixed seed, the same objects give the same generated
     cases, and the generated DELETEs (a token, a membership) cannot leave the next test signed out."""
-    import redis
-
-    try:
-        redis.Redis.from_url("redis://127.0.0.1:6379/5", socket_timeout=2).ping()
-        server = RedisServer.shared(db=5)
-    except redis.RedisError:
-        if not RedisServer.available():
-            pytest.skip("needs Redis on 127.0.0.1:6379 or a redis-server binary")
-        server = RedisServer.private(tmp_path_factory.mktemp("redis"))
+    server = RedisServer.for_tests(lambda: tmp_path_factory.mktemp("redis"))
     with ServiceStack(tmp_path_factory.mktemp("fuzz-stack"), server) as running:
         yield running
 
