@@ -46,7 +46,8 @@ def seed(count: int) -> dict[str, Any]:
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
-    from webapp.accounts.services import membership_add, team_create
+    from webapp.accounts.services.memberships import membership_add
+    from webapp.accounts.services.teams import team_create
     from webapp.audit.models import AuditEntry
 
     team = team_create(name="Bench")

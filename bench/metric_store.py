@@ -154,7 +154,9 @@ def world() -> tuple[Any, Callable[[], Any], str]:
     """(user, make_run(), API token) on the bench database."""
     from django.contrib.auth import get_user_model
 
-    from webapp.accounts.services import membership_add, team_create, token_create
+    from webapp.accounts.services.memberships import membership_add
+    from webapp.accounts.services.teams import team_create
+    from webapp.accounts.services.tokens import token_create
     from webapp.datasets.services import dataset_builtin_create
     from webapp.graphs.services import graph_create
     from webapp.runs.services import run_create

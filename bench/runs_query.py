@@ -52,7 +52,8 @@ def seed(count: int) -> dict[str, Any]:
     """`count` runs of one team; returns the truth the checks compare with."""
     from django.contrib.auth import get_user_model
 
-    from webapp.accounts.services import membership_add, team_create
+    from webapp.accounts.services.memberships import membership_add
+    from webapp.accounts.services.teams import team_create
     from webapp.datasets.services import dataset_builtin_create
     from webapp.graphs.services import graph_create, revision_save
     from webapp.runs.models import Checkpoint, Run, RunStatus

@@ -468,7 +468,7 @@ NETLOOM_HTTP_HANDLER = os.environ.get("NETLOOM_HTTP_HANDLER", "wsgi")
 if NETLOOM_HTTP_HANDLER not in ("wsgi", "asgi"):
     raise RuntimeError(f"NETLOOM_HTTP_HANDLER={NETLOOM_HTTP_HANDLER!r}: expected wsgi or asgi")
 NETLOOM_MAX_TOKENS_PER_USER = env_int("NETLOOM_MAX_TOKENS_PER_USER", 100)
-# How long a team invitation may be accepted (webapp/accounts/services.py::invitation_create).
+# How long a team invitation may be accepted (webapp/accounts/services/invitations.py::invitation_create).
 NETLOOM_INVITATION_DAYS = env_int("NETLOOM_INVITATION_DAYS", 7)
 
 # --- e-mail (invitations) ---------------------------------------------------------------------

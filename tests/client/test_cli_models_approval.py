@@ -19,7 +19,9 @@ def test_an_editor_asks_and_an_admin_approves(
 ) -> None:
     from django.contrib.auth import get_user_model
 
-    from webapp.accounts.services import membership_add, team_create, team_update, token_create
+    from webapp.accounts.services.memberships import membership_add
+    from webapp.accounts.services.teams import team_create, team_update
+    from webapp.accounts.services.tokens import token_create
     from webapp.registry.models import ModelVersion, RegisteredModel
 
     team = team_create(name="Team A")

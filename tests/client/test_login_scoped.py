@@ -23,7 +23,8 @@ def service(live_server: Any, settings: Any, tmp_path: Path, monkeypatch: pytest
     """alice (admin of Team A and of Team B) and the live server; no login stored yet."""
     from django.contrib.auth import get_user_model
 
-    from webapp.accounts.services import membership_add, team_create
+    from webapp.accounts.services.memberships import membership_add
+    from webapp.accounts.services.teams import team_create
     from webapp.settings import caches
 
     settings.CACHES = caches("redis", settings.REDIS_URL, f"test-{uuid.uuid4().hex}")

@@ -35,7 +35,8 @@ MODEL_BACKEND = "django.contrib.auth.backends.ModelBackend"
 
 @pytest.fixture
 def two_teams(django_user_model: Any) -> dict[str, Any]:
-    from webapp.accounts.services import membership_add, team_create
+    from webapp.accounts.services.memberships import membership_add
+    from webapp.accounts.services.teams import team_create
 
     user = django_user_model.objects.create_user(username="ada", password="old-password")
     first, second = team_create(name="First", creator=user), team_create(name="Second")
@@ -83,7 +84,7 @@ def test_a_signed_in_session_names_its_user_and_all_their_teams(client: Any, two
 def test_a_read_token_may_infer_and_a_team_bound_token_sees_its_team_only(two_teams: dict[str, Any]) -> None:
     """Every model server route only reads: a read-scope token calls it; a bound token, one team."""
     from serving.registry_link import RegistryDirectory
-    from webapp.accounts.services import token_create
+    from webapp.accounts.services.tokens import token_create
 
     directory, user = RegistryDirectory(), two_teams["user"]
     _, read = token_create(user=user, name="read", scope="read")

@@ -19,7 +19,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from webapp.accounts.models import Role
-from webapp.accounts.services import membership_add, team_create, token_create
+from webapp.accounts.services.memberships import membership_add
+from webapp.accounts.services.teams import team_create
+from webapp.accounts.services.tokens import token_create
 from webapp.settings import caches
 
 

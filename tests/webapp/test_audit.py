@@ -180,7 +180,7 @@ def test_an_entry_lives_and_dies_with_its_change(team_a: Any, user_a: Any, make_
     assert AuditEntry.objects.count() == before
 
     # A service that refuses after recording (the last admin may not leave) leaves none either.
-    from webapp.accounts.services import membership_add, membership_remove
+    from webapp.accounts.services.memberships import membership_add, membership_remove
     from webapp.errors import DomainError
 
     with pytest.raises(DomainError):

@@ -116,7 +116,7 @@ def _extra_objects(**base: Any) -> dict[str, Any]:
 @pytest.fixture
 def team_a_world(team_a, user_a, make_user, client_for, valid_spec) -> dict[str, Any]:
     """Objects of team A (names carry MARKER) and the values of every placeholder."""
-    from webapp.accounts.services import token_create
+    from webapp.accounts.services.tokens import token_create
     from webapp.datasets.services import dataset_builtin_create
     from webapp.graphs.services import graph_create
 

@@ -29,7 +29,6 @@ from webapp.api.lockout import SIGN_IN_SCOPE, SignInRateThrottle, password_sign_
 from webapp.api.mixins import TeamScopedMixin
 from webapp.api.serializers import ColumnBounds, KnownFieldsOnly, NameField, StrictSerializer
 
-from . import services
 from .models import ApiToken, Invitation, Membership, Role, Team, TokenScope
 from .selectors import (
     invitation_for_secret,
@@ -39,6 +38,16 @@ from .selectors import (
     teams_for_user,
     token_team_id,
 )
+from .services.invitations import (
+    GONE_REASONS,
+    invitation_accept,
+    invitation_create,
+    invitation_revoke,
+)
+from .services.memberships import membership_add, membership_remove, membership_role_set
+from .services.teams import team_create, team_update
+from .services.tokens import MAX_TOKEN_DAYS, token_create, token_revoke
+from .services.users import user_password_change
 
 User = get_user_model()
 
@@ -72,7 +81,7 @@ class TokenOptionsSerializer(StrictSerializer):
 
     name = NameField(max_length=100, required=False, allow_blank=True, default="")
     expires_in_days = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, max_value=services.MAX_TOKEN_DAYS
+        required=False, allow_null=True, min_value=1, max_value=MAX_TOKEN_DAYS
     )
     expires_at = serializers.DateTimeField(
         required=False, allow_null=True, help_text="When the token stops signing in (in the future)."
@@ -303,7 +312,7 @@ class TokenObtainView(APIView):
         # A token sign-in is a sign-in: last_login moves and the failure count (django-axes)
         # starts again, as a session login does through login().
         user_logged_in.send(sender=type(user), request=request._request, user=user)
-        token, raw = services.token_create(user=user, **_token_options(payload.validated_data))
+        token, raw = token_create(user=user, **_token_options(payload.validated_data))
         token.token = raw  # type: ignore[attr-defined]
         return Response(NewTokenSerializer(token).data, status=status.HTTP_201_CREATED)
 
@@ -328,12 +337,12 @@ class TokenViewSet(
     def create(self, request: Request) -> Response:
         payload = TokenCreateSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        token, raw = services.token_create(user=request.user, **_token_options(payload.validated_data))
+        token, raw = token_create(user=request.user, **_token_options(payload.validated_data))
         token.token = raw  # type: ignore[attr-defined]
         return Response(NewTokenSerializer(token).data, status=status.HTTP_201_CREATED)
 
     def perform_destroy(self, instance: ApiToken) -> None:
-        services.token_revoke(token=instance, actor=self.request.user)
+        token_revoke(token=instance, actor=self.request.user)
 
 
 # --- browser session ----------------------------------------------------------------------
@@ -423,7 +432,7 @@ class PasswordChangeView(APIView):
     def post(self, request: Request) -> Response:
         payload = PasswordChangeSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        services.user_password_change(
+        user_password_change(
             user=request.user,
             old_password=payload.validated_data["old_password"],
             new_password=payload.validated_data["new_password"],
@@ -472,14 +481,14 @@ class TeamViewSet(
         team = self.get_object()  # a foreign team is a 404, a non-admin's write a 403
         payload = TeamUpdateSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        team = services.team_update(team=team, **payload.validated_data)
+        team = team_update(team=team, **payload.validated_data)
         return Response(TeamDetailSerializer(team, context={"request": request}).data)
 
     def perform_create(self, serializer: TeamSerializer) -> None:
         if token_team_id(self.request.user) is not None:
             raise ApiError(status.HTTP_403_FORBIDDEN, "token_team",
                            "This token is bound to one team: it cannot make another. Use an unbound token.")
-        serializer.instance = services.team_create(
+        serializer.instance = team_create(
             name=serializer.validated_data["name"], creator=self.request.user
         )
 
@@ -506,7 +515,7 @@ class TeamMemberView(TeamScopedMixin, generics.GenericAPIView):
         if user is None:
             raise exceptions.ValidationError({"username": ["No such user."]})
         existed = Membership.objects.filter(team=team, user=user).exists()
-        membership = services.membership_add(
+        membership = membership_add(
             team=team, user=user, role=payload.validated_data["role"], actor=request.user
         )
         return Response(
@@ -540,7 +549,7 @@ class TeamMemberDetailView(TeamScopedMixin, generics.GenericAPIView):
         team = self.get_object()
         payload = MemberRoleSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
-        membership = services.membership_role_set(
+        membership = membership_role_set(
             team=team, user_id=user_id, role=payload.validated_data["role"], actor=request.user
         )
         return Response(MemberSerializer(membership).data)
@@ -549,7 +558,7 @@ class TeamMemberDetailView(TeamScopedMixin, generics.GenericAPIView):
     def delete(self, request: Request, pk: int, user_id: int) -> Response:
         team = self.get_object()
         user = get_object_or_404(User, pk=user_id, memberships__team=team)
-        services.membership_remove(team=team, user=user, actor=request.user)
+        membership_remove(team=team, user=user, actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -585,7 +594,7 @@ class TeamInvitationsView(TeamScopedMixin, generics.GenericAPIView):
         payload = InvitationCreateSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         base = accept_url_base(request)
-        invitation, raw, mailed = services.invitation_create(
+        invitation, raw, mailed = invitation_create(
             team=team,
             invited_by=request.user,
             role=payload.validated_data["role"],
@@ -613,7 +622,7 @@ class TeamInvitationDetailView(TeamScopedMixin, generics.GenericAPIView):
     def delete(self, request: Request, pk: int, iid: int) -> Response:
         team = self.get_object()
         invitation = get_object_or_404(Invitation, pk=iid, team=team)
-        services.invitation_revoke(invitation=invitation, actor=request.user)
+        invitation_revoke(invitation=invitation, actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -642,7 +651,7 @@ class InvitationView(APIView):
             "expires_at": invitation.expires_at,
             "state": state,
             "valid": state == "pending",
-            "reason": services.GONE_REASONS.get(state),
+            "reason": GONE_REASONS.get(state),
         }).data)
 
 
@@ -669,7 +678,7 @@ class InvitationAcceptView(APIView):
                 "Sign in to accept as yourself, or choose a username and password for a new account.",
                 fields={"username": ["Choose a username."], "password": ["Choose a password."]},
             )
-        membership = services.invitation_accept(
+        membership = invitation_accept(
             raw_token=token,
             user=None if new_account else request.user,
             username=username,

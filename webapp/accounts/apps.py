@@ -20,7 +20,7 @@ class AccountsConfig(AppConfig):
 
         from . import oidc  # noqa: F401  (its deploy check: the SSO provider answers)
         from .models import ApiToken
-        from .services import token_forget, user_tokens_forget
+        from .services.tokens import token_forget, user_tokens_forget
 
         def user_saved(sender, instance, created, update_fields=None, **kwargs):  # type: ignore[no-untyped-def]
             if not created and set(update_fields or ()) != {"last_login"}:  # a sign-in changes nothing kept

@@ -7,7 +7,7 @@ redirects to the provider's authorization endpoint with a state, a nonce and a P
 in the session; the provider sends the browser back to `/auth/oidc/callback/` (OidcCallbackView),
 whose backend (OidcBackend) trades the code for tokens, checks the ID token's signature (the
 provider's JWKS), issuer, audience and nonce, reads the userinfo, and hands the claims to
-`services.sso_sign_in` (the account, its memberships from the groups claim). A failure lands on
+`services.sso.sso_sign_in` (the account, its memberships from the groups claim). A failure lands on
 the sign-in page with `?sso_error=<code>`, which the page turns into a sentence.
 """
 
@@ -31,7 +31,7 @@ from mozilla_django_oidc.views import OIDCAuthenticationCallbackView, OIDCAuthen
 
 from webapp.errors import DomainError
 
-from . import services
+from .services.sso import sso_sign_in
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ def _require_enabled() -> None:
 
 
 class OidcBackend(OIDCAuthenticationBackend):
-    """mozilla-django-oidc's code flow; the account and its teams come from services.sso_sign_in."""
+    """mozilla-django-oidc's code flow; the account and its teams come from services.sso.sso_sign_in."""
 
     get_settings = staticmethod(oidc_setting)
 
@@ -186,7 +186,7 @@ class OidcBackend(OIDCAuthenticationBackend):
 
     def get_or_create_user(self, access_token: str, id_token: str, payload: dict[str, Any]) -> Any:
         claims = self.get_userinfo(access_token, id_token, payload)
-        return services.sso_sign_in(
+        return sso_sign_in(
             issuer=settings.NETLOOM_OIDC_ISSUER,
             claims=claims,
             groups_claim=settings.NETLOOM_OIDC_GROUPS_CLAIM,

@@ -23,7 +23,7 @@ from webapp.accounts.selectors import (
     token_find,
     user_for_token,
 )
-from webapp.accounts.services import token_touch
+from webapp.accounts.services.tokens import token_touch
 from webapp.api.errors import ApiError
 
 KEYWORD = "Bearer"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from webapp.accounts.services import invitation_create
+from webapp.accounts.services.invitations import invitation_create
 
 
 def objects(*, team: Any, user: Any, dataset: Any, revision: Any) -> dict[str, Any]:

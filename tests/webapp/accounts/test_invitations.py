@@ -210,9 +210,9 @@ def test_password_change_keeps_this_session_and_ends_others(user_a):
 
 
 def test_pending_invitations_are_bounded(api_a, team_a, monkeypatch):
-    from webapp.accounts import services
+    from webapp.accounts.services import invitations
 
-    monkeypatch.setattr(services, "MAX_PENDING_INVITATIONS", 2)
+    monkeypatch.setattr(invitations, "MAX_PENDING_INVITATIONS", 2)
     made = [invite(api_a, team_a.pk, email=f"p{i}@example.org").json() for i in range(2)]
     refused = invite(api_a, team_a.pk, email="p2@example.org")
     assert refused.status_code == 409 and refused.json()["error"]["code"] == "too_many_invitations"

@@ -15,7 +15,9 @@ from rest_framework.test import APIClient
 
 from webapp.accounts import oidc
 from webapp.accounts.models import Membership, OidcIdentity, Role, Team
-from webapp.accounts.services import membership_add, sso_sign_in, team_create
+from webapp.accounts.services.memberships import membership_add
+from webapp.accounts.services.sso import sso_sign_in
+from webapp.accounts.services.teams import team_create
 from webapp.errors import DomainError
 from webapp.settings import oidc_team_map
 

@@ -42,7 +42,7 @@ def test_expired_and_revoked_tokens_do_not_count(user_a: Any, settings: Any) -> 
 
     from django.utils import timezone
 
-    from webapp.accounts.services import token_create, token_revoke
+    from webapp.accounts.services.tokens import token_create, token_revoke
 
     settings.NETLOOM_MAX_TOKENS_PER_USER = 1
     ApiToken.objects.filter(user=user_a).delete()

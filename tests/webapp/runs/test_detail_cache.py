@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from django.core.cache import cache
 
-from webapp.accounts.services import membership_remove, token_revoke
+from webapp.accounts.services.memberships import membership_remove
+from webapp.accounts.services.tokens import token_revoke
 from webapp.datasets.services import dataset_rename
 from webapp.graphs.services import graph_rename
 from webapp.jobs.models import Job

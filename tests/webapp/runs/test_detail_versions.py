@@ -16,7 +16,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from webapp.accounts.models import ApiToken, Role
-from webapp.accounts.services import membership_add, membership_remove, token_touch
+from webapp.accounts.services.memberships import membership_add, membership_remove
+from webapp.accounts.services.tokens import token_touch
 from webapp.datasets.services import dataset_rename
 from webapp.graphs.services import graph_rename
 from webapp.runs.models import Run, RunStatus

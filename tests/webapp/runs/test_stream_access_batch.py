@@ -20,7 +20,8 @@ from django.db import OperationalError, connection
 from django.utils import timezone
 
 from webapp.accounts.models import ApiToken, Role
-from webapp.accounts.services import membership_remove, token_create, token_revoke
+from webapp.accounts.services.memberships import membership_remove
+from webapp.accounts.services.tokens import token_create, token_revoke
 from webapp.runs.stream.routing import websocket_urlpatterns
 from webapp.runs.stream.stream_access import (
     CLOSE_NOT_FOUND,

@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from webapp.accounts.models import Role
-from webapp.accounts.services import user_create
+from webapp.accounts.services.users import user_create
 
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "demo"
