@@ -2,39 +2,49 @@
 
 from django.urls import path
 
-from . import api
+from .api.invitations import (
+    InvitationAcceptView,
+    InvitationView,
+    TeamInvitationDetailView,
+    TeamInvitationsView,
+)
+from .api.members import TeamMemberDetailView, TeamMemberView
+from .api.passwords import PasswordChangeView
+from .api.session import AuthConfigView, CsrfView, LoginView, LogoutView, MeView
+from .api.teams import TeamViewSet
+from .api.tokens import TokenObtainView, TokenViewSet
 
-tokens = api.TokenViewSet.as_view({"get": "list", "post": "create"})
-token = api.TokenViewSet.as_view({"get": "retrieve", "delete": "destroy"})
-teams = api.TeamViewSet.as_view({"get": "list", "post": "create"})
-team = api.TeamViewSet.as_view({"get": "retrieve", "patch": "partial_update"})
+tokens = TokenViewSet.as_view({"get": "list", "post": "create"})
+token = TokenViewSet.as_view({"get": "retrieve", "delete": "destroy"})
+teams = TeamViewSet.as_view({"get": "list", "post": "create"})
+team = TeamViewSet.as_view({"get": "retrieve", "patch": "partial_update"})
 
 urlpatterns = [
-    path("auth/token/", api.TokenObtainView.as_view(), name="auth-token"),
+    path("auth/token/", TokenObtainView.as_view(), name="auth-token"),
     path("auth/tokens/", tokens, name="auth-tokens"),
     path("auth/tokens/<int:pk>/", token, name="auth-token-detail"),
-    path("auth/csrf/", api.CsrfView.as_view(), name="auth-csrf"),
-    path("auth/login/", api.LoginView.as_view(), name="auth-login"),
-    path("auth/config/", api.AuthConfigView.as_view(), name="auth-config"),
-    path("auth/logout/", api.LogoutView.as_view(), name="auth-logout"),
-    path("auth/me/", api.MeView.as_view(), name="auth-me"),
-    path("auth/password/", api.PasswordChangeView.as_view(), name="auth-password"),
+    path("auth/csrf/", CsrfView.as_view(), name="auth-csrf"),
+    path("auth/login/", LoginView.as_view(), name="auth-login"),
+    path("auth/config/", AuthConfigView.as_view(), name="auth-config"),
+    path("auth/logout/", LogoutView.as_view(), name="auth-logout"),
+    path("auth/me/", MeView.as_view(), name="auth-me"),
+    path("auth/password/", PasswordChangeView.as_view(), name="auth-password"),
     path("teams/", teams, name="team-list"),
     path("teams/<int:pk>/", team, name="team-detail"),
-    path("teams/<int:pk>/members/", api.TeamMemberView.as_view(), name="team-members"),
+    path("teams/<int:pk>/members/", TeamMemberView.as_view(), name="team-members"),
     path(
         "teams/<int:pk>/members/<int:user_id>/",
-        api.TeamMemberDetailView.as_view(),
+        TeamMemberDetailView.as_view(),
         name="team-member-detail",
     ),
-    path("teams/<int:pk>/invitations/", api.TeamInvitationsView.as_view(), name="team-invitations"),
+    path("teams/<int:pk>/invitations/", TeamInvitationsView.as_view(), name="team-invitations"),
     path(
         "teams/<int:pk>/invitations/<int:iid>/",
-        api.TeamInvitationDetailView.as_view(),
+        TeamInvitationDetailView.as_view(),
         name="team-invitation-detail",
     ),
-    path("invitations/<str:token>/", api.InvitationView.as_view(), name="invitation"),
-    path("invitations/<str:token>/accept/", api.InvitationAcceptView.as_view(), name="invitation-accept"),
+    path("invitations/<str:token>/", InvitationView.as_view(), name="invitation"),
+    path("invitations/<str:token>/accept/", InvitationAcceptView.as_view(), name="invitation-accept"),
 ]
 
 # Every route above, with placeholders, for tests/webapp/test_isolation.py.
