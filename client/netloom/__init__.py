@@ -3,8 +3,9 @@
 Needs only httpx, websockets and tqdm: neither torch nor Django is imported.
 """
 
-from netloom.client import FINAL_STATUSES, Client
+from netloom.client import Client
 from netloom.errors import ApiError, ConnectionFailed, DatasetFailed, NetloomError, NotLoggedIn
+from netloom.resources.stream import FINAL_STATUSES
 
 __all__ = [
     "ApiError",

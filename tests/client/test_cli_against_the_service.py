@@ -130,7 +130,7 @@ def test_explain_names_the_predicted_class(
         for job in Job.objects.filter(kind="runs.explain", state="queued"):
             job_execute(job.pk)
 
-    monkeypatch.setattr("netloom.client.time.sleep", worker_turn)
+    monkeypatch.setattr("netloom.resources.jobs.time.sleep", worker_turn)
     assert main(["explain", str(run.pk), "--index", "0", "--method", "saliency"]) == 0
     out = capsys.readouterr().out
     prediction = next(line for line in out.splitlines() if "prediction:" in line)
@@ -156,7 +156,7 @@ def test_models_formats_builds_pt2_and_int8_and_prints_their_figures(
         for job in Job.objects.filter(kind="registry.formats", state="queued"):
             job_execute(job.pk)
 
-    monkeypatch.setattr("netloom.client.time.sleep", worker_turn)
+    monkeypatch.setattr("netloom.resources.jobs.time.sleep", worker_turn)
     assert main(["models", "formats", str(model.pk), "1"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("pt2: model.pt2 ") and "\nint8: model.int8.pt2 " in out and "vs fp32" in out, out

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from netloom.cli import main, parse_set
-from netloom.client import upload_kind
 from netloom.config import config_path, login_load, login_save
 from netloom.errors import ApiError, describe_location
+from netloom.resources.datasets import upload_kind
 
 
 def test_the_login_is_stored_readable_by_the_user_only_and_the_environment_overrides_it(
