@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from netloom.cli import main, parse_set
+from netloom.cli import main
+from netloom.cli.common import parse_set
 from netloom.config import config_path, login_load, login_save
 from netloom.errors import ApiError, describe_location
 from netloom.resources.datasets import upload_kind

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from netloom.cli import expiry_time, main
+from netloom.cli import main
+from netloom.cli.account import expiry_time
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

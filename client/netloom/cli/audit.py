@@ -28,7 +28,7 @@ def change_text(entry: dict[str, Any]) -> str:
 def add_audit_command(commands: Any, add: Callable[..., argparse.ArgumentParser],
                       client: Callable[[Any], Any]) -> None:
     """The `audit` command (`client(args)` opens a logged-in Client)."""
-    from netloom.cli import EXIT_OK, _table
+    from netloom.cli.common import EXIT_OK, _table
 
     def cmd_audit(args: argparse.Namespace, out: Any) -> int:
         filters = {"actor": args.actor, "action": args.action, "object": args.object, "since": args.since,

@@ -12,7 +12,7 @@ ROLES = ["viewer", "editor", "admin"]
 def add_team_commands(commands: Any, add: Callable[..., argparse.ArgumentParser],
                       team_option: Callable[[argparse.ArgumentParser], None], client: Callable[[Any], Any]) -> None:
     """The `team` command group (`client(args)` opens a logged-in Client)."""
-    from netloom.cli import EXIT_OK, _table
+    from netloom.cli.common import EXIT_OK, _table
 
     def cmd_members(args: argparse.Namespace, out: Any) -> int:
         with client(args) as c:

@@ -34,7 +34,7 @@ def lineage_text(answer: dict[str, Any]) -> list[str]:
 
 def add_lineage_commands(runs: Any, add: Callable[..., argparse.ArgumentParser], client: Callable[[Any], Any]) -> None:
     """`runs reproduce` and `runs lineage` (`client(args)` opens a logged-in Client)."""
-    from netloom.cli import EXIT_OK
+    from netloom.cli.common import EXIT_OK
 
     def cmd_reproduce(args: argparse.Namespace, out: Any) -> int:
         with client(args) as c:

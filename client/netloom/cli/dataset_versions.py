@@ -35,7 +35,7 @@ def _diff_text(diff: dict[str, Any]) -> list[str]:
 def add_dataset_version_commands(datasets: Any, add: Callable[..., argparse.ArgumentParser],
                                  client: Callable[[Any], Any]) -> None:
     """`versions`, `upload-version` and `diff` under the `datasets` group (`client(args)`: a logged-in Client)."""
-    from netloom.cli import EXIT_OK, _table
+    from netloom.cli.common import EXIT_OK, _table
 
     def cmd_versions(args: argparse.Namespace, out: Any) -> int:
         with client(args) as c:

@@ -50,7 +50,7 @@ def _formats_text(built: dict[str, Any]) -> list[str]:
 def add_model_commands(commands: Any, add: Callable[..., argparse.ArgumentParser],
                        team_option: Callable[[argparse.ArgumentParser], None], client: Callable[[Any], Any]) -> None:
     """The `models` command group (`client(args)` opens a logged-in Client)."""
-    from netloom.cli import EXIT_OK, _table
+    from netloom.cli.common import EXIT_OK, _table
 
     def cmd_list(args: argparse.Namespace, out: Any) -> int:
         with client(args) as c:
