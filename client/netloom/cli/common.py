@@ -16,12 +16,8 @@ from netloom.config import login_load
 from netloom.errors import NetloomError, NotLoggedIn
 
 EXIT_OK, EXIT_ERROR, EXIT_RUN_FAILED, EXIT_RUN_CANCELLED = 0, 1, 3, 4
-
-
 # What the live bar shows of the latest metrics (all of them print at the end).
 BAR_METRICS = ("/loss", "/accuracy", "/mae", "/r2")
-
-
 RUN_EXIT = {"succeeded": EXIT_OK, "failed": EXIT_RUN_FAILED, "cancelled": EXIT_RUN_CANCELLED}
 
 

@@ -15,8 +15,6 @@ from netloom.errors import ConnectionFailed, NetloomError
 from netloom.resources.transport import Transport, _api_error, _attachment_name
 
 EXPORT_FORMATS = ("safetensors", "python", "onnx", "config", "zip")
-
-
 # A download's name when the service sends none (it names each file per run).
 EXPORT_SUFFIXES = {"python": ".py", "config": "-config.json"}
 

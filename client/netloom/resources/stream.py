@@ -13,8 +13,6 @@ from netloom.errors import ApiError, ConnectionFailed
 from netloom.resources.transport import Transport
 
 FINAL_STATUSES = frozenset({"succeeded", "failed", "cancelled"})
-
-
 # Close codes of ws/runs/<id>/ that no reconnect can cure.
 _CLOSE_ERRORS = {
     4401: (401, "not_authenticated", "the token was refused by the stream"),
