@@ -797,7 +797,7 @@ class Latency(TypedDict):
 
 
 class Lineage(TypedDict):
-    """Where a run or model version came from and what came of it; `truncated`: a bound cut it."""
+    """Where a run, model version or dataset version came from and what came of it; `truncated`: a bound cut it."""
     root: str
     nodes: list[LineageNode]
     edges: list[LineageEdge]

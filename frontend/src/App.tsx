@@ -72,6 +72,12 @@ function Pages() {
           <LineagePage key={`${route.modelId}/${route.version}`} modelId={route.modelId} version={route.version} />
         </Suspense>
       );
+    case "datasetLineage":
+      return (
+        <Suspense fallback={<p className="muted center">Loading the lineage…</p>}>
+          <LineagePage key={`d${route.datasetId}/${route.version}`} datasetId={route.datasetId} version={route.version} />
+        </Suspense>
+      );
     case "compare":
       return (
         <Suspense fallback={<p className="muted center">Loading the comparison…</p>}>

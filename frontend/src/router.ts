@@ -12,6 +12,7 @@ export type Route =
   | { page: "run"; runId: number }
   | { page: "lineage"; runId: number }
   | { page: "versionLineage"; modelId: number; version: number }
+  | { page: "datasetLineage"; datasetId: number; version: number }
   | { page: "compare"; runIds: number[] }
   | { page: "sweeps" }
   | { page: "sweep"; sweepId: number }
@@ -41,6 +42,8 @@ export function parseRoute(pathname: string, search = ""): Route {
   if (lineage) return { page: "lineage", runId: Number(lineage[1]) };
   const versionLineage = /^\/models\/(\d+)\/versions\/(\d+)\/lineage\/?$/.exec(path);
   if (versionLineage) return { page: "versionLineage", modelId: Number(versionLineage[1]), version: Number(versionLineage[2]) };
+  const datasetLineage = /^\/datasets\/(\d+)\/versions\/(\d+)\/lineage\/?$/.exec(path);
+  if (datasetLineage) return { page: "datasetLineage", datasetId: Number(datasetLineage[1]), version: Number(datasetLineage[2]) };
   if (path === "/compare" || path === "/compare/") {
     const ids = (new URLSearchParams(search).get("ids") ?? "")
       .split(",")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from typing import Any
 
@@ -29,3 +30,23 @@ def test_reproduce_then_lineage(service: Any, capsys: Any) -> None:  # noqa: F81
     assert main(["runs", "lineage", str(run.pk)]) == 0
     text = capsys.readouterr().out
     assert "dataset" in text and "iris" in text and "(reproduced_by)" in text and "<- this" in text
+
+
+def test_which_runs_used_a_dataset_version(service: Any, capsys: Any) -> None:  # noqa: F811
+    from netloom.cli import _client
+
+    run = trained(service, name="on iris v1")
+    assert main(["datasets", "lineage", str(service.dataset.pk), "1", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["root"] == f"dataset:{service.dataset.pk}@1"
+    assert (answer["root"], f"run:{run.pk}", "trained_on") in {(e["source"], e["target"], e["kind"]) for e in answer["edges"]}
+    assert {f"checkpoint:{run.pk}:best"} <= {node["id"] for node in answer["nodes"]}
+
+    assert main(["datasets", "lineage", str(service.dataset.pk), "1", "--depth", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "'iris v1'" in text and "<- this" in text and "'on iris v1'" in text and "(trained_on)" in text
+
+    assert main(["datasets", "lineage", str(service.dataset.pk), "7"]) != 0
+    assert "no version 7" in capsys.readouterr().err
+    with _client(argparse.Namespace(url=None, token=None)) as client:
+        assert client.dataset_version_lineage(service.dataset.pk, 1)["root"] == answer["root"]

@@ -65,9 +65,11 @@ def test_user_uploads_a_csv_without_target_then_chooses_one(
     panel = page.locator(tid("dataset-versions"))
     expect(panel.locator(tid("version-row-1"))).to_contain_text("30")
     fewer = csv.encode().rsplit(b"\n", 6)[0] + b"\n"
-    panel.locator(tid("version-upload")).set_input_files(
-        {"name": "parts.csv", "mimeType": "text/csv", "buffer": fewer}
-    )
+    form = panel.locator(tid("version-upload-form"))
+    form.locator(tid("upload-file")).set_input_files({"name": "parts.csv", "mimeType": "text/csv", "buffer": fewer})
+    expect(form.locator(tid("upload-target"))).to_have_value("kind")  # the newest version's options
+    form.locator(tid("upload-submit")).click()
+    expect(form.locator(tid("upload-message"))).to_have_text("Version 2 is ready.")
     expect(panel.locator(tid("version-row-2"))).to_contain_text("25")
     expect(row.locator(tid("dataset-version"))).to_have_text("v2")
     panel.locator(tid("diff-compare")).click()

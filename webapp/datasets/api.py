@@ -25,6 +25,7 @@ from . import services
 from .models import Dataset, DatasetKind, DatasetStatus, DatasetVersion
 from .previews import dataset_preview
 from .schema import DATASET_SUMMARY_SCHEMA, BuiltinList, DataErrorField, DatasetPreview, VersionDiff
+from .versions import dataset_latest_version, dataset_version_delete, dataset_version_upload
 
 VERSION_REF_SCHEMA = {
     "type": "object", "nullable": True, "required": ["number", "digest"],
@@ -62,7 +63,7 @@ class DatasetSerializer(serializers.ModelSerializer):
             if dataset.latest_number is None:
                 return None
             return {"number": dataset.latest_number, "digest": dataset.latest_digest}
-        version = services.dataset_latest_version(dataset=dataset)
+        version = dataset_latest_version(dataset=dataset)
         return None if version is None else {"number": version.number, "digest": version.digest}
 
     def get_trainable(self, dataset: Dataset) -> bool:
@@ -303,7 +304,7 @@ class DatasetViewSet(
         upload = payload.validated_data["file"]
         if not hasattr(upload, "temporary_file_path"):
             raise exceptions.ValidationError({"file": ["The upload was not stored; try again."]})
-        version = services.dataset_version_upload(
+        version = dataset_version_upload(
             dataset=dataset, upload_path=Path(upload.temporary_file_path()),
             original_filename=upload.name or "upload", options=payload.validated_data["options"],
             created_by=request.user,
@@ -368,7 +369,7 @@ class DatasetViewSet(
         dataset = self.get_object()
         version = self._version(dataset, number)
         if request.method == "DELETE":
-            services.dataset_version_delete(version=version, actor=request.user)
+            dataset_version_delete(version=version, actor=request.user)
             return Response(status=status.HTTP_204_NO_CONTENT)
         return Response(DatasetVersionSerializer(version).data)
 

@@ -1,5 +1,8 @@
 """Writes for datasets: create from a built-in or an upload, process (check + summarise),
-change a CSV's options (re-checked), rename, delete; and whether a dataset can be trained on."""
+change a CSV's options (re-checked), rename, delete; and whether a dataset can be trained on.
+
+A dataset's later versions are versions.py's; the engine's check of a stored file, which both use,
+is inspection.py's."""
 
 from __future__ import annotations
 
@@ -21,28 +24,11 @@ from webapp.audit.services import audit_record
 from webapp.errors import Conflict, DomainError, NotFound
 
 from .digests import builtin_options_digest, file_digest
-from .models import Dataset, DatasetKind, DatasetStatus, DatasetVersion, blob_dir
+from .inspection import UPLOAD_SUFFIXES, inspect_stored, recipe_source, unreadable
+from .models import Dataset, DatasetKind, DatasetStatus, DatasetVersion
+from .versions import blob_release, dataset_version_process, version_fail
 
 logger = logging.getLogger(__name__)
-
-UPLOAD_SUFFIXES: dict[str, tuple[str, ...]] = {
-    DatasetKind.CSV: (".csv", ".tsv", ".txt"),
-    DatasetKind.IMAGES: (".zip",),
-    DatasetKind.TENSORS: (".safetensors", ".npz"),
-}
-
-
-def data_limits() -> Any:
-    """The engine's DataLimits with the service's upload size and archive limits."""
-    from engine.data import DataLimits
-
-    return DataLimits(
-        max_bytes=settings.NETLOOM_MAX_UPLOAD_BYTES,
-        max_entries=settings.NETLOOM_MAX_ARCHIVE_ENTRIES,
-        max_image_pixels=settings.NETLOOM_MAX_IMAGE_PIXELS,
-        max_total_pixels=settings.NETLOOM_MAX_ARCHIVE_PIXELS,
-    )
-
 
 def dataset_builtin_create(
     *,
@@ -248,14 +234,14 @@ def dataset_process(dataset_id: int, *, progress: Callable[[float], Any] | None 
     if dataset.status != DatasetStatus.PROCESSING:
         return dataset
     try:
-        summary = _inspect(dataset, dataset.options, progress=_progress_writer(dataset.pk, also=progress))
+        summary = inspect_stored(dataset, dataset.options, progress=_progress_writer(dataset.pk, also=progress))
     except DataError as exc:
         return _fail(dataset, exc.to_json())
     except Exception as exc:  # a file the engine could not read at all: still the user's to fix
         logger.exception("dataset %s: processing failed", dataset_id)
-        return _fail(dataset, _unreadable(exc))
+        return _fail(dataset, unreadable(exc))
     dataset.summary = summary
-    dataset.recipe = _source(dataset, dataset.options)
+    dataset.recipe = recipe_source(dataset, dataset.options)
     dataset.status = DatasetStatus.READY
     dataset.error = None
     dataset.progress = 1.0
@@ -264,31 +250,6 @@ def dataset_process(dataset_id: int, *, progress: Callable[[float], Any] | None 
         dataset.save(update_fields=["summary", "recipe", "status", "error", "progress", "updated_at"])
         _first_version(dataset, digest=digest)
     return dataset
-
-
-def _inspect(dataset: Dataset | DatasetVersion, options: dict[str, Any], progress: Any = None) -> dict[str, Any]:
-    """The engine's full check and summary of the stored file under `options` (DataError if bad).
-
-    A CSV is parsed once into its columnar copy (`dataset.table_path`), kept while it matches
-    the file and the options; the check, and later every run, reads that copy. `dataset` may be
-    a version (its own file and copy).
-    """
-    from engine.data import DataError, inspect_upload
-
-    if isinstance(dataset, DatasetVersion):
-        kind = dataset.dataset.kind
-        path, table = dataset.file_path, dataset.table_path
-        if path is None or not path.is_file():
-            raise DataError("the uploaded file is missing; upload it again")
-        return inspect_upload(str(path), kind, dict(options), data_limits(),
-                              table_path=table if kind == DatasetKind.CSV else None, progress=progress)
-    path = dataset.file_path
-    if path is None or not path.is_file():
-        raise DataError("the uploaded file is missing; upload it again")
-    table = dataset.table_path if dataset.kind == DatasetKind.CSV else None
-    return inspect_upload(
-        str(path), dataset.kind, dict(options), data_limits(), table_path=table, progress=progress
-    )
 
 
 def _progress_writer(dataset_id: int, also: Callable[[float], Any] | None = None) -> Any:
@@ -315,29 +276,11 @@ def dataset_processing_failed(*, dataset_id: int, error: dict[str, Any]) -> None
     a dataset (or a new version of it) still processing fails with the job's message; its files are removed."""
     message = error.get("message") or "processing failed"
     for version in DatasetVersion.objects.filter(dataset_id=dataset_id, status=DatasetStatus.PROCESSING):
-        _version_fail(version, {"message": message, "row": None, "column": None, "entry": None, "field": None})
+        version_fail(version, {"message": message, "row": None, "column": None, "entry": None, "field": None})
     dataset = Dataset.objects.filter(pk=dataset_id, status=DatasetStatus.PROCESSING).first()
     if dataset is None:
         return
     _fail(dataset, {"message": message, "row": None, "column": None, "entry": None, "field": None})
-
-
-def _source(dataset: Dataset | DatasetVersion, options: dict[str, Any]) -> dict[str, Any]:
-    # split/transforms are recipe siblings of the source, never source keys (the engine forbids
-    # unknown keys there), so a run's recipe stays valid whatever the upload's options held.
-    chosen = {k: v for k, v in options.items() if k not in ("split", "transforms")}
-    kind = dataset.dataset.kind if isinstance(dataset, DatasetVersion) else dataset.kind
-    return {"kind": kind, "path": str(dataset.file_path), **chosen}
-
-
-def _unreadable(exc: Exception) -> dict[str, Any]:
-    return {
-        "message": f"could not read the file: {exc}",
-        "row": None,
-        "column": None,
-        "entry": None,
-        "field": None,
-    }
 
 
 def _fail(dataset: Dataset, error: dict[str, Any]) -> Dataset:
@@ -434,12 +377,12 @@ def dataset_options_update(
     _refuse_if_used(dataset)
     merged = {k: v for k, v in {**dataset.options, **options}.items() if v is not None}
     try:
-        summary = _inspect(dataset, merged)
+        summary = inspect_stored(dataset, merged)
     except DataError as exc:
         raise DatasetCheckFailed(exc.to_json(), field=_option_field(exc, merged)) from None
     except Exception as exc:
         logger.exception("dataset %s: re-check failed", dataset.pk)
-        raise DatasetCheckFailed(_unreadable(exc), field="options") from None
+        raise DatasetCheckFailed(unreadable(exc), field="options") from None
     with transaction.atomic():
         # Locking the row also holds back a run being created on it meanwhile (its foreign key
         # needs the row); one that got in while the file was read is caught by the second look.
@@ -449,7 +392,7 @@ def dataset_options_update(
         _refuse_if_used(locked)
         before = locked.options
         locked.options = merged
-        locked.recipe = _source(locked, merged)
+        locked.recipe = recipe_source(locked, merged)
         locked.summary = summary
         locked.save(update_fields=["options", "recipe", "summary", "updated_at"])
         # The version holding this file takes the new reading of the same bytes (no run uses it).
@@ -498,187 +441,4 @@ def dataset_delete(*, dataset: Dataset, actor: AbstractBaseUser | None = None) -
     # Files go only once the row is gone, so a refused delete leaves everything intact.
     shutil.rmtree(storage, ignore_errors=True)
     for file in files:
-        _blob_release(file)
-
-
-
-# --- versions -----------------------------------------------------------------------------
-
-VERSION_RUNS_NAMED = 20  # a refused delete names at most this many runs
-
-
-def dataset_latest_version(*, dataset: Dataset) -> DatasetVersion | None:
-    """The newest ready version (what a new run trains on unless it names one)."""
-    return dataset.versions.filter(status=DatasetStatus.READY).order_by("-number").first()
-
-
-def dataset_version_upload(
-    *,
-    dataset: Dataset,
-    upload_path: Path,
-    original_filename: str,
-    options: dict[str, Any] | None,
-    created_by: AbstractBaseUser | None,
-) -> DatasetVersion:
-    """Make version n+1 of an uploaded dataset from a new file; processed as an upload is.
-
-    The file's sha256 is taken first: bytes equal to one of the dataset's versions are refused
-    (409 `duplicate_version` naming it) and the upload removed. Otherwise the version is numbered
-    under the dataset's row lock, its file moved into the content-addressed store (a blob another
-    version already holds is kept once) and checked by the engine under `options` (default: the
-    previous version's) in the request or on the datasets worker, as a new upload is.
-    """
-    try:
-        kind = dataset.kind
-        if kind == DatasetKind.BUILTIN:
-            raise DomainError("invalid", "A built-in dataset has one version; upload a file as a new dataset.",
-                              field="file")
-        if dataset.status != DatasetStatus.READY:
-            raise Conflict("not_ready", f"The dataset is {dataset.status}; a new version follows a ready one.")
-        suffix = Path(original_filename).suffix.lower()
-        if suffix not in UPLOAD_SUFFIXES[kind]:
-            raise DomainError(
-                "invalid",
-                f"A {kind} upload must end with {' or '.join(UPLOAD_SUFFIXES[kind])} (got {original_filename!r}).",
-                field="file",
-            )
-        digest = file_digest(upload_path)
-        _refuse_duplicate(dataset, digest)
-        size = upload_path.stat().st_size
-        with transaction.atomic():
-            locked = Dataset.objects.select_for_update().get(pk=dataset.pk)
-            _refuse_duplicate(locked, digest)
-            previous = dataset_latest_version(dataset=locked)
-            chosen = dict(previous.options if previous is not None else locked.options) if options is None else options
-            number = (locked.versions.order_by("-number").values_list("number", flat=True).first() or 0) + 1
-            folder = blob_dir(digest)
-            folder.mkdir(parents=True, exist_ok=True)
-            destination = folder / f"data{suffix}"
-            if destination.is_file():
-                upload_path.unlink(missing_ok=True)  # the same bytes are stored already
-            else:
-                os.replace(upload_path, destination)
-            version = DatasetVersion.objects.create(
-                dataset=locked, number=number, status=DatasetStatus.PROCESSING, digest=digest, size=size,
-                file=str(destination.relative_to(Path(settings.MEDIA_ROOT))),
-                original_filename=os.path.basename(original_filename)[:255], options=chosen,
-                created_by=created_by,
-            )
-            audit_record(action="dataset.version_created", actor=created_by, team=locked.team, obj=locked,
-                         after={"version": number, "digest": digest, "size": size})
-    finally:
-        upload_path.unlink(missing_ok=True)
-    from .processing import processing_mode
-
-    if processing_mode() == "celery":
-        from webapp.jobs.services import job_create
-        from webapp.queues import DATASETS_PROCESS
-
-        job_create(kind=DATASETS_PROCESS, team=dataset.team, owner=created_by, subject_id=dataset.pk)
-        return version
-    return dataset_version_process(version.pk)
-
-
-def _refuse_duplicate(dataset: Dataset, digest: str) -> None:
-    same = dataset.versions.filter(digest=digest).exclude(status=DatasetStatus.FAILED).first()
-    if same is not None:
-        raise Conflict("duplicate_version",
-                       f"Version {same.number} of dataset {dataset.name!r} holds these same bytes "
-                       f"(sha256 {digest[:12]}); nothing was stored.", field="file",
-                       extra={"version": {"number": same.number, "digest": same.digest}})
-
-
-def dataset_version_process(version_id: int, *, progress: Callable[[float], Any] | None = None) -> DatasetVersion:
-    """Check and summarise a new version through the engine (as an upload); idempotent.
-
-    Ready, the dataset's own fields (file, options, recipe, summary) follow it when it is the
-    newest ready version; refused, the version is `failed` with the engine's error and its blob
-    goes unless another version holds the same bytes.
-    """
-    from engine.data import DataError
-
-    version = DatasetVersion.objects.select_related("dataset").get(pk=version_id)
-    if version.status != DatasetStatus.PROCESSING:
-        return version
-
-    def write(fraction: float) -> None:
-        DatasetVersion.objects.filter(pk=version_id).update(progress=round(fraction, 3))
-        if progress is not None:
-            progress(fraction)
-
-    try:
-        summary = _inspect(version, version.options, progress=write)
-    except DataError as exc:
-        return _version_fail(version, exc.to_json())
-    except Exception as exc:
-        logger.exception("dataset version %s: processing failed", version_id)
-        return _version_fail(version, _unreadable(exc))
-    with transaction.atomic():
-        dataset = Dataset.objects.select_for_update().get(pk=version.dataset_id)
-        version.summary = summary
-        version.recipe = _source(version, version.options)
-        version.status = DatasetStatus.READY
-        version.error = None
-        version.progress = 1.0
-        version.save(update_fields=["summary", "recipe", "status", "error", "progress"])
-        _dataset_follow_latest(dataset)
-    return version
-
-
-def _dataset_follow_latest(dataset: Dataset) -> None:
-    """The dataset's own fields mirror its newest ready version (what previews and new runs read)."""
-    latest = dataset_latest_version(dataset=dataset)
-    if latest is None or latest.file == dataset.file and latest.summary == dataset.summary:
-        return
-    dataset.file, dataset.options, dataset.recipe = latest.file, latest.options, latest.recipe
-    dataset.summary, dataset.size = latest.summary, latest.size
-    dataset.original_filename = latest.original_filename
-    dataset.save(update_fields=["file", "options", "recipe", "summary", "size", "original_filename", "updated_at"])
-
-
-def _version_fail(version: DatasetVersion, error: dict[str, Any]) -> DatasetVersion:
-    file = version.file
-    version.status = DatasetStatus.FAILED
-    version.error = error
-    version.file = ""
-    version.save(update_fields=["status", "error", "file"])
-    _blob_release(file)
-    return version
-
-
-def _blob_release(file: str) -> None:
-    """Remove a stored file (and its columnar copy) once no version refers to it any more."""
-    if not file or DatasetVersion.objects.filter(file=file).exists():
-        return
-    path = Path(settings.MEDIA_ROOT) / file
-    if Path(settings.MEDIA_ROOT, "datasets", "blobs") in path.parents:
-        shutil.rmtree(path.parent, ignore_errors=True)
-    else:  # a version 1 kept in its dataset's folder
-        path.unlink(missing_ok=True)
-        (path.parent / "table.arrow").unlink(missing_ok=True)
-
-
-def dataset_version_delete(*, version: DatasetVersion, actor: AbstractBaseUser | None = None) -> None:
-    """Delete a version no run uses (409 `in_use` naming the runs otherwise); the dataset's last
-    version goes with the dataset (409 `last_version`). Its bytes go once no version holds them."""
-    # The reverse relation: this app never imports the runs app (.importlinter).
-    runs = list(version.runs.order_by("id").values("id", "name")[:VERSION_RUNS_NAMED + 1])
-    if runs:
-        named = ", ".join(f"{r['id']}" + (f" ({r['name']})" if r["name"] else "") for r in runs[:VERSION_RUNS_NAMED])
-        more = " and more" if len(runs) > VERSION_RUNS_NAMED else ""
-        raise Conflict("in_use", f"Runs train on version {version.number}: {named}{more}; delete those runs first.",
-                       extra={"runs": runs[:VERSION_RUNS_NAMED]})
-    with transaction.atomic():
-        dataset = Dataset.objects.select_for_update().get(pk=version.dataset_id)
-        others = dataset.versions.exclude(pk=version.pk).filter(status=DatasetStatus.READY)
-        if version.status == DatasetStatus.READY and not others.exists():
-            raise Conflict("last_version", f"Version {version.number} is the dataset's only one; delete the dataset instead.")
-        file = version.file
-        audit_record(action="dataset.version_deleted", actor=actor, team=dataset.team, obj=dataset,
-                     before={"version": version.number, "digest": version.digest})
-        try:
-            version.delete()
-        except ProtectedError:
-            raise Conflict("in_use", f"Runs train on version {version.number}; delete those runs first.") from None
-        _dataset_follow_latest(dataset)
-    _blob_release(file)
+        blob_release(file)

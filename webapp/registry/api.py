@@ -15,6 +15,7 @@ from webapp.accounts.models import Role
 from webapp.api.errors import ApiError
 from webapp.api.mixins import TeamScopedMixin
 from webapp.api.serializers import IdField, NameField, StrictSerializer, UserRefSerializer
+from webapp.datasets.models import Dataset, DatasetVersion
 from webapp.jobs.api import JobSerializer
 from webapp.runs.models import Run
 
@@ -241,7 +242,8 @@ class LineageEdgeSerializer(serializers.Serializer):
 
 
 class LineageSerializer(serializers.Serializer):
-    """Where a run or model version came from and what came of it; `truncated`: a bound cut it."""
+    """Where a run, model version or dataset version came from and what came of it; `truncated`: a
+    bound cut it."""
 
     root = serializers.CharField()
     nodes = LineageNodeSerializer(many=True)
@@ -439,3 +441,22 @@ class RunLineageView(TeamScopedMixin, generics.GenericAPIView):
     def get(self, request: Request, pk: int) -> Response:
         run = self.get_object()
         return Response(lineage.run_lineage(run_id=run.pk, team_id=run.team_id, depth=_depth(request)))
+
+
+class DatasetVersionLineageView(TeamScopedMixin, generics.GenericAPIView):
+    """GET /api/datasets/<id>/versions/<n>/lineage/: which runs and models used this data (members of
+    the dataset's team; a 404 for others and for a version the dataset lacks)."""
+
+    queryset = Dataset.objects.only("id", "team_id", "name", "kind")
+    team_lookup = "team"
+
+    @extend_schema(operation_id="datasets_versions_lineage_retrieve", parameters=[DEPTH_PARAMETER],
+                   responses=LineageSerializer)
+    def get(self, request: Request, pk: int, number: int) -> Response:
+        dataset = self.get_object()
+        depth = _depth(request)
+        version = DatasetVersion.objects.filter(dataset=dataset, number=number).only("id", "number", "digest").first()
+        if version is None:
+            raise ApiError(404, "not_found", f"Dataset {dataset.pk} has no version {number}.")
+        version.dataset = dataset
+        return Response(lineage.dataset_version_lineage(version=version, team_id=dataset.team_id, depth=depth))

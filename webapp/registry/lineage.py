@@ -1,4 +1,5 @@
-"""Lineage: where a run or a model version came from and what came of it, as a small graph.
+"""Lineage: where a run, a model version or a dataset version came from and what came of it, as a
+small graph.
 
 Upstream of a run: the dataset it trained on, and the run and checkpoint it was fine-tuned or
 resumed from (or the run it reproduces), recursively. Downstream: its checkpoints, the runs
@@ -7,13 +8,18 @@ naming those. Each level of the walk is a handful of queries for the whole level
 node; `depth` bounds the hops between runs and `cap` the nodes (`truncated` says a bound cut it).
 Only the team's own rows are read: a node of another team never appears.
 
+One walk (`lineage`) serves the three starting points: a run (up and down from it), a model
+version (up from its run), a dataset version (down from the runs pinned to it).
+
 It lives in the registry (which sits on runs) because model versions and aliases are its nodes.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from webapp.datasets.models import Dataset, DatasetVersion
 from webapp.runs.models import Checkpoint, Run
 
 from .models import ModelAlias, ModelVersion
@@ -39,19 +45,21 @@ def _dataset_node(run: Run) -> dict[str, Any] | None:
     """The node of the data `run` trained on (None for a run of imported weights).
 
     The one place lineage reads a run's data: a run that pins a dataset version gives its
-    {number, digest} here (`version` below), and the node becomes that version.
+    {number, digest} here, and the node becomes that version.
     """
-    dataset = run.dataset
-    if dataset is None:
+    if run.dataset is None:
         return None
-    pinned = run.dataset_version if run.dataset_version_id is not None else None
-    version = {"number": pinned.number, "digest": pinned.digest} if pinned is not None else None
-    key = f"dataset:{dataset.pk}" + (f"@{version['number']}" if version else "")
-    label = dataset.name + (f" v{version['number']}" if version else "")
+    return _data_version_node(run.dataset, run.dataset_version if run.dataset_version_id is not None else None)
+
+
+def _data_version_node(dataset: Dataset, version: DatasetVersion | None) -> dict[str, Any]:
+    """A dataset node: `dataset:<id>@<n>` for a version, `dataset:<id>` for a run that pins none."""
+    key = f"dataset:{dataset.pk}" + (f"@{version.number}" if version is not None else "")
+    label = dataset.name + (f" v{version.number}" if version is not None else "")
     return {"id": key, "kind": "dataset", "label": label,
             "data": {"dataset": dataset.pk, "name": dataset.name, "kind": dataset.kind,
-                     "version": version["number"] if version else None,
-                     "digest": version["digest"] if version else None}}
+                     "version": version.number if version is not None else None,
+                     "digest": version.digest if version is not None else None}}
 
 
 def _config_summary(config: dict[str, Any]) -> dict[str, Any]:
@@ -184,9 +192,10 @@ def _downstream(graph: _Graph, team_id: int, start: list[Run], depth: int) -> No
         children = list(_runs(team_id).filter(init__run__in=ids)) + list(_runs(team_id).filter(reproduces_id__in=ids))
         frontier = []
         for child in children:
-            if f"run:{child.pk}" in graph.nodes or not _add_run(graph, child):
-                continue
-            frontier.append(child)
+            if f"run:{child.pk}" not in graph.nodes:
+                if not _add_run(graph, child):
+                    continue  # past the cap
+                frontier.append(child)
             init = _init_brief(child.init)
             if child.reproduces_id in ids:
                 graph.edge(f"run:{child.reproduces_id}", f"run:{child.pk}", "reproduced_by")
@@ -218,34 +227,62 @@ def _versions(graph: _Graph, versions: Any) -> None:
             graph.edge(f"model_version:{alias.version_id}", key, "alias")
 
 
+def lineage(*, team_id: int, root: dict[str, Any], up: Sequence[Run] = (), down: Sequence[Run] = (),
+            depth: int = DEPTH_DEFAULT, cap: int = NODE_CAP, more: bool = False,
+            seed: Callable[[_Graph], None] | None = None) -> dict[str, Any]:
+    """{root, nodes, edges, truncated}: the one walk behind every starting point.
+
+    `root` is the start's node (drawn first, so the cap never cuts it); the runs of `up` are walked
+    upstream and those of `down` downstream, `depth` hops each way (a run of both is walked both
+    ways). `seed(graph)`, given, adds the start's own nodes after the runs (a model version, its
+    checkpoint); `more` says the start had more runs than were read (the answer is `truncated`).
+    """
+    graph = _Graph(cap)
+    graph.node(root)
+    for run in [*up, *down]:
+        _add_run(graph, run)
+    if seed is not None:
+        seed(graph)
+    _upstream(graph, team_id, list(up), depth)
+    _downstream(graph, team_id, list(down), depth)
+    graph.truncated = graph.truncated or more
+    return graph.answer(root["id"])
+
+
 def run_lineage(*, run_id: int, team_id: int, depth: int = DEPTH_DEFAULT, cap: int = NODE_CAP) -> dict[str, Any] | None:
     """{root, nodes, edges, truncated} around run `run_id` of team `team_id` (None: no such run there)."""
     run = _runs(team_id).filter(pk=run_id).first()
     if run is None:
         return None
-    graph = _Graph(cap)
-    _add_run(graph, run)
-    _upstream(graph, team_id, [run], depth)
-    _downstream(graph, team_id, [run], depth)
-    return graph.answer(f"run:{run.pk}")
+    return lineage(team_id=team_id, root=_run_node(run), up=[run], down=[run], depth=depth, cap=cap)
 
 
 def version_lineage(*, version: ModelVersion, depth: int = DEPTH_DEFAULT, cap: int = NODE_CAP) -> dict[str, Any]:
     """{root, nodes, edges, truncated} around a model version: the run (and checkpoint) it came
     from with that run's upstream, and the version's aliases."""
     team_id = version.model.team_id
-    graph = _Graph(cap)
     run = _runs(team_id).filter(pk=version.run_id).first() if version.run_id else None
-    if run is not None:
-        _add_run(graph, run)
+
+    def seed(graph: _Graph) -> None:
         checkpoint = (version.source or {}).get("checkpoint")
-        if checkpoint:
+        if run is not None and checkpoint:
             row = Checkpoint.objects.filter(run_id=run.pk, name=checkpoint).first()
             graph.node(_checkpoint_node(run.pk, checkpoint, row))
             graph.edge(f"run:{run.pk}", _checkpoint_id(run.pk, checkpoint), "checkpoint")
-        _upstream(graph, team_id, [run], depth)
-    _versions(graph, ModelVersion.objects.filter(pk=version.pk))
-    return graph.answer(f"model_version:{version.pk}")
+        _versions(graph, ModelVersion.objects.filter(pk=version.pk))
+
+    return lineage(team_id=team_id, root=_version_node(version), up=[run] if run is not None else [],
+                   depth=depth, cap=cap, seed=seed)
+
+
+def dataset_version_lineage(*, version: DatasetVersion, team_id: int, depth: int = DEPTH_DEFAULT,
+                            cap: int = NODE_CAP) -> dict[str, Any]:
+    """{root, nodes, edges, truncated} downstream of a dataset version: the team's runs pinned to
+    it, their checkpoints, the runs started from those (and reproductions), the model versions
+    registered from any of them and their aliases ("which runs and models used this data")."""
+    pinned = list(_runs(team_id).filter(dataset_version_id=version.pk).order_by("id")[:cap])
+    return lineage(team_id=team_id, root=_data_version_node(version.dataset, version), down=pinned[:cap - 1],
+                   depth=depth, cap=cap, more=len(pinned) >= cap)
 
 
 def lineage_depth(value: Any) -> int:

@@ -4,8 +4,8 @@ from django.urls import path
 
 from webapp.api.renderers import FileFormatNegotiation
 
+from .api import DatasetVersionLineageView, RunLineageView
 from .api import RegisteredModelViewSet as V
-from .api import RunLineageView
 
 urlpatterns = [
     path("models/", V.as_view({"get": "list", "post": "create"}), name="model-list"),
@@ -28,6 +28,8 @@ urlpatterns = [
          name="model-version-lineage"),
     # A run's lineage reaches model versions and aliases: served here, where those live.
     path("runs/<int:pk>/lineage/", RunLineageView.as_view(), name="run-lineage"),
+    path("datasets/<int:pk>/versions/<int:number>/lineage/", DatasetVersionLineageView.as_view(),
+         name="dataset-version-lineage"),
     path("models/<int:pk>/approvals/", V.as_view({"get": "approvals_list"}), name="model-approvals"),
     path("models/<int:pk>/approvals/<int:approval>/approve/", V.as_view({"post": "approval_approve"}),
          name="model-approval-approve"),
@@ -50,6 +52,7 @@ API_ROUTES = [
     ("delete", "/api/models/{model}/aliases/{alias}/"),
     ("get", "/api/models/{model}/versions/{model_version}/lineage/"),
     ("get", "/api/runs/{run}/lineage/"),
+    ("get", "/api/datasets/{dataset}/versions/{dataset_version}/lineage/"),
     ("get", "/api/models/{model}/approvals/"),
     ("post", "/api/models/{model}/approvals/{approval}/approve/"),
     ("post", "/api/models/{model}/approvals/{approval}/reject/"),

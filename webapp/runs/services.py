@@ -287,7 +287,7 @@ def run_dataset_version_pick(*, dataset: Any, number: Any, init: dict[str, Any] 
     `dataset_version` when it has none such, or it is not ready), else the version of the run a
     checkpoint start comes from when that run trained on the same dataset, else the newest."""
     from webapp.datasets.models import DatasetVersion
-    from webapp.datasets.services import dataset_latest_version
+    from webapp.datasets.versions import dataset_latest_version
 
     if number is not None:
         if isinstance(number, bool) or not isinstance(number, int):

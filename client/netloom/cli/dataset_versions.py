@@ -1,4 +1,5 @@
-"""`netloom datasets versions|upload-version|diff`: a dataset's versions and what changed between two."""
+"""`netloom datasets versions|upload-version|diff|lineage`: a dataset's versions, what changed between two,
+and which runs and models used one."""
 
 from __future__ import annotations
 
@@ -34,8 +35,10 @@ def _diff_text(diff: dict[str, Any]) -> list[str]:
 
 def add_dataset_version_commands(datasets: Any, add: Callable[..., argparse.ArgumentParser],
                                  client: Callable[[Any], Any]) -> None:
-    """`versions`, `upload-version` and `diff` under the `datasets` group (`client(args)`: a logged-in Client)."""
+    """`versions`, `upload-version`, `diff` and `lineage` under the `datasets` group (`client(args)`: a
+    logged-in Client)."""
     from netloom.cli.common import EXIT_OK, _table
+    from netloom.cli.lineage import lineage_text
 
     def cmd_versions(args: argparse.Namespace, out: Any) -> int:
         with client(args) as c:
@@ -60,6 +63,12 @@ def add_dataset_version_commands(datasets: Any, add: Callable[..., argparse.Argu
         out.result(diff, _diff_text(diff))
         return EXIT_OK
 
+    def cmd_lineage(args: argparse.Namespace, out: Any) -> int:
+        with client(args) as c:
+            answer = c.dataset_version_lineage(args.dataset, args.version, depth=args.depth)
+        out.result(answer, lineage_text(answer))
+        return EXIT_OK
+
     versions = add(datasets, "versions", cmd_versions, "a dataset's versions (number, digest, size, who)")
     versions.add_argument("dataset", type=int)
     upload = add(datasets, "upload-version", cmd_upload_version,
@@ -72,3 +81,8 @@ def add_dataset_version_commands(datasets: Any, add: Callable[..., argparse.Argu
     diff.add_argument("before", type=int, metavar="FROM")
     diff.add_argument("after", type=int, metavar="TO")
     diff.add_argument("--key", metavar="COLUMN", help="the column that identifies a row (else rows match by content)")
+    lineage = add(datasets, "lineage", cmd_lineage,
+                  "which runs and models used a dataset version: pinned runs, checkpoints, fine-tunes, models")
+    lineage.add_argument("dataset", type=int)
+    lineage.add_argument("version", type=int, metavar="N")
+    lineage.add_argument("--depth", type=int, help="hops between runs (default 3)")

@@ -107,6 +107,13 @@ class RunsMixin(Transport):
         return cast(dict[str, Any], self._json("GET", f"/api/models/{model}/versions/{version}/lineage/",
                                                params=params))
 
+    def dataset_version_lineage(self, dataset_id: int, number: int, *, depth: int | None = None) -> dict[str, Any]:
+        """{root, nodes, edges, truncated} downstream of version `number` of a dataset: the runs pinned
+        to it, their checkpoints, fine-tunes, model versions and aliases (which runs and models used it)."""
+        params = {"depth": depth} if depth is not None else {}
+        return cast(dict[str, Any], self._json("GET", f"/api/datasets/{dataset_id}/versions/{number}/lineage/",
+                                               params=params))
+
     def compare(
         self, run_ids: list[int], *, keys: list[str] | None = None, max_points: int | None = None
     ) -> CompareAnswer:

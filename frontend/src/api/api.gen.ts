@@ -333,6 +333,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/datasets/{id}/versions/{number}/lineage/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description GET /api/datasets/<id>/versions/<n>/lineage/: which runs and models used this data (members of
+         *     the dataset's team; a 404 for others and for a version the dataset lacks).
+         */
+        get: operations["datasets_versions_lineage_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/datasets/{id}/versions/diff/": {
         parameters: {
             query?: never;
@@ -2684,7 +2704,10 @@ export interface components {
              */
             b64: number;
         };
-        /** @description Where a run or model version came from and what came of it; `truncated`: a bound cut it. */
+        /**
+         * @description Where a run, model version or dataset version came from and what came of it; `truncated`: a
+         *     bound cut it.
+         */
         Lineage: {
             root: string;
             nodes: components["schemas"]["LineageNode"][];
@@ -6396,6 +6419,67 @@ export interface operations {
             };
             /** @description Signed in, but the role in the object's team is too low for this. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description No such object among the teams of the user. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The object is not in a state that allows this now. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    datasets_versions_lineage_retrieve: {
+        parameters: {
+            query?: {
+                /** @description Hops between runs each way, 1..10 (default 3). */
+                depth?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+                number: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Lineage"];
+                };
+            };
+            /** @description The request is not valid (the body says which field and why). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not signed in, or the token is unknown, revoked or expired. */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -4,7 +4,7 @@ import { navigate, useRoute } from "../router";
 
 const SECTIONS = [
   { path: "/", label: "Graphs", pages: ["graphs", "editor"] },
-  { path: "/datasets", label: "Datasets", pages: ["datasets"] },
+  { path: "/datasets", label: "Datasets", pages: ["datasets", "datasetLineage"] },
   { path: "/runs", label: "Runs", pages: ["runs", "run"] },
   { path: "/sweeps", label: "Sweeps", pages: ["sweeps", "sweep"] },
   { path: "/models", label: "Models", pages: ["models", "model"] },

@@ -4,8 +4,15 @@ import { useCallback, useEffect, useState } from "react";
 import { ApiError } from "../api/client";
 import { formatBytes } from "../format";
 import type { Dataset } from "../runs/types";
+import { navigate } from "../router";
 import { StatusBadge } from "./StatusBadge";
+import { UploadForm } from "./UploadForm";
 import { balanceRows, diffHeadline, statisticLines, versionLabel, versionsApi, type DatasetVersion, type VersionDiff } from "./versions";
+
+/** The lineage page of a dataset version (under /app): which runs and models used it. */
+export function lineagePath(dataset: number, version: number): string {
+  return `/datasets/${dataset}/versions/${version}/lineage`;
+}
 
 function messageOf(e: unknown): string {
   return e instanceof ApiError || e instanceof Error ? e.message : String(e);
@@ -113,24 +120,6 @@ export function DatasetVersionsPanel({ dataset, canEdit, onChanged }: { dataset:
     void load();
   }, [load]);
 
-  async function upload(file: File) {
-    setBusy("Uploading…");
-    setError(null);
-    try {
-      await versionsApi.upload(dataset.id, file, (p) =>
-        setBusy(p.total ? `Uploading… ${Math.round((100 * p.loaded) / p.total)}%` : "Uploading…"),
-      );
-      setFrom(null);
-      setTo(null);
-      await load();
-      onChanged();
-    } catch (e) {
-      setError(messageOf(e));
-    } finally {
-      setBusy(null);
-    }
-  }
-
   async function remove(v: DatasetVersion) {
     if (!window.confirm(`Delete version ${v.number} of "${dataset.name}"?`)) return;
     setError(null);
@@ -193,6 +182,19 @@ export function DatasetVersionsPanel({ dataset, canEdit, onChanged }: { dataset:
                 <td>{v.created_by?.username ?? "–"}</td>
                 <td>{new Date(v.created_at).toLocaleString()}</td>
                 <td className="actions">
+                  {v.status === "ready" && (
+                    <a
+                      href={`${import.meta.env.BASE_URL}${lineagePath(dataset.id, v.number).slice(1)}`}
+                      data-testid={`version-lineage-${v.number}`}
+                      title="Which runs and models used this data"
+                      onClick={(e) => {
+                        e.preventDefault();
+                        navigate(lineagePath(dataset.id, v.number));
+                      }}
+                    >
+                      Lineage
+                    </a>
+                  )}
                   {canEdit && dataset.kind !== "builtin" && (
                     <button type="button" className="danger" aria-label={`Delete version ${v.number}`} onClick={() => void remove(v)}>
                       Delete
@@ -205,20 +207,15 @@ export function DatasetVersionsPanel({ dataset, canEdit, onChanged }: { dataset:
         </table>
       )}
       {canEdit && dataset.kind !== "builtin" && (
-        <label className="row">
-          Upload new version{" "}
-          <input
-            type="file"
-            data-testid="version-upload"
-            aria-label="Upload new version"
-            disabled={busy !== null}
-            onChange={(e) => {
-              const file = e.target.files?.[0];
-              e.target.value = "";
-              if (file) void upload(file);
-            }}
-          />
-        </label>
+        <UploadForm
+          of={dataset}
+          onDone={() => {
+            setFrom(null);
+            setTo(null);
+            void load();
+            onChanged();
+          }}
+        />
       )}
       {ready.length >= 2 && (
         <form

@@ -1,4 +1,5 @@
-// Upload a CSV (pick the target after seeing its columns), an image zip or a tensor file, with progress.
+// Upload a CSV (pick the target after seeing its columns), an image zip or a tensor file, with progress:
+// as a new dataset (the datasets page) or as the next version of one (its versions panel, `of`).
 import { useId, useRef, useState } from "react";
 import { ApiError, type UploadProgress, uploadForm } from "../api/client";
 import { formatBytes } from "../format";
@@ -7,13 +8,32 @@ import { jobView } from "../jobs/jobState";
 import type { DataErrorJson, Dataset } from "../runs/types";
 import { type CsvPeek, decodeCsvHead, describeDataError, kindForFile, peekCsv } from "./csvPreview";
 import { type UploadMessage, uploadMessage } from "./uploadMessage";
+import { type DatasetVersion, versionsApi } from "./versions";
 
 const PEEK_BYTES = 64 * 1024;
 
 type Kind = "csv" | "images" | "tensors";
 
-export function UploadForm({ team, datasets, onDone }: { team: number; datasets: Dataset[] | null; onDone: () => void }) {
+const ACCEPT: Record<Kind, string> = { csv: ".csv,.tsv,.txt", images: ".zip", tensors: ".safetensors,.npz" };
+
+/**
+ * The options a new version is sent with: none (the server keeps the previous version's) when the
+ * form chose what the dataset has already, else the dataset's options with the form's choices over them.
+ */
+export function versionOptions(current: Record<string, unknown>, chosen: Record<string, unknown>): Record<string, unknown> | undefined {
+  const same = Object.entries(chosen).every(([k, v]) => JSON.stringify(current[k]) === JSON.stringify(v));
+  return same ? undefined : { ...current, ...chosen };
+}
+
+type Props =
+  | { team: number; datasets: Dataset[] | null; onDone: () => void; of?: undefined }
+  | { of: Dataset; onDone: () => void; team?: undefined; datasets?: undefined };
+
+/** A new dataset of `team`, or (with `of`) the next version of that dataset: one form for both. */
+export function UploadForm({ team, datasets, onDone, of }: Props) {
   const ids = useId();
+  const current = (of?.options ?? {}) as Record<string, unknown>;
+  const fixedKind = of && of.kind !== "builtin" ? (of.kind as Kind) : null;
   const fileInput = useRef<HTMLInputElement>(null);
   const [file, setFile] = useState<File | null>(null);
   const [kind, setKind] = useState<Kind | null>(null);
@@ -23,11 +43,11 @@ export function UploadForm({ team, datasets, onDone }: { team: number; datasets:
   const [task, setTask] = useState("auto");
   const [encoding, setEncoding] = useState("auto");
   const [detected, setDetected] = useState<string | null>(null);
-  const [size, setSize] = useState("32");
-  const [channels, setChannels] = useState("3");
+  const [size, setSize] = useState(Array.isArray(current.size) ? String(current.size[0]) : "32");
+  const [channels, setChannels] = useState(typeof current.channels === "number" ? String(current.channels) : "3");
   const [progress, setProgress] = useState<UploadProgress | null>(null);
   const [message, setMessage] = useState<UploadMessage | null>(null);
-  const shown = uploadMessage(message, datasets);
+  const shown = uploadMessage(message, datasets ?? null);
   const abort = useRef<AbortController | null>(null);
 
   async function pick(f: File | null) {
@@ -35,16 +55,25 @@ export function UploadForm({ team, datasets, onDone }: { team: number; datasets:
     setMessage(null);
     setPeek(null);
     setTarget("");
-    const k = f ? kindForFile(f.name) : null;
+    const found = f ? kindForFile(f.name) : null;
+    const k = fixedKind && found !== fixedKind ? null : found;
     setKind(k);
-    if (f && !k) setMessage({ tone: "error", text: `${f.name}: choose a .csv, a .zip of images (one folder per class), or a .safetensors/.npz file.` });
+    if (f && !k)
+      setMessage({
+        tone: "error",
+        text: fixedKind
+          ? `${f.name}: a new version of ${of?.name} is a ${ACCEPT[fixedKind].split(",").join(" or ")} file, as its first was.`
+          : `${f.name}: choose a .csv, a .zip of images (one folder per class), or a .safetensors/.npz file.`,
+      });
     if (f && k === "csv") {
       const head = decodeCsvHead(new Uint8Array(await f.slice(0, PEEK_BYTES).arrayBuffer()));
       setDetected(head.encoding);
-      setEncoding("auto");
+      setEncoding(typeof current.encoding === "string" ? current.encoding : "auto");
       const p = peekCsv(head.text);
       setPeek(p);
-      setTarget(p.columns[p.columns.length - 1] ?? "");
+      const kept = typeof current.target === "string" && p.columns.includes(current.target) ? current.target : null;
+      setTarget(kept ?? p.columns[p.columns.length - 1] ?? "");
+      if (typeof current.task === "string") setTask(current.task);
     }
   }
 
@@ -63,6 +92,7 @@ export function UploadForm({ team, datasets, onDone }: { team: number; datasets:
 
   async function upload() {
     if (!file || !kind) return;
+    if (of) return uploadVersion(of, file);
     const form = new FormData();
     form.append("team", String(team));
     form.append("kind", kind);
@@ -79,18 +109,49 @@ export function UploadForm({ team, datasets, onDone }: { team: number; datasets:
         text: status === 202 ? `${data.name} is uploaded and being checked.` : `${data.name} is ready.`,
         datasetId: data.id,
       });
-      setFile(null);
-      setKind(null);
-      setPeek(null);
-      setName("");
-      if (fileInput.current) fileInput.current.value = "";
+      clear();
     } catch (e) {
-      if (e instanceof ApiError) {
-        const detail = e.body.detail as DataErrorJson | undefined;
-        const text = e.status === 413 ? `The file is too large: ${e.message}` : detail && typeof detail === "object" ? describeDataError(detail) : e.message;
-        setMessage({ tone: "error", text });
-      } else if ((e as Error).name !== "AbortError") setMessage({ tone: "error", text: (e as Error).message });
-      else setMessage({ tone: "error", text: "Upload cancelled." });
+      refused(e);
+    } finally {
+      setProgress(null);
+      abort.current = null;
+      onDone();
+    }
+  }
+
+  function clear() {
+    setFile(null);
+    setKind(null);
+    setPeek(null);
+    setName("");
+    if (fileInput.current) fileInput.current.value = "";
+  }
+
+  function refused(e: unknown) {
+    if (e instanceof ApiError) {
+      const detail = e.body.detail as DataErrorJson | undefined;
+      const text = e.status === 413 ? `The file is too large: ${e.message}` : detail && typeof detail === "object" ? describeDataError(detail) : e.message;
+      setMessage({ tone: "error", text });
+    } else if ((e as Error).name !== "AbortError") setMessage({ tone: "error", text: (e as Error).message });
+    else setMessage({ tone: "error", text: "Upload cancelled." });
+  }
+
+  async function uploadVersion(dataset: Dataset, chosenFile: File) {
+    abort.current = new AbortController();
+    setMessage(null);
+    setProgress({ loaded: 0, total: chosenFile.size });
+    try {
+      const { status, data } = await versionsApi.upload(
+        dataset.id,
+        chosenFile,
+        setProgress,
+        versionOptions(current, options()),
+        abort.current.signal,
+      );
+      setMessage({ tone: "ok", text: versionUploaded(status, data) });
+      clear();
+    } catch (e) {
+      refused(e);
     } finally {
       setProgress(null);
       abort.current = null;
@@ -104,24 +165,33 @@ export function UploadForm({ team, datasets, onDone }: { team: number; datasets:
   return (
     <form
       className="dataset-form"
-      aria-label="Upload a dataset"
+      aria-label={of ? `Upload a new version of ${of.name}` : "Upload a dataset"}
+      data-testid={of ? "version-upload-form" : undefined}
       onSubmit={(e) => {
         e.preventDefault();
         void upload();
       }}
     >
-      <h2>Upload</h2>
+      {of ? <h3>Upload a new version</h3> : <h2>Upload</h2>}
+      {of && (
+        <p className="help">
+          It becomes version n+1 with the same options as the newest version unless you change them below; runs keep the version they
+          pinned.
+        </p>
+      )}
       <div className="row">
         <input
           ref={fileInput}
           type="file"
-          aria-label="Dataset file"
+          aria-label={of ? "New version file" : "Dataset file"}
           data-testid="upload-file"
-          accept=".csv,.tsv,.txt,.zip,.safetensors,.npz"
+          accept={fixedKind ? ACCEPT[fixedKind] : ".csv,.tsv,.txt,.zip,.safetensors,.npz"}
           disabled={uploading}
           onChange={(e) => void pick(e.target.files?.[0] ?? null)}
         />
-        <input aria-label="Dataset name" placeholder="Name (optional)" data-testid="upload-name" value={name} onChange={(e) => setName(e.target.value)} />
+        {!of && (
+          <input aria-label="Dataset name" placeholder="Name (optional)" data-testid="upload-name" value={name} onChange={(e) => setName(e.target.value)} />
+        )}
       </div>
       {file && kind && (
         <p className="help">
@@ -206,7 +276,7 @@ export function UploadForm({ team, datasets, onDone }: { team: number; datasets:
       )}
       <div className="row">
         <button type="submit" className="primary" data-testid="upload-submit" disabled={!file || !kind || uploading}>
-          Upload
+          {of ? "Upload version" : "Upload"}
         </button>
         {uploading && (
           <>
@@ -230,4 +300,9 @@ export function UploadForm({ team, datasets, onDone }: { team: number; datasets:
       )}
     </form>
   );
+}
+
+/** What a version upload says: "Version 2 is ready." or "... is uploaded and being checked." */
+export function versionUploaded(status: number, version: Pick<DatasetVersion, "number">): string {
+  return status === 202 ? `Version ${version.number} is uploaded and being checked.` : `Version ${version.number} is ready.`;
 }

@@ -30,11 +30,17 @@ export interface ColumnStats {
 
 export const versionsApi = {
   list: (dataset: number) => apiRequest<DatasetVersion[]>("GET", `/api/datasets/${dataset}/versions/`),
-  upload: (dataset: number, file: File, onProgress: (p: UploadProgress) => void, options?: Record<string, unknown>) => {
+  upload: (
+    dataset: number,
+    file: File,
+    onProgress: (p: UploadProgress) => void,
+    options?: Record<string, unknown>,
+    signal?: AbortSignal,
+  ) => {
     const form = new FormData();
     form.append("file", file);
     if (options) form.append("options", JSON.stringify(options));
-    return uploadForm<DatasetVersion>(`/api/datasets/${dataset}/versions/`, form, onProgress);
+    return uploadForm<DatasetVersion>(`/api/datasets/${dataset}/versions/`, form, onProgress, signal);
   },
   remove: (dataset: number, number: number) => apiRequest<void>("DELETE", `/api/datasets/${dataset}/versions/${number}/`),
   diff: (dataset: number, from: number, to: number, key?: string) =>

@@ -13,6 +13,8 @@ describe("run routes and the Train button", () => {
     expect(parseRoute(BASE + "/graphs/3")).toEqual({ page: "editor", graphId: 3 });
     expect(parseRoute(BASE + "/runs/7/lineage")).toEqual({ page: "lineage", runId: 7 });
     expect(parseRoute(BASE + "/models/2/versions/3/lineage/")).toEqual({ page: "versionLineage", modelId: 2, version: 3 });
+    expect(parseRoute(BASE + "/datasets/4/versions/1/lineage")).toEqual({ page: "datasetLineage", datasetId: 4, version: 1 });
+    expect(parseRoute(BASE + "/datasets/4/versions/x/lineage")).toEqual({ page: "missing" });
   });
 
   it("resumes the stream after the seq it asks for, over wss on https", () => {

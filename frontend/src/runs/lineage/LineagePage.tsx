@@ -1,6 +1,7 @@
-// The lineage page (/app/runs/<id>/lineage, /app/models/<id>/versions/<n>/lineage): where a run or
-// a model version came from and what came of it, drawn with React Flow (as the graph editor is)
-// and laid out left to right; a node opens its page.
+// The lineage page (/app/runs/<id>/lineage, /app/models/<id>/versions/<n>/lineage,
+// /app/datasets/<id>/versions/<n>/lineage): where a run or a model version came from and what came
+// of it, or which runs and models used a dataset version, drawn with React Flow (as the graph
+// editor is) and laid out left to right; the node it starts from is highlighted, a node opens its page.
 import { Background, Controls, Handle, type Node, type NodeProps, Position, ReactFlow } from "@xyflow/react";
 import { useEffect, useMemo, useState } from "react";
 import { apiRequest } from "../../api/client";
@@ -28,10 +29,15 @@ function LineageBox({ data }: NodeProps<FlowNode>) {
       style={{ width: LINEAGE_NODE_WIDTH, height: LINEAGE_NODE_HEIGHT }}
       data-testid={`lineage-node-${node.id}`}
       data-kind={node.kind}
+      data-root={root ? "true" : undefined}
+      aria-current={root ? "true" : undefined}
       title={href ? `Open ${node.label}` : node.label}
     >
       <Handle type="target" position={Position.Left} isConnectable={false} />
-      <div className="lineage-label">{node.label}</div>
+      <div className="lineage-label">
+        {root && <span className="lineage-start">start</span>}
+        {node.label}
+      </div>
       <div className="lineage-detail small">{lineageDetail(node)}</div>
       {node.kind === "run" && <div className="lineage-detail small">{lineageConfigLine(node)}</div>}
       <Handle type="source" position={Position.Right} isConnectable={false} />
@@ -41,18 +47,34 @@ function LineageBox({ data }: NodeProps<FlowNode>) {
 
 const nodeTypes = { lineage: LineageBox };
 
-export default function LineagePage(props: { runId: number } | { modelId: number; version: number }) {
-  const path =
-    "runId" in props
-      ? `/api/runs/${props.runId}/lineage/`
-      : `/api/models/${props.modelId}/versions/${props.version}/lineage/`;
-  const title = "runId" in props ? `Lineage of run #${props.runId}` : `Lineage of model ${props.modelId} v${props.version}`;
+type Start = { runId: number } | { modelId: number; version: number } | { datasetId: number; version: number };
+
+/** The API path and the page's title for a starting point. */
+export function lineageStart(start: Start): { path: string; title: string } {
+  if ("runId" in start) return { path: `/api/runs/${start.runId}/lineage/`, title: `Lineage of run #${start.runId}` };
+  if ("modelId" in start)
+    return {
+      path: `/api/models/${start.modelId}/versions/${start.version}/lineage/`,
+      title: `Lineage of model ${start.modelId} v${start.version}`,
+    };
+  return {
+    path: `/api/datasets/${start.datasetId}/versions/${start.version}/lineage/`,
+    title: `Lineage of dataset ${start.datasetId} v${start.version}`,
+  };
+}
+
+export default function LineagePage(props: Start) {
+  const { path, title: fallback } = lineageStart(props);
   const [lineage, setLineage] = useState<Lineage | null>(null);
   const [error, setError] = useState<string | null>(null);
 
   useEffect(() => {
     apiRequest<Lineage>("GET", path).then(setLineage, (e: Error) => setError(e.message));
   }, [path]);
+
+  const rootNode = lineage?.nodes.find((n) => n.id === lineage.root);
+  const title = "datasetId" in props && rootNode ? `Lineage of ${rootNode.label}` : fallback;
+  const unused = "datasetId" in props && lineage !== null && lineage.nodes.length === 1;
 
   const { nodes, edges } = useMemo(() => {
     if (!lineage) return { nodes: [], edges: [] };
@@ -90,6 +112,17 @@ export default function LineagePage(props: { runId: number } | { modelId: number
           </p>
         )}
         {!lineage && !error && <p className="muted center">Loading…</p>}
+        {"datasetId" in props && (
+          <p className="muted small" data-testid="lineage-question">
+            Which runs and models used this data: the runs pinned to this version, their checkpoints, the runs started from them,
+            and the model versions registered from any of them.
+          </p>
+        )}
+        {unused && (
+          <p className="muted" data-testid="lineage-unused">
+            No run has trained on this version yet.
+          </p>
+        )}
         {lineage?.truncated && (
           <p className="warn small">The lineage is larger than what is drawn: it was cut at the node limit.</p>
         )}
@@ -100,6 +133,7 @@ export default function LineagePage(props: { runId: number } | { modelId: number
               edges={edges}
               nodeTypes={nodeTypes}
               fitView
+              fitViewOptions={{ maxZoom: 1 }}
               nodesDraggable={false}
               nodesConnectable={false}
               onNodeClick={(_, n) => {
