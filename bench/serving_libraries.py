@@ -10,8 +10,8 @@ in a bench-only virtualenv (never the project's dependencies):
 
 Each candidate runs in the bench virtualenv's python as its own process, with all it starts (Ray's
 GCS, raylet, proxy and replica; BentoML's worker). The figures are wrk's, plus the CPU the
-candidate's whole process tree spent per answered request: on two shared cores wrk caps the
-requests/s, so the CPU per request says which would scale.
+candidate's whole process tree spent per answered request (on two shared cores wrk caps the
+requests/s, so the CPU per request says which would scale) and the tree's resident memory.
 
 Make the virtualenv once (bench/serving_venv.sh pins every candidate), then:
 
@@ -208,6 +208,17 @@ def tree(pid: int) -> set[int]:
     return found
 
 
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process (MiB; 0 once it has ended). Shared pages count in each process."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 def tree_cpu(pid: int) -> dict[int, float]:
     return {p: cpu_seconds(p) for p in tree(pid)}
 
@@ -224,6 +235,7 @@ def measure(url: str, body: dict[str, Any], pid: int, seconds: float, connection
     spent = sum(after[p] - before.get(p, 0.0) for p in after)
     result["server_cpu_ms_per_request"] = round(1000 * spent / max(1, result["requests"] or 1), 3)
     result["server_processes"] = len(after)
+    result["server_rss_mb"] = round(sum(rss_mb(p) for p in after), 1)
     return result
 
 
