@@ -269,7 +269,7 @@ def check(url: str, body: dict[str, Any]) -> Any:
     """One request's answer (the same weights everywhere: the same probabilities)."""
     import httpx
 
-    answer = httpx.post(url, json=body, timeout=10)
+    answer = httpx.post(url, json=body, timeout=120)  # the first request may start a replica
     answer.raise_for_status()
     return answer.json()
 
