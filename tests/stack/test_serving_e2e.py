@@ -299,7 +299,7 @@ def test_the_standalone_predictor_serves_one_version_folder_as_kserve_would(
         [sys.executable, "-m", "serving.standalone", "--model_dir", str(folder), "--model_name", served,
          "--http_port", str(port), "--enable_grpc", "false"],
         cwd=ROOT, env={k: v for k, v in stack.env.items() if k != "DJANGO_SETTINGS_MODULE"},
-        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+        stdout=open(stack.tmp / f"standalone-{port}.log", "ab"), stderr=subprocess.STDOUT,
     )
     try:
         wait_for_port(port, 120, proc)
@@ -319,6 +319,8 @@ def test_the_standalone_predictor_serves_one_version_folder_as_kserve_would(
         bad["inputs"][0]["datatype"] = "BYTES"
         refused = plain.post(f"/v2/models/{served}/infer", json=bad)
         assert refused.status_code == 400 and COLUMNS[0] in refused.json()["error"], refused.text
+        log = (stack.tmp / f"standalone-{port}.log").read_text(errors="replace")
+        assert f"refused a request (400 InvalidInput): {COLUMNS[0]}" in log and "Traceback" not in log, log[-3000:]
     finally:
         proc.terminate()
         try:
