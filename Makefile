@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 PIP_FLAGS := -q --disable-pip-version-check
 export PYTHONWARNINGS ?= ignore::DeprecationWarning
 
-.PHONY: install k8s-tools k8s-manifests front frontend codegen-tools oidc-provider gen gen-types gen-client-types browser run test test-fast test-faults test-engine test-webapp test-e2e test-frontend lint bench gpu-check clean
+.PHONY: install k8s-tools k8s-manifests front frontend codegen-tools oidc-provider gen gen-types gen-client-types browser run test test-fast test-faults test-engine test-webapp test-e2e test-frontend lint bench bench-serving-peers gpu-check clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -121,6 +121,15 @@ bench: $(VENV)/.installed
 	@if $(BIN)/python scripts/pg_reachable.py $(BENCH_POSTGRES_URL) 2>/dev/null; then \
 		DATABASE_URL=$(BENCH_POSTGRES_URL) $(BIN)/python bench/api_load.py --json var/bench/api_load_pg.json $(API_BENCH_ARGS); \
 	else echo "no PostgreSQL at $(BENCH_POSTGRES_URL): bench/api_load.py ran on SQLite only"; fi
+
+# The serving libraries side by side (kserve, LitServe, Ray Serve, BentoML, a plain http.server) on
+# one tiny MLP, 32 wrk clients one row each: docs/decisions/0015-serving-library.md. The candidates
+# live in a bench-only virtualenv at exact pins (bench/serving_venv.sh; never the project's
+# dependencies). SERVING_PEERS_VENV=/work/benchvenv to use another one.
+SERVING_PEERS_VENV ?= bench/.venv-serving
+bench-serving-peers: $(VENV)/.installed
+	bench/serving_venv.sh $(SERVING_PEERS_VENV)
+	$(BIN)/python bench/serving_libraries.py --venv $(SERVING_PEERS_VENV) --json var/bench/serving_libraries.json $(SERVING_PEERS_ARGS)
 
 # On a CUDA machine: fp32/bf16/torch.compile speed against a hand loop, export parity, a 2-process
 # NCCL run with 2+ GPUs (scripts/gpu_check.py, a few minutes), then the gpu-marked tests. Without

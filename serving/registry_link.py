@@ -1,8 +1,9 @@
 """The model server's one Django-facing module: the registry's aliases, the API's tokens and the
 browser's sessions.
 
-`python -m serving` runs this: Django set up for reads only (webapp.registry.selectors,
-webapp.accounts.selectors, the session engine), then serving.server on SERVING_PORT.
+`python -m serving` runs this: Django set up to read (webapp.registry.selectors,
+webapp.accounts.selectors, the session engine) and to write one thing, a token's last use (at most
+once a minute, as the API does), then serving.server on SERVING_PORT.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from importlib import import_module
 from typing import Any
 
 from .server import Entry, Identity, serve
+
+log = logging.getLogger("netloom.serving")
 
 
 class RegistryDirectory:
@@ -45,6 +48,29 @@ class RegistryDirectory:
             self._pubsub = None
             time.sleep(timeout)
             return False
+
+    def watch_access(self, on_change: Any, stop: Any) -> None:
+        """Until `stop` is set: `on_change(user_id)` for each user whose access changed (a token
+        revoked, a team left: webapp.accounts.events.access_changed publishes after the commit).
+        Without Redis it retries every second; the kept checks expire on their own meanwhile."""
+        import redis
+        from django.conf import settings
+
+        from webapp.accounts.events import serving_access_channel
+
+        pubsub = None
+        while not stop.is_set():
+            try:
+                if pubsub is None:
+                    client = redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1)
+                    pubsub = client.pubsub(ignore_subscribe_messages=True)
+                    pubsub.subscribe(serving_access_channel())
+                message = pubsub.get_message(timeout=1.0)
+                if message is not None and str(message["data"], "ascii").isdigit():
+                    on_change(int(message["data"]))
+            except (redis.RedisError, OSError):
+                pubsub = None
+                stop.wait(1.0)
 
     def snapshot(self) -> dict[int, Entry]:
         from django.db import close_old_connections
@@ -84,9 +110,23 @@ class RegistryDirectory:
         found = token_for_secret(raw_token=token)
         if found is None or not found.user.is_active:
             return None
+        self._touch(found)
         teams = frozenset(team for team in teams_for_user(user=found.user).values_list("pk", flat=True)
                           if token_allows(found, method="POST", team_id=team, reads=True))
         return Identity(user_id=found.user.pk, team_ids=teams)
+
+    @staticmethod
+    def _touch(token: Any) -> None:
+        """Record the token's use as the API does (token_touch: a write at most once a minute; the
+        server asks here at most once per IDENTITY_TTL_S per token). A failed write refuses no call."""
+        from django.db import DatabaseError
+
+        from webapp.accounts.services import token_touch
+
+        try:
+            token_touch(token=token)
+        except DatabaseError as exc:
+            log.warning("could not record the use of token %s: %s", token.prefix, exc)
 
     def authenticate_session(self, session_key: str) -> Identity | None:
         """The signed-in user of a Django session and all their teams, checked as

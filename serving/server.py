@@ -19,7 +19,8 @@ Which versions to serve and who may call them come from a `Directory` (serving.r
 reads the registry through Django; nothing else here knows Django). A poll every
 SERVING_POLL_S seconds learns alias moves: the new version is loaded first, then the alias
 switches; the old one keeps answering the requests it already took and is dropped after
-SERVING_RETIRE_S seconds.
+SERVING_RETIRE_S seconds. A revoked token, or a user's changed teams, is announced the same way
+(`watch_access`): the kept check of that user's credentials is dropped at once.
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ DEFAULT_ALIAS = os.environ.get("SERVING_DEFAULT_ALIAS", "production")
 # Largest infer body (bytes): a batch of encoded images fits; the front's own limit is larger.
 MAX_BODY = int(os.environ.get("SERVING_MAX_BODY", str(64 * 1024 * 1024)))
 RETRY_AFTER_S = 1
+# How long a token's or session's check is kept. A revocation or a change of the user's teams that
+# the directory announces (watch_access) drops it at once; this bounds a lost announcement.
+IDENTITY_TTL_S = 5.0
 ROUTE = re.compile(r"^/v2/models/(?P<served>[^/]+)(?:/versions/(?P<version>[^/]+))?(?P<rest>/[a-z]+)?/?$")
 
 
@@ -75,6 +79,8 @@ class Directory(Protocol):
         """Whose token this is (active, unexpired, unrevoked) and the teams it may call; None otherwise."""
 
     # Optional: `wait_for_change(timeout) -> bool`, returning early when an alias moved;
+    # `watch_access(on_change, stop)`, calling `on_change(user_id)` when a user's access changed (a
+    # token revoked, a team left) until `stop` is set;
     # `session_cookie` (a cookie name) and `authenticate_session(key) -> Identity | None`: the
     # browser's signed-in session, for a request without a token; `trusted_origins`: other
     # Origins a session request may come from.
@@ -96,6 +102,22 @@ class Served:
         self.settings = batch_settings_from_env()
         self.retire_s = float(os.environ.get("SERVING_RETIRE_S", "30"))
         self.ready = threading.Event()
+        # user id -> when their access last changed (time.monotonic()), written by the directory's
+        # watcher thread, read by the event loop: a kept identity checked before then is stale.
+        self._access_changed: dict[int, float] = {}
+        self._access_lock = threading.Lock()
+
+    def access_changed(self, user_id: int) -> None:
+        """A user's token was revoked or their teams changed: their kept identities are stale."""
+        now = time.monotonic()
+        with self._access_lock:
+            if len(self._access_changed) > 1000:  # older records outlive every kept identity
+                self._access_changed = {u: t for u, t in self._access_changed.items() if now - t < IDENTITY_TTL_S}
+            self._access_changed[user_id] = now
+
+    def access_changed_since(self, user_id: int, since: float) -> bool:
+        changed = self._access_changed.get(user_id)
+        return changed is not None and changed >= since
 
     def refresh(self) -> None:
         """Read the registry; load the versions newly named; switch; retire the unnamed."""
@@ -151,12 +173,13 @@ class Front:
     """ASGI middleware in front of kserve's app: tokens, names and versions, admission (429),
     metadata, stats. Infer requests go on to kserve's own route."""
 
-    TOKEN_TTL_S = 5.0
+    TOKEN_TTL_S = IDENTITY_TTL_S
 
     def __init__(self, app: Any, served: Served) -> None:
         self.app = app
         self.served = served
-        self._identities: dict[tuple[str, str], tuple[float, Identity | None]] = {}
+        # (kind, credential) -> (kept until, checked at, identity), times of time.monotonic()
+        self._identities: dict[tuple[str, str], tuple[float, float, Identity | None]] = {}
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -262,18 +285,23 @@ class Front:
         return model, rest, entry
 
     async def _identity(self, kind: str, credential: str) -> Identity | None:
-        """Whose token or session this is, kept TOKEN_TTL_S (a revoked token or a signed-out
-        session stops within that)."""
+        """Whose token or session this is, kept TOKEN_TTL_S: dropped at once when the directory
+        announces that the user's access changed (a revoked token, a team left), else within
+        that (a lost announcement, a signed-out session)."""
         now = time.monotonic()
         kept = self._identities.get((kind, credential))
         if kept is not None and kept[0] > now:
-            return kept[1]
+            until, checked, identity = kept
+            if identity is None or not self.served.access_changed_since(identity.user_id, checked):
+                return identity
         directory = self.served.directory
         check = directory.authenticate if kind == "token" else directory.authenticate_session  # type: ignore[attr-defined]
+        # `now` is taken before the check: an announcement that arrives while it reads the
+        # registry makes the next request check again.
         identity = await asyncio.to_thread(check, credential)
         if len(self._identities) > 10_000:
             self._identities.clear()
-        self._identities[(kind, credential)] = (now + self.TOKEN_TTL_S, identity)
+        self._identities[(kind, credential)] = (now + self.TOKEN_TTL_S, now, identity)
         return identity
 
     @staticmethod
@@ -361,9 +389,39 @@ def settle_heap() -> None:
 
 
 def quiet_request_logs() -> None:
-    """kserve logs two lines per request (access and timing): a tenth of a small request's time."""
+    """kserve logs two lines per request (access and timing): a tenth of a small request's time.
+    And a traceback for every refused request: see ClientErrorsOnOneLine."""
     for name in ("kserve.trace", "uvicorn.access"):
         logging.getLogger(name).setLevel(logging.WARNING)
+    kserve_logger = logging.getLogger("kserve")
+    if not any(isinstance(f, ClientErrorsOnOneLine) for f in kserve_logger.filters):
+        kserve_logger.addFilter(ClientErrorsOnOneLine())
+
+
+class ClientErrorsOnOneLine(logging.Filter):
+    """kserve's exception handlers log every error they answer as `logger.error("Exception:",
+    exc_info=exc)`, the 400 of a caller's bad input (InvalidInput) too: a traceback of ~40 lines
+    per bad request, which floods the log under a misbehaving client and hides the server's own
+    faults. This filter on the "kserve" logger turns the record of a client error (400 bad input,
+    404 unknown model) into one WARNING line with the answer's message; a server error (500,
+    503) keeps its traceback. kserve registers its handlers when it starts, over any of ours, so
+    the log record is where to change it."""
+
+    MAX_MESSAGE = 300
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from kserve.errors import InvalidInput, ModelNotFound
+
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, (InvalidInput, ModelNotFound)):
+            status = 400 if isinstance(exc, InvalidInput) else 404
+            message = " ".join(str(exc).split())
+            if len(message) > self.MAX_MESSAGE:
+                message = message[: self.MAX_MESSAGE] + "…"
+            record.msg, record.args = "refused a request (%s %s): %s", (status, type(exc).__name__, message)
+            record.exc_info, record.exc_text = None, None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
 
 
 def serve(directory: Directory, *, port: int, poll_s: float | None = None) -> None:
@@ -381,6 +439,10 @@ def serve(directory: Directory, *, port: int, poll_s: float | None = None) -> No
         log.exception("first read of the registry failed; polling")
     every = poll_s if poll_s is not None else float(os.environ.get("SERVING_POLL_S", "1.0"))
     threading.Thread(target=served.poll_forever, args=(every, stop), name="registry-poll", daemon=True).start()
+    watch_access = getattr(directory, "watch_access", None)
+    if watch_access is not None:
+        threading.Thread(target=watch_access, args=(served.access_changed, stop), name="access-watch",
+                         daemon=True).start()
     install_handlers(app)
     app.add_middleware(Front, served=served)
     quiet_request_logs()

@@ -95,3 +95,57 @@ def test_a_read_token_may_infer_and_a_team_bound_token_sees_its_team_only(two_te
     assert bound_identity is not None and bound_identity.team_ids == {two_teams["second"]}
     assert directory.authenticate(write).team_ids == read_identity.team_ids  # type: ignore[union-attr]
     assert directory.authenticate("nl_not-a-token") is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_revoked_token_is_announced_to_the_server_after_commit(settings: Any, django_user_model: Any) -> None:
+    """token_revoke publishes the user's id (webapp.accounts.events.access_changed); the server's
+    watcher hands it on, so the server drops its kept check of the user's credentials."""
+    from serving.registry_link import RegistryDirectory
+    from webapp.accounts.services import token_create, token_revoke
+
+    try:
+        redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1).ping()
+    except redis.RedisError:
+        pytest.skip("needs Redis")
+    settings.NETLOOM_INSTANCE = f"nltest-serving-{uuid.uuid4().hex[:8]}"
+    user = django_user_model.objects.create_user(username="ada", password="pw")
+    token, _ = token_create(user=user, name="script")
+    heard: list[int] = []
+    changed, stop = threading.Event(), threading.Event()
+    watcher = threading.Thread(target=RegistryDirectory().watch_access,
+                               args=(lambda uid: (heard.append(uid), changed.set()), stop), daemon=True)
+    watcher.start()
+    try:
+        time.sleep(0.5)  # subscribed (a message published before the subscription is lost)
+        token_revoke(token=token, actor=user)
+        assert changed.wait(10.0), "the revocation was not announced"
+        assert heard == [user.pk]
+    finally:
+        stop.set()
+        watcher.join(5)
+
+
+@pytest.mark.django_db
+def test_the_server_records_a_tokens_use_as_the_api_does(django_user_model: Any) -> None:
+    """authenticate() sets last_used_at, rewritten at most once a minute (token_touch)."""
+    from datetime import timedelta
+
+    from serving.registry_link import RegistryDirectory
+    from webapp.accounts.models import ApiToken
+    from webapp.accounts.services import token_create
+
+    user = django_user_model.objects.create_user(username="ada", password="pw")
+    token, raw = token_create(user=user, name="script")
+    directory = RegistryDirectory()
+    assert directory.authenticate(raw) is not None
+    first = ApiToken.objects.get(pk=token.pk).last_used_at
+    assert first is not None
+    assert directory.authenticate(raw) is not None
+    assert ApiToken.objects.get(pk=token.pk).last_used_at == first  # within the minute: no write
+    ApiToken.objects.filter(pk=token.pk).update(last_used_at=first - timedelta(minutes=2))
+    from webapp.accounts.services import token_forget
+
+    token_forget(digests=[token.token_hash])  # the kept lookup says the old time, as after a minute
+    assert directory.authenticate(raw) is not None
+    assert ApiToken.objects.get(pk=token.pk).last_used_at > first - timedelta(minutes=2)

@@ -124,6 +124,10 @@ def test_the_endpoint_answers_raw_rows_as_the_run_predict_route_does(stack: Serv
     assert missing.status_code == 400 and "petal width (cm)" in missing.json()["error"]
     other = Http(server.base, stack.token("b")).post(f"/v2/models/{served}/infer", json=oip_body(ROWS))
     assert other.status_code == 404, other.text
+    # A refused request is one line in the server's log, naming the column: no traceback.
+    log = server.log.read_text(errors="replace")
+    assert "refused a request (400 InvalidInput): sepal width (cm)" in log, log[-3000:]
+    assert "Traceback" not in log, log[-3000:]
     assert Http(server.base, None).post(f"/v2/models/{served}/infer", json=oip_body(ROWS)).status_code == 401
 
     # The API names the endpoint; the stats window and Prometheus count what was answered.
@@ -193,6 +197,27 @@ def test_the_browser_session_infers_from_the_same_site_only(stack: ServiceStack,
     status, body = infer(None, here)
     assert status == 401 and "sign in" in body["error"], body
     assert infer("not-a-session", here)[0] == 401
+
+
+def test_a_revoked_token_is_refused_at_the_next_request_and_its_use_is_recorded(
+    stack: ServiceStack, registered: Any
+) -> None:
+    """The server keeps a token's check a few seconds; a revocation drops it at once (announced on
+    Redis after the commit). The token's last use is recorded as the API records it."""
+    server, served = registered["server"], registered["served"]
+    made = stack.api("a").post("/api/auth/tokens/", json={"name": "serving script", "scope": "read"})
+    assert made.status_code == 201, made.text
+    script = Http(server.base, made.json()["token"])
+    answer = script.post(f"/v2/models/{served}/infer", json=oip_body(ROWS[:1]))
+    assert answer.status_code == 200, answer.text  # checked, and kept
+    page = stack.api("a").get("/api/auth/tokens/").json()
+    listed = {t["id"]: t for t in (page["results"] if isinstance(page, dict) else page)}
+    assert listed[made.json()["id"]]["last_used_at"] is not None
+
+    revoked = stack.api("a").request("DELETE", f"/api/auth/tokens/{made.json()['id']}/")
+    assert revoked.status_code == 204, revoked.text
+    refused = script.post(f"/v2/models/{served}/infer", json=oip_body(ROWS[:1]))
+    assert refused.status_code == 401 and "revoked" in refused.json()["error"], refused.text
 
 
 def test_moving_production_under_load_fails_no_request(stack: ServiceStack, registered: Any) -> None:
@@ -274,7 +299,7 @@ def test_the_standalone_predictor_serves_one_version_folder_as_kserve_would(
         [sys.executable, "-m", "serving.standalone", "--model_dir", str(folder), "--model_name", served,
          "--http_port", str(port), "--enable_grpc", "false"],
         cwd=ROOT, env={k: v for k, v in stack.env.items() if k != "DJANGO_SETTINGS_MODULE"},
-        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
+        stdout=open(stack.tmp / f"standalone-{port}.log", "ab"), stderr=subprocess.STDOUT,
     )
     try:
         wait_for_port(port, 120, proc)
@@ -294,6 +319,8 @@ def test_the_standalone_predictor_serves_one_version_folder_as_kserve_would(
         bad["inputs"][0]["datatype"] = "BYTES"
         refused = plain.post(f"/v2/models/{served}/infer", json=bad)
         assert refused.status_code == 400 and COLUMNS[0] in refused.json()["error"], refused.text
+        log = (stack.tmp / f"standalone-{port}.log").read_text(errors="replace")
+        assert f"refused a request (400 InvalidInput): {COLUMNS[0]}" in log and "Traceback" not in log, log[-3000:]
     finally:
         proc.terminate()
         try:
