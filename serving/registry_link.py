@@ -121,7 +121,7 @@ class RegistryDirectory:
         server asks here at most once per IDENTITY_TTL_S per token). A failed write refuses no call."""
         from django.db import DatabaseError
 
-        from webapp.accounts.services import token_touch
+        from webapp.accounts.services.tokens import token_touch
 
         try:
             token_touch(token=token)

@@ -102,7 +102,7 @@ def test_a_revoked_token_is_announced_to_the_server_after_commit(settings: Any, 
     """token_revoke publishes the user's id (webapp.accounts.events.access_changed); the server's
     watcher hands it on, so the server drops its kept check of the user's credentials."""
     from serving.registry_link import RegistryDirectory
-    from webapp.accounts.services import token_create, token_revoke
+    from webapp.accounts.services.tokens import token_create, token_revoke
 
     try:
         redis.Redis.from_url(settings.REDIS_URL, socket_timeout=1).ping()
@@ -133,7 +133,7 @@ def test_the_server_records_a_tokens_use_as_the_api_does(django_user_model: Any)
 
     from serving.registry_link import RegistryDirectory
     from webapp.accounts.models import ApiToken
-    from webapp.accounts.services import token_create
+    from webapp.accounts.services.tokens import token_create
 
     user = django_user_model.objects.create_user(username="ada", password="pw")
     token, raw = token_create(user=user, name="script")
@@ -144,7 +144,7 @@ def test_the_server_records_a_tokens_use_as_the_api_does(django_user_model: Any)
     assert directory.authenticate(raw) is not None
     assert ApiToken.objects.get(pk=token.pk).last_used_at == first  # within the minute: no write
     ApiToken.objects.filter(pk=token.pk).update(last_used_at=first - timedelta(minutes=2))
-    from webapp.accounts.services import token_forget
+    from webapp.accounts.services.tokens import token_forget
 
     token_forget(digests=[token.token_hash])  # the kept lookup says the old time, as after a minute
     assert directory.authenticate(raw) is not None
