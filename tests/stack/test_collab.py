@@ -299,3 +299,58 @@ def test_two_server_processes_share_a_room(stack: ServiceStack) -> None:
     finally:
         other.terminate()
         other.wait(10)
+
+
+def test_a_demoted_member_turns_read_only_and_a_removed_one_is_closed(stack: ServiceStack) -> None:
+    import uuid
+
+    graph = new_graph(stack, "collab membership")
+    admin_a, team_a = stack.api("a"), stack.world["a"]["team"]
+    name = f"cora_{uuid.uuid4().hex[:8]}"
+    made = admin_a.post(
+        f"/api/teams/{team_a}/invitations/", json={"email": f"{name}@example.org", "role": "editor"}
+    )
+    assert made.status_code == 201, made.text
+    anon = stack.api(None)
+    accepted = anon.post(
+        f"/api/invitations/{made.json()['token']}/accept/",
+        json={"username": name, "password": "a-long-enough-password"},
+    )
+    assert accepted.status_code == 201, accepted.text
+    user_id = accepted.json()["user"]["id"]
+    token = anon.post(
+        "/api/auth/token/", json={"username": name, "password": "a-long-enough-password"}
+    ).json()["token"]
+
+    async def scenario() -> tuple[str | None, list[str], int | None]:
+        async with Editor(room(stack, graph), token, name) as cora:
+            await cora.synced()
+            first = await cora.add_node("ReLU", source="fc2")  # an editor: accepted
+            demoted = await asyncio.to_thread(
+                admin_a.request,
+                "PATCH",
+                f"/api/teams/{team_a}/members/{user_id}/",
+                {"role": "viewer"},
+            )
+            assert demoted.status_code == 200, demoted.text
+            await asyncio.sleep(1.0)  # the access.changed hint reaches the socket
+            await cora.add_node("Tanh", source="fc2")
+            await cora.until(lambda: cora.client.denied)
+            removed = await asyncio.to_thread(
+                admin_a.request, "DELETE", f"/api/teams/{team_a}/members/{user_id}/"
+            )
+            assert removed.status_code == 204, removed.text
+            await asyncio.wait_for(cora.closed.wait(), 10)
+            return first, cora.client.denied, cora.closed_code
+
+    first, denied, code = asyncio.run(scenario())
+    assert denied == ["read-only"] and code == 4403
+    ops = [
+        n["op"] for n in stack.api("a").get(f"/api/graphs/{graph}/collab/").json()["spec"]["nodes"]
+    ]
+    assert ops == [
+        "Linear",
+        "ReLU",
+        "Linear",
+        "ReLU",
+    ]  # the first edit stayed, the refused one did not
