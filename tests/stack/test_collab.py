@@ -126,6 +126,9 @@ def test_delete_against_a_param_edit_converges_with_the_node_deleted(stack: Serv
             # Both change their copy before either hears of the other's change, then both send.
             await one.delete_node("act", send=False)
             await two.set_param("act", "inplace", True, send=False)
+            # ... and both set fc1's width: one value wins, the same for everyone.
+            await one.set_param("fc1", "out_features", 64, send=False)
+            await two.set_param("fc1", "out_features", 128, send=False)
             await asyncio.gather(one.client.flush(), two.client.flush())
             doc = await converge(one, two)
             async with editor(stack, graph, "a", "three") as three:
@@ -137,6 +140,7 @@ def test_delete_against_a_param_edit_converges_with_the_node_deleted(stack: Serv
     assert doc == late
     assert "act" not in doc["nodes"] and all(e["target"] != "act" for e in doc["edges"].values())
     assert [n["id"] for n in spec["nodes"]] == ["fc1", "fc2"]
+    assert doc["nodes"]["fc1"]["params"]["out_features"] in (64, 128)
     stored = stack.api("a").get(f"/api/graphs/{graph}/collab/").json()["spec"]
     assert stored == spec
 
