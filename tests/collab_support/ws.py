@@ -52,7 +52,10 @@ class Editor:
             self.url, additional_headers=headers, max_size=None, open_timeout=60, ping_interval=None
         )
         self._reader = asyncio.create_task(self._read())
-        await self.client.start()
+        try:
+            await self.client.start()
+        except ConnectionClosed:  # refused at once (4401, 4403): `closed` tells
+            pass
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
