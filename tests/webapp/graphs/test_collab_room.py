@@ -138,3 +138,41 @@ def test_bad_and_oversized_frames_close_only_their_socket(graph_a: Any, user_a: 
     assert codes == [1003, 1003, 1009]
     assert spec["nodes"][0]["params"] == {"out_features": 7}
     assert GraphCollabUpdate.objects.filter(doc__graph=graph_a).count() == 1
+
+
+def test_a_viewer_rejoining_a_document_with_deletions_is_not_refused(
+    graph_a: Any, user_a: Any, viewer_a: Any
+) -> None:
+    async def scenario() -> tuple[list[str], list[str]]:
+        editor = Peer(graph_a.pk, user_a)
+        await editor.open()
+        await editor.pump(lambda: "act" in editor.client.roots["nodes"])
+        with editor.client.doc.transaction():
+            del editor.client.roots["nodes"]["act"]
+        await editor.client.flush()
+        # The viewer comes back with the document it had (a reconnect): its step 2 to the room's
+        # step 1 carries the delete set again, which is not an edit.
+        viewer = Peer(graph_a.pk, viewer_a)
+        viewer.client.doc.apply_update(editor.client.doc.get_update())
+        viewer.client._outbox.clear()
+        await viewer.open()
+        await viewer.pump(
+            lambda: viewer.client.synced.is_set() and "act" not in viewer.client.roots["nodes"]
+        )
+        await asyncio.sleep(
+            0.3
+        )  # the viewer's step 2 (the delete set again) has been answered, or not
+        while not viewer.comm.output_queue.empty():
+            await viewer.client.handle((await viewer.comm.receive_output())["bytes"])
+        on_join = list(viewer.client.denied)
+        with viewer.client.doc.transaction():
+            viewer.client.roots["nodes"]["fc1"]["params"]["out_features"] = 99
+        await viewer.client.flush()
+        await viewer.pump(lambda: viewer.client.denied)
+        for peer in (editor, viewer):
+            await peer.comm.disconnect()
+        return on_join, viewer.client.denied
+
+    on_join, after_edit = asyncio.run(scenario())
+    assert on_join == []
+    assert after_edit == ["read-only"]

@@ -15,7 +15,8 @@ revision), send sync step 1 and the awareness of everyone present. A client's st
 answered with step 2; its step 2 and updates are, for an editor, checked (they must decode),
 appended to the database log, applied to the room and broadcast to the room's group (every
 process); for a viewer or a read-scope token they are refused with the auth message and
-neither applied, stored nor broadcast. Awareness from anyone is applied and broadcast; when a
+neither applied, stored nor broadcast. A step 2 (or a read-only client's update) that would
+change nothing — a reconnecting client repeats the whole delete set — is dropped silently. Awareness from anyone is applied and broadcast; when a
 socket closes, the presence it carried is removed for everyone.
 
 Limits: a frame over MAX_MESSAGE_BYTES closes the socket (1009), as does an update that would
@@ -201,6 +202,27 @@ def _valid_update(update: bytes) -> bool:
     return True
 
 
+def _changes(doc: Doc, update: bytes) -> bool:
+    """Whether `update` would change `doc` (tried on a copy; `doc` is untouched).
+
+    A read-only client's sync step 2 is never empty once the document has deletions (Yjs sends
+    the whole delete set whatever the state vector), so "non-empty" is not "an edit".
+    """
+    copy = Doc()
+    copy.apply_update(doc.get_update())
+    changed: list[bool] = []
+    subscription = copy.observe(lambda _event: changed.append(True))
+    try:
+        copy.apply_update(update)
+    except BaseException as exc:  # pyo3's PanicException is a BaseException
+        if isinstance(exc, (KeyboardInterrupt, SystemExit, asyncio.CancelledError)):
+            raise
+        raise BadMessage("not a Yjs update") from None
+    finally:
+        copy.unobserve(subscription)
+    return bool(changed)
+
+
 class GraphCollabConsumer(YjsConsumer):
     """One socket in a graph's room (see the module docstring for the protocol)."""
 
@@ -313,6 +335,12 @@ class GraphCollabConsumer(YjsConsumer):
                 raise BadMessage(f"sync type {step}")
             if payload == EMPTY_UPDATE:
                 return  # nothing to apply (a fresh client's step 2)
+            if (step == YSyncMessageType.SYNC_STEP2 or self.read_only) and not _changes(
+                room.doc, payload
+            ):
+                # A step 2 that only repeats what the room has (a reconnecting client's delete set)
+                # is no edit: nothing to refuse, store or broadcast.
+                return
             if self.read_only:
                 await self.send(bytes_data=auth_denied_message())
                 return
