@@ -74,6 +74,7 @@ EMPTY_UPDATE = b"\x00\x00"
 GROUP_MESSAGE_TYPE = "collab.message"
 CLOSE_TOO_BIG = 1009
 CLOSE_BAD_DATA = 1003
+CLOSE_SERVER_ERROR = 1011
 _SEEN_MAX = 4096
 
 
@@ -270,7 +271,13 @@ class GraphCollabConsumer(YjsConsumer):
         await self.channel_layer.group_add(self.room_name, self.channel_name)
         await self.channel_layer.group_add(user_group(user.pk), self.channel_name)
         self.joined = True
-        self.ydoc = await self.make_ydoc()
+        try:
+            self.ydoc = await self.make_ydoc()
+        except Exception:  # the database did not answer: this socket goes, the room stays usable
+            logger.exception("collab room %s: could not load the document", self.graph_id)
+            self._leave_room()
+            await self.close(code=CLOSE_SERVER_ERROR)
+            return
         await self.send(bytes_data=create_sync_message(self.ydoc))
         presence = self.room.awareness_message() if self.room else None
         if presence is not None:
@@ -289,15 +296,21 @@ class GraphCollabConsumer(YjsConsumer):
                 message = room.awareness_message(gone)
                 if message is not None:
                     await self._broadcast(message, apply=False)
-            room.members.discard(self)
-            if not room.members and _rooms().get(self.graph_id) is room:
-                del _rooms()[self.graph_id]  # the next joiner loads from the database
+        self._leave_room()
         if self.joined:
             for group in (self.room_name, user_group(self.scope["user"].pk)):
                 try:
                     await self.channel_layer.group_discard(group, self.channel_name)
                 except Exception as exc:
                     logger.info("collab room: could not leave %s: %s", group, exc)
+
+    def _leave_room(self) -> None:
+        room, self.room = self.room, None
+        if room is None:
+            return
+        room.members.discard(self)
+        if not room.members and _rooms().get(self.graph_id) is room:
+            del _rooms()[self.graph_id]  # the next joiner loads from the database
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """One client frame: sync step 1, step 2 / update, awareness or query awareness."""
