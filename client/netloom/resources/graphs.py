@@ -1,10 +1,10 @@
-"""Graphs: list, read, validate a spec, push a new graph or revision, pull a spec."""
+"""Graphs: list, read, validate a spec, push a new graph or revision, pull a spec, the shared canvas."""
 
 from __future__ import annotations
 
 from typing import Any, cast
 
-from netloom.api_types import Graph, GraphDetail, Revision, ValidationReport
+from netloom.api_types import CollabState, Graph, GraphDetail, Revision, ValidationReport
 from netloom.errors import NetloomError
 from netloom.resources.transport import Transport
 
@@ -49,3 +49,14 @@ class GraphsMixin(Transport):
             return cast(dict[str, Any], latest["spec"])
         answer = cast(Revision, self._json("GET", f"/api/graphs/{graph_id}/revisions/{revision}/"))
         return cast(dict[str, Any], answer["spec"])
+
+    def graph_collab(self, graph_id: int) -> CollabState:
+        """The shared canvas of a graph (live co-editing): the spec it stands for now, the length of
+        its update log, and the revision it was seeded from."""
+        return cast(CollabState, self._json("GET", f"/api/graphs/{graph_id}/collab/"))
+
+    def graph_collab_save(self, graph_id: int, message: str | None = None) -> Revision:
+        """Save the shared canvas as a new revision (the latest one when nothing but the layout
+        changed); validated as any save. The shared canvas is not reset."""
+        body = {"message": message} if message is not None else {}
+        return cast(Revision, self._json("POST", f"/api/graphs/{graph_id}/collab/save/", json=body))
