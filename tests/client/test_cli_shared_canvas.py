@@ -27,7 +27,9 @@ SPEC = {
 def graph(live_server: Any, settings: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> int:
     from django.contrib.auth import get_user_model
 
-    from webapp.accounts.services import membership_add, team_create, token_create
+    from webapp.accounts.services.memberships import membership_add
+    from webapp.accounts.services.teams import team_create
+    from webapp.accounts.services.tokens import token_create
     from webapp.graphs.services import graph_create
 
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
