@@ -115,7 +115,7 @@ QUEUE_SCHEMA = {
     "properties": {
         "position": {"type": "integer", "minimum": 1},
         "ahead": {"type": "integer", "minimum": 0},
-        "waiting_for": {"type": "string", "enum": ["team_limit", "no_fitting_worker", "behind"]},
+        "waiting_for": {"type": "string", "enum": ["team_limit", "no_fitting_worker", "behind", "kueue"]},
         "detail": {"type": "string"},
     },
     "required": ["position", "ahead", "waiting_for", "detail"],
