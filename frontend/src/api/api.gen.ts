@@ -3659,7 +3659,7 @@ export interface components {
                 position: number;
                 ahead: number;
                 /** @enum {string} */
-                waiting_for: "team_limit" | "no_fitting_worker" | "behind";
+                waiting_for: "team_limit" | "no_fitting_worker" | "behind" | "kueue";
                 detail: string;
             } | null;
             /** @description The node parameters of the run's graph revision, {"nodes.fc1.out_features": 64}; null unless the list was asked ?fields=graph_params. */
@@ -4470,6 +4470,11 @@ export interface components {
              */
             device?: string;
             /**
+             * Nodes
+             * @default 1
+             */
+            nodes?: number;
+            /**
              * Processes
              * @default 1
              */
@@ -4611,9 +4616,10 @@ export interface components {
          * @description * `team_limit` - team_limit
          *     * `no_fitting_worker` - no_fitting_worker
          *     * `behind` - behind
+         *     * `kueue` - kueue
          * @enum {string}
          */
-        WaitingForEnum: "team_limit" | "no_fitting_worker" | "behind";
+        WaitingForEnum: "team_limit" | "no_fitting_worker" | "behind" | "kueue";
         /** @description What POST /api/graphs/<id>/revisions/<n>/weights/ takes (multipart). */
         WeightsImportRequest: {
             /**
