@@ -183,6 +183,36 @@ def test_cancelling_a_training_run_stops_its_ranks_at_a_step_then_deletes_the_jo
     assert ("Job", name, "Foreground") in cluster.deletes
 
 
+@pytest.mark.slow
+def test_a_draining_worker_stops_its_jobs_at_a_step_and_the_next_job_resumes_there(
+        cluster, api_a, graph_a, dataset_a, settings):
+    """worker-kubernetes scaled down or rolled (SIGTERM): as a training worker's drain."""
+    import json
+
+    from webapp.runs import conf
+    from webapp.runs.scheduling.workers import worker_drain
+
+    settings.RUNS_STEP_DELAY_SECONDS = 0.3
+    run = create(api_a, graph_a, dataset_a, epochs=50)
+    runner = Runner(run["id"])
+    name = f"netloom-run-{run['id']}"
+    until(lambda: name in cluster.jobs, message="the Job")
+    cluster.admit(name)
+    until(lambda: detail(api_a, run["id"])["progress"]["step"] > 0, timeout=180, message="a step")
+    assert worker_drain(hostname="worker-kubernetes@test") == [run["id"]]
+    assert runner.result() == "requeued: worker shut down", cluster.logs(name)
+    queued = detail(api_a, run["id"])
+    assert queued["status"] == "queued" and queued["attempts"] == 0, queued
+    assert ("Job", name, "Foreground") in cluster.deletes and name not in cluster.jobs
+
+    again = Runner(run["id"])
+    until(lambda: name in cluster.jobs, message="the second Job")
+    job = json.loads((conf.run_dir(run["id"]) / "ranks" / "job.json").read_text())
+    assert job["resume_from"], "the new Job resumes from the checkpoint the drain wrote"
+    assert call(lambda: api_a.post(f"/api/runs/{run['id']}/cancel/")).status_code in (200, 202)
+    assert again.result() == "cancelled"
+
+
 def test_a_pod_whose_image_cannot_be_pulled_fails_the_run_in_the_clusters_words(cluster, api_a, graph_a, dataset_a):
     cluster.image_pull_fails = True
     run = create(api_a, graph_a, dataset_a)
