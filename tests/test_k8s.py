@@ -300,6 +300,7 @@ def test_the_kubernetes_runner_has_its_worker_settings_and_no_more_api_rights_th
     docs = rendered["kueue-fleet"]
     config = named(rendered, "kueue-fleet", "ConfigMap", "netloom")["data"]
     assert config["NETLOOM_RUNNER"] == "kubernetes" and config["NETLOOM_K8S_NAMESPACE"] == "netloom"
+    assert config["NETLOOM_DEVICES"] == "auto", "the web tier accepts cuda runs: the cluster has the GPUs"
     pod = json.loads(config["NETLOOM_K8S_RUN_POD"])
     assert pod["gpuNodeSelector"] == {"netloom.dev/gpu-pool": "quad"} and pod["cpu"] == "8"
     claim = named(rendered, "kueue-fleet", "PersistentVolumeClaim", "-media")

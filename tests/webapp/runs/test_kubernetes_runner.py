@@ -296,3 +296,30 @@ def test_why_it_waits_is_the_workloads_condition():
         {"type": "QuotaReserved", "status": "False", "message": "pending"},
         {"type": "Evicted", "status": "True", "message": "Preempted to accommodate a higher priority Workload"}]}}
     assert "Preempted" in workload_waiting(evicted, queue="q")
+
+
+def test_a_gpu_run_over_two_nodes_asks_each_pod_for_its_processes_gpus(cluster, api_a, graph_a, dataset_a, settings):
+    import kubernetes_validate
+
+    from webapp.runs.models import Run
+    from webapp.runs.scheduling.kubernetes import run_objects
+
+    settings.NETLOOM_K8S_RUN_POD = {"cpu": "8", "memory": "32Gi", "gpuNodeSelector": {"netloom.dev/gpu-pool": "quad"},
+                                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}
+    body = {"graph": graph_a.pk, "revision": 1, "dataset": dataset_a.pk, "priority": -3,
+            "config": {**CONFIG, "device": "cuda", "nodes": 2, "processes": 4}}
+    answer = api_a.post("/api/runs/", body, format="json")
+    assert answer.status_code == 201, answer.content
+    assert answer.json()["need"] == {"kind": "gpu", "devices": 8}
+    run = Run.objects.get(pk=answer.json()["id"])
+    service, job = run_objects(run=run, job_file=f"{settings.MEDIA_ROOT}/runs/{run.pk}/ranks/job.json")
+    for doc in (service, job):
+        kubernetes_validate.validate(doc, "1.33.0", strict=True)
+    assert job["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "netloom-priority-minus-3"
+    pod = job["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["resources"]["limits"] == {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": 4}
+    assert pod["nodeSelector"] == {"netloom.dev/gpu-pool": "quad"} and pod["tolerations"][0]["key"] == "nvidia.com/gpu"
+    argv = container["command"]
+    assert argv[argv.index("--nnodes") + 1] == "2" and argv[argv.index("--nproc-per-node") + 1] == "4"
+    assert container["volumeMounts"][0]["mountPath"] == str(settings.MEDIA_ROOT)
