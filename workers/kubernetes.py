@@ -28,6 +28,7 @@ import logging
 import time
 from typing import Any
 
+from django.db import DatabaseError
 from django.db.models import F
 from django.utils import timezone
 
@@ -154,7 +155,10 @@ def _admission_wait(run: Run, cluster: ClusterApi) -> str:
             why = workload_waiting(cluster.workload(job), queue=queue)
         else:
             why = state.message
-        _waiting_record(run.pk, why)
+        try:
+            _waiting_record(run.pk, why)
+        except DatabaseError as exc:  # a busy or restarting database: the next poll writes it
+            logger.warning("run %s: could not record why it waits: %s", run.pk, exc)
         time.sleep(float(conf.get("RUNS_K8S_POLL_SECONDS")))
 
 
