@@ -3654,7 +3654,7 @@ export interface components {
                 devices: number;
             };
             readonly priority: number;
-            /** @description Where a queued run stands (null unless queued, and in lists): its position in the fair order (1: next), how many runs go first, and why it waits. */
+            /** @description Where a queued run stands (null unless queued, and in lists): its position in the fair order (1: next), how many runs go first, and why it waits (kueue: NETLOOM_RUNNER=kubernetes, the detail is its Kueue Workload's message; the position is among its team's queued runs). */
             readonly queue: {
                 position: number;
                 ahead: number;
