@@ -87,11 +87,13 @@ def run_on_kubernetes(run_id: int, *, worker: str, cluster: ClusterApi | None = 
             # Unreachable or busy: the run stays queued; the reaper sends its token again.
             logger.warning("run %s: the Kubernetes API failed (%s); it stays queued", run_id, exc)
             return "cluster unreachable"
+        _delete(cluster, name)  # the Service made before the Job was refused
         return _refused(run, worker=worker, error=exc)
     if waited != "admitted":
         return waited
-    token = run_lease_take(run_id=run_id, worker=worker, device=_placement(run),
-                           statuses=(RunStatus.QUEUED, RunStatus.INTERRUPTED))
+    # Also a `running` run whose lease ran out before the reaper's pass (its watcher died): the
+    # lease's own condition keeps a live watcher's run.
+    token = run_lease_take(run_id=run_id, worker=worker, device=_placement(run))
     if token is None:
         return "leased elsewhere"
     Run.objects.filter(pk=run_id).update(waiting_detail="")
@@ -174,7 +176,7 @@ def _waiting_record(run_id: int, why: str) -> None:
 
 def _refused(run: Run, *, worker: str, error: ClusterError) -> str:
     """The Kubernetes API refused the run's objects (invalid, forbidden): fail the run, saying so."""
-    token = run_lease_take(run_id=run.pk, worker=worker, statuses=(RunStatus.QUEUED, RunStatus.INTERRUPTED))
+    token = run_lease_take(run_id=run.pk, worker=worker)
     if token is None:
         return "leased elsewhere"
     run_finish(run_id=run.pk, lease_token=token, status=RunStatus.FAILED, detail="the cluster refused the run",

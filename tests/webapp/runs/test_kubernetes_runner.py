@@ -232,6 +232,15 @@ def test_a_pod_whose_image_cannot_be_pulled_fails_the_run_in_the_clusters_words(
     assert ("Job", name, "Foreground") in cluster.deletes
 
 
+def test_a_job_the_api_refuses_fails_the_run_with_the_apis_message(cluster, api_a, graph_a, dataset_a, settings):
+    settings.NETLOOM_K8S_RUN_POD = {"cpu": "2", "memory": "4Gi", "nodeSelector": {"pool": 7}}  # not a string
+    run = create(api_a, graph_a, dataset_a)
+    assert Runner(run["id"]).result() == "failed"
+    done = detail(api_a, run["id"])
+    assert done["status"] == "failed" and "HTTP 422" in done["error"] and "nodeSelector" in done["error"], done["error"]
+    assert cluster.refused and not cluster.jobs and not cluster.services  # nothing half-made is left
+
+
 def test_several_nodes_need_the_kubernetes_runner(api_a, graph_a, dataset_a, settings):
     settings.NETLOOM_RUNNER = "celery"
     body = {"graph": graph_a.pk, "revision": 1, "dataset": dataset_a.pk, "config": {**CONFIG, "nodes": 2}}
