@@ -516,3 +516,34 @@ def test_kueue_manifests_renders_the_teams_in_the_database(kueue_schemas, settin
     (queue,) = [doc for doc in docs if doc["kind"] == "ClusterQueue" and doc["metadata"]["name"] == team_queue_name(capped.pk)]
     resources = {r["name"]: r for r in queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"]}
     assert resources["cpu"]["nominalQuota"] == "1000m" and resources["nvidia.com/gpu"]["nominalQuota"] == "2"
+
+
+@pytest.mark.django_db
+def test_the_chart_carries_the_kueue_objects_the_command_renders(kueue_schemas, tmp_path):
+    """`manage.py kueue_manifests --format values` into the chart: the release holds them as rendered."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from webapp.accounts.models import Team
+
+    Team.objects.create(name="Capped", max_concurrent_runs=2, max_devices_per_run=4)
+    out = StringIO()
+    call_command("kueue_manifests", "--format", "values", stdout=out)
+    (tmp_path / "kueue-values.yaml").write_text(out.getvalue())
+    sys.path.insert(0, str(ROOT / "deploy"))
+    try:
+        from render import CHART, VALUES, helm_binary
+    finally:
+        sys.path.remove(str(ROOT / "deploy"))
+    done = subprocess.run([helm_binary(), "template", "netloom", str(CHART), "--namespace", "netloom",
+                           "-f", str(VALUES / "kueue-fleet.yaml"), "-f", str(tmp_path / "kueue-values.yaml")],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    carried = [doc for doc in yaml.safe_load_all(done.stdout) if doc and doc["apiVersion"].startswith("kueue.x-k8s.io/")]
+    def key(doc: dict[str, Any]) -> tuple[str, str]:
+        return doc["kind"], doc["metadata"]["name"]
+
+    assert sorted(carried, key=key) == sorted(yaml.safe_load(out.getvalue())["kueue"]["objects"], key=key)
+    assert kueue_problems(kueue_schemas, carried) == []
+    assert {"ClusterQueue", "LocalQueue", "ResourceFlavor", "WorkloadPriorityClass"} == {d["kind"] for d in carried}

@@ -1,6 +1,8 @@
 """`manage.py kueue_manifests`: print Kueue's objects for every team's limits, as YAML.
 
     python manage.py kueue_manifests | kubectl apply -f -
+    python manage.py kueue_manifests --format values > kueue-values.yaml   # or into the chart:
+    helm upgrade netloom deploy/helm/netloom -f <your values> -f kueue-values.yaml
 
 Run it again after a team's limits change (the admin's max_concurrent_runs, max_devices_per_run)
 or a team is added (webapp/runs/scheduling/kueue.py says what each object holds).
@@ -29,6 +31,9 @@ class Command(BaseCommand):
         parser.add_argument("--pod-memory", default="16Gi", help="memory of one run pod")
         parser.add_argument("--default-runs", type=int, default=4, help="runs at once of a team without a limit")
         parser.add_argument("--default-devices", type=int, default=8, help="devices per run of a team without a limit")
+        parser.add_argument("--format", choices=("yaml", "values"), default="yaml",
+                            help="yaml: the objects (kubectl apply -f -); values: the chart's `kueue.objects` "
+                                 "(helm -f), so the release installs and removes them")
 
     def handle(self, *args: Any, **options: Any) -> None:
         objects = kueue_objects(
@@ -36,4 +41,7 @@ class Command(BaseCommand):
             pod_cpu=options["pod_cpu"], pod_memory=options["pod_memory"], default_runs=options["default_runs"],
             default_devices=options["default_devices"],
         )
-        self.stdout.write(yaml.safe_dump_all(objects, sort_keys=False), ending="")
+        if options["format"] == "values":
+            self.stdout.write(yaml.safe_dump({"kueue": {"objects": objects}}, sort_keys=False), ending="")
+        else:
+            self.stdout.write(yaml.safe_dump_all(objects, sort_keys=False), ending="")
