@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
-from tests.webapp.runs.k8s_standin import KUEUE_PENDING, StandInCluster
+pytest.importorskip("kubernetes_validate")  # the stand-in's check (a dev dependency)
+
+from tests.webapp.runs.k8s_standin import KUEUE_PENDING, StandInCluster  # noqa: E402
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
