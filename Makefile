@@ -49,9 +49,11 @@ k8s-tools: deploy/checks/node_modules/.package-lock.json
 deploy/checks/node_modules/.package-lock.json: deploy/checks/package-lock.json
 	cd deploy/checks && npm ci --no-audit --no-fund --loglevel=error
 
-# Renders the Helm chart (deploy/helm/netloom) for its two value sets into var/k8s/: one GPU node
-# (in-chart PostgreSQL and Redis, no autoscaling) and a GPU fleet (KEDA on every pool). docs/deploy.md.
-K8S_VALUE_SETS = one-gpu-node gpu-fleet
+# Renders the Helm chart (deploy/helm/netloom) for its value sets into var/k8s/: one GPU node
+# (in-chart PostgreSQL and Redis, no autoscaling), a GPU fleet (KEDA on every pool) and runs as
+# Jobs queued by Kueue (NETLOOM_RUNNER=kubernetes); with an example run Job and Kueue's queues
+# (var/k8s/kueue.yaml). docs/deploy.md.
+K8S_VALUE_SETS = one-gpu-node gpu-fleet kueue-fleet
 k8s-manifests: $(VENV)/.installed
 	$(BIN)/python deploy/render.py --out var/k8s $(K8S_VALUE_SETS)
 

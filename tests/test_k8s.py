@@ -25,11 +25,11 @@ import pytest
 import yaml
 
 from tests.test_deploy import ROOT, module_exists, netloom_reads
-from webapp.queues import ALL_QUEUES, DATASETS_QUEUE, SHORT_QUEUE, train_queue
+from webapp.queues import ALL_QUEUES, DATASETS_QUEUE, KUBERNETES_QUEUE, SHORT_QUEUE, train_queue
 
 kubernetes_validate = pytest.importorskip("kubernetes_validate")
 
-VALUE_SETS = ("one-gpu-node", "gpu-fleet")
+VALUE_SETS = ("one-gpu-node", "gpu-fleet", "kueue-fleet")
 CHECKS = ROOT / "deploy" / "checks"
 CRD_KINDS = {"ScaledObject", "TriggerAuthentication"}
 WORKLOADS = {"Deployment", "StatefulSet", "Job"}
@@ -80,7 +80,10 @@ def test_both_value_sets_render_the_whole_release(rendered):
         deployments = {doc["metadata"]["name"].removeprefix("netloom-netloom-") for doc in docs
                        if doc["kind"] == "Deployment"}
         assert {"web", "serving", "worker-short", "worker-datasets", "beat"} <= deployments, deployments
-        assert any(name.startswith("worker-train-") for name in deployments), deployments
+        if value_set == "kueue-fleet":  # runs are Jobs: the worker that makes them, no train pools
+            assert "worker-kubernetes" in deployments and not any(n.startswith("worker-train-") for n in deployments)
+        else:
+            assert any(name.startswith("worker-train-") for name in deployments), deployments
     assert any(doc["kind"] == "ScaledObject" for doc in rendered["gpu-fleet"])
     assert not any(doc["kind"] == "ScaledObject" for doc in rendered["one-gpu-node"])
 
@@ -293,6 +296,34 @@ def test_a_trigger_names_the_redis_list_celery_fills(rendered, settings):
         app.close()
 
 
+def test_the_kubernetes_runner_has_its_worker_settings_and_no_more_api_rights_than_it_uses(rendered):
+    docs = rendered["kueue-fleet"]
+    config = named(rendered, "kueue-fleet", "ConfigMap", "netloom")["data"]
+    assert config["NETLOOM_RUNNER"] == "kubernetes" and config["NETLOOM_K8S_NAMESPACE"] == "netloom"
+    assert config["NETLOOM_DEVICES"] == "auto", "the web tier accepts cuda runs: the cluster has the GPUs"
+    pod = json.loads(config["NETLOOM_K8S_RUN_POD"])
+    assert pod["gpuNodeSelector"] == {"netloom.dev/gpu-pool": "quad"} and pod["cpu"] == "8"
+    claim = named(rendered, "kueue-fleet", "PersistentVolumeClaim", "-media")
+    assert config["NETLOOM_MEDIA_CLAIM"] == claim["metadata"]["name"]
+    worker = named(rendered, "kueue-fleet", "Deployment", "-worker-kubernetes")
+    spec = worker["spec"]["template"]["spec"]
+    argv = spec["containers"][0]["command"]
+    assert argv[argv.index("-Q") + 1] == "kubernetes" == KUBERNETES_QUEUE
+    account = named(rendered, "kueue-fleet", "ServiceAccount", "-runner")["metadata"]["name"]
+    assert spec["serviceAccountName"] == account
+    (binding,) = [d for d in docs if d["kind"] == "RoleBinding"]
+    assert binding["subjects"][0]["name"] == account
+    (role,) = [d for d in docs if d["kind"] == "Role"]
+    rights = {(group, resource, verb) for rule in role["rules"] for group in rule["apiGroups"]
+              for resource in rule["resources"] for verb in rule["verbs"]}
+    assert ("batch", "jobs", "create") in rights and ("batch", "jobs", "delete") in rights
+    assert ("kueue.x-k8s.io", "workloads", "list") in rights
+    assert not any(verb in ("update", "patch", "*") or resource == "secrets" for _, resource, verb in rights)
+    for value_set in ("one-gpu-node", "gpu-fleet"):  # the Celery path makes no Jobs
+        assert named(rendered, value_set, "ConfigMap", "netloom")["data"]["NETLOOM_RUNNER"] == "celery"
+        assert not any(d["kind"] in ("Role", "ServiceAccount") for d in rendered[value_set])
+
+
 # --- a multi-node run as an indexed Job (webapp/runs/scheduling/kubernetes.py) -------------------
 
 
@@ -359,3 +390,160 @@ def test_the_jobs_two_pods_as_local_processes_train_the_weights_of_one_process(t
     weights = [load_file(folder / f"rank-{rank}.safetensors") for rank in (0, 1)]
     assert_same_weights(weights[0], weights[1])
     assert_same_weights(weights[0], single.model.state_dict())
+
+
+# --- Kueue: the teams' queues, from their limits (webapp/runs/scheduling/kueue.py) ---------------
+
+KUEUE_CRDS = ROOT / "tests" / "data" / "kueue"
+
+
+def _strict(schema: dict[str, Any]) -> dict[str, Any]:
+    """A CRD's structural schema with unknown fields refused, as the API server prunes them (and
+    `fieldValidation=Strict` refuses them): additionalProperties false wherever properties are listed."""
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: ([_strict(v) for v in value] if isinstance(value, list) else _strict(value) if isinstance(value, dict)
+                 and key not in ("properties",) else value) for key, value in schema.items()}
+    if "properties" in schema:
+        out["properties"] = {name: _strict(sub) for name, sub in schema["properties"].items()}
+        if "additionalProperties" not in schema and not schema.get("x-kubernetes-preserve-unknown-fields"):
+            out["additionalProperties"] = False
+    return out
+
+
+@pytest.fixture(scope="module")
+def kueue_schemas() -> dict[str, Any]:
+    """kind -> a validator of Kueue's v1beta2 schema for it (the CRDs of Kueue v0.19.2, tests/data/kueue/)."""
+    import jsonschema
+
+    found = {}
+    for path in KUEUE_CRDS.glob("kueue.x-k8s.io_*.yaml"):
+        crd = yaml.safe_load(path.read_text())
+        (version,) = [v for v in crd["spec"]["versions"] if v["name"] == "v1beta2"]
+        schema = _strict(version["schema"]["openAPIV3Schema"])
+        found[crd["spec"]["names"]["kind"]] = jsonschema.Draft7Validator(schema)
+    assert set(found) == {"ClusterQueue", "LocalQueue", "ResourceFlavor", "WorkloadPriorityClass"}
+    return found
+
+
+def kueue_problems(schemas: dict[str, Any], docs: list[dict[str, Any]]) -> list[str]:
+    problems = []
+    for doc in docs:
+        assert doc["apiVersion"] == "kueue.x-k8s.io/v1beta2", doc["apiVersion"]
+        for error in schemas[doc["kind"]].iter_errors(doc):
+            problems.append(f"{doc['kind']}/{doc['metadata']['name']}: {error.message} at {list(error.path)}")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def kueue_example(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    """var/k8s/kueue.yaml as `make k8s-manifests` writes it."""
+    sys.path.insert(0, str(ROOT / "deploy"))
+    try:
+        from render import kueue_example as render_kueue
+    finally:
+        sys.path.remove(str(ROOT / "deploy"))
+    return [doc for doc in yaml.safe_load_all(render_kueue()) if doc]
+
+
+def test_the_kueue_objects_match_kueues_crd_schemas(kueue_schemas, kueue_example):
+    kinds = {doc["kind"] for doc in kueue_example}
+    assert kinds == {"ResourceFlavor", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass"}
+    assert kueue_problems(kueue_schemas, kueue_example) == []
+    # ... and the check refuses a misspelt field and a quota that is no quantity.
+    (queue, *_) = [doc for doc in kueue_example if doc["kind"] == "ClusterQueue"]
+    broken = json.loads(json.dumps(queue))
+    broken["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuotas"] = "1"
+    assert any("nominalQuotas" in p for p in kueue_problems(kueue_schemas, [broken]))
+    broken = json.loads(json.dumps(queue))
+    broken["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = "four"
+    assert kueue_problems(kueue_schemas, [broken])
+
+
+def test_team_limits_become_quotas_a_cohort_and_borrowing(kueue_example):
+    queues = {doc["metadata"]["name"]: doc for doc in kueue_example if doc["kind"] == "ClusterQueue"}
+    local = {doc["metadata"]["name"]: doc for doc in kueue_example if doc["kind"] == "LocalQueue"}
+    assert set(queues) == set(local) == {"netloom-team-1", "netloom-team-2", "netloom-team-3"}
+    assert all(doc["spec"]["clusterQueue"] == name for name, doc in local.items())
+    assert {doc["spec"]["cohortName"] for doc in queues.values()} == {"netloom"}
+
+    def quota(name: str) -> dict[str, dict[str, Any]]:
+        (group,) = queues[name]["spec"]["resourceGroups"]
+        return {r["name"]: r for r in group["flavors"][0]["resources"]}
+
+    # Research: 2 runs at once of at most 4 GPUs: 8 GPUs, and no borrowing (its limit is a cap).
+    assert quota("netloom-team-1")["nvidia.com/gpu"] == {"name": "nvidia.com/gpu", "nominalQuota": "8", "borrowingLimit": "0"}
+    # Vision: 8 GPUs per run, no cap on runs: the default 4 runs, and it borrows what others leave.
+    assert quota("netloom-team-2")["nvidia.com/gpu"]["nominalQuota"] == "32"
+    assert "borrowingLimit" not in quota("netloom-team-2")["nvidia.com/gpu"]
+    priorities = {doc["metadata"]["name"]: doc["value"] for doc in kueue_example if doc["kind"] == "WorkloadPriorityClass"}
+    assert len(priorities) == 21 and priorities["netloom-priority-10"] > priorities["netloom-priority-0"] > \
+        priorities["netloom-priority-minus-10"]
+
+
+def test_the_example_jobs_queue_and_priority_class_exist_in_the_kueue_objects(kueue_example):
+    from webapp.runs.scheduling.kubernetes import PRIORITY_LABEL, QUEUE_LABEL
+
+    sys.path.insert(0, str(ROOT / "deploy"))
+    try:
+        from render import multinode_example
+    finally:
+        sys.path.remove(str(ROOT / "deploy"))
+    _, job = [doc for doc in yaml.safe_load_all(multinode_example()) if doc]
+    names = {(doc["kind"], doc["metadata"]["name"]) for doc in kueue_example}
+    assert ("LocalQueue", job["metadata"]["labels"][QUEUE_LABEL]) in names
+    assert ("WorkloadPriorityClass", job["metadata"]["labels"][PRIORITY_LABEL]) in names
+
+
+@pytest.mark.django_db
+def test_kueue_manifests_renders_the_teams_in_the_database(kueue_schemas, settings):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from webapp.accounts.models import Team
+    from webapp.runs.scheduling.kubernetes import team_queue_name
+
+    capped = Team.objects.create(name="Capped", max_concurrent_runs=1, max_devices_per_run=2)
+    free = Team.objects.create(name="Free")
+    out = StringIO()
+    call_command("kueue_manifests", "--namespace", "ml", "--pod-cpu", "500m", stdout=out)
+    docs = [doc for doc in yaml.safe_load_all(out.getvalue()) if doc]
+    assert kueue_problems(kueue_schemas, docs) == []
+    local = {doc["metadata"]["name"]: doc for doc in docs if doc["kind"] == "LocalQueue"}
+    assert {team_queue_name(capped.pk), team_queue_name(free.pk)} <= set(local)
+    assert local[team_queue_name(capped.pk)]["metadata"]["namespace"] == "ml"
+    (queue,) = [doc for doc in docs if doc["kind"] == "ClusterQueue" and doc["metadata"]["name"] == team_queue_name(capped.pk)]
+    resources = {r["name"]: r for r in queue["spec"]["resourceGroups"][0]["flavors"][0]["resources"]}
+    assert resources["cpu"]["nominalQuota"] == "1000m" and resources["nvidia.com/gpu"]["nominalQuota"] == "2"
+
+
+@pytest.mark.django_db
+def test_the_chart_carries_the_kueue_objects_the_command_renders(kueue_schemas, tmp_path):
+    """`manage.py kueue_manifests --format values` into the chart: the release holds them as rendered."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from webapp.accounts.models import Team
+
+    Team.objects.create(name="Capped", max_concurrent_runs=2, max_devices_per_run=4)
+    out = StringIO()
+    call_command("kueue_manifests", "--format", "values", stdout=out)
+    (tmp_path / "kueue-values.yaml").write_text(out.getvalue())
+    sys.path.insert(0, str(ROOT / "deploy"))
+    try:
+        from render import CHART, VALUES, helm_binary
+    finally:
+        sys.path.remove(str(ROOT / "deploy"))
+    done = subprocess.run([helm_binary(), "template", "netloom", str(CHART), "--namespace", "netloom",
+                           "-f", str(VALUES / "kueue-fleet.yaml"), "-f", str(tmp_path / "kueue-values.yaml")],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    carried = [doc for doc in yaml.safe_load_all(done.stdout) if doc and doc["apiVersion"].startswith("kueue.x-k8s.io/")]
+    def key(doc: dict[str, Any]) -> tuple[str, str]:
+        return doc["kind"], doc["metadata"]["name"]
+
+    assert sorted(carried, key=key) == sorted(yaml.safe_load(out.getvalue())["kueue"]["objects"], key=key)
+    assert kueue_problems(kueue_schemas, carried) == []
+    assert {"ClusterQueue", "LocalQueue", "ResourceFlavor", "WorkloadPriorityClass"} == {d["kind"] for d in carried}

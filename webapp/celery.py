@@ -25,7 +25,8 @@ from webapp.queues import ALL_QUEUES, RUNS_REAP, SHORT_QUEUE, TASK_QUEUES
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 logger = logging.getLogger(__name__)
 
-app = Celery("netloom", include=["workers.runs", "workers.jobs", "workers.datasets", "workers.inference", "workers.registry"])
+app = Celery("netloom", include=["workers.runs", "workers.kubernetes", "workers.jobs", "workers.datasets", "workers.inference",
+                                 "workers.registry"])
 
 DEFAULTS = {
     # One exchange per queue: a bare Queue("train") would bind to the default exchange with

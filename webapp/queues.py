@@ -22,6 +22,10 @@ SHORT_QUEUE = "short"
 # archive, so it has a queue and a worker of its own and never holds anyone's explanation.
 DATASETS_QUEUE = "datasets"
 QUEUES = (TRAIN_QUEUE, SHORT_QUEUE, DATASETS_QUEUE)
+# With NETLOOM_RUNNER=kubernetes every run trains as a Kubernetes Job: its token goes here, to the
+# worker that creates, watches and cleans up Jobs (workers/kubernetes.py; the chart's
+# worker-kubernetes). Kueue, not the claim loop, decides which Job starts when.
+KUBERNETES_QUEUE = "kubernetes"
 
 # Kinds of worker, and of what a run needs ("any": `device: auto`, taken by either kind).
 WORKER_KINDS = ("cpu", "gpu")
@@ -43,10 +47,12 @@ def train_queues_for(kind: str, capacity: int) -> list[str]:
 
 # Every train queue (declared on the broker, with its own exchange: webapp/celery.py).
 TRAIN_QUEUES = tuple(train_queue(kind, n) for kind in NEED_KINDS for n in range(1, MAX_DEVICES + 1))
-ALL_QUEUES = (TRAIN_QUEUE, *TRAIN_QUEUES, SHORT_QUEUE, DATASETS_QUEUE)
+ALL_QUEUES = (TRAIN_QUEUE, *TRAIN_QUEUES, SHORT_QUEUE, DATASETS_QUEUE, KUBERNETES_QUEUE)
 
 RUNS_TRAIN = "runs.train"
 RUNS_REAP = "runs.reap"
+# A run as a Kubernetes Job (NETLOOM_RUNNER=kubernetes): args [run_id], on KUBERNETES_QUEUE.
+RUNS_KUBERNETES = "runs.kubernetes"
 # Every job (webapp/jobs) of any kind: one task, args [job_id], on the queue its kind names.
 JOBS_RUN = "jobs.run"
 # Job kinds (run by jobs.run, not tasks of their own): an explanation, a run's ONNX and zip, an
@@ -63,6 +69,7 @@ DATASETS_PROCESS = "datasets.process"
 TASK_QUEUES: dict[str, str] = {
     RUNS_TRAIN: train_queue("any", 1),
     RUNS_REAP: SHORT_QUEUE,
+    RUNS_KUBERNETES: KUBERNETES_QUEUE,
     JOBS_RUN: SHORT_QUEUE,
     DATASETS_PROCESS: DATASETS_QUEUE,
 }

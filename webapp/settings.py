@@ -27,6 +27,15 @@ Environment (all optional on a developer machine):
     NETLOOM_IMAGE             the image a version's KServe InferenceService runs (and compose builds); default netloom:latest
     NETLOOM_MEDIA_CLAIM       the PersistentVolumeClaim holding MEDIA_ROOT on a Kubernetes cluster, named by
                               a version's KServe manifest (storage pvc://<it>/registry/...); default netloom-media
+    NETLOOM_RUNNER            where runs train: "celery" (default: the training workers claim them, the fair
+                              order) or "kubernetes" (each run is a Kubernetes Job that the worker on the
+                              "kubernetes" queue creates, watches and deletes; Kueue queues it: docs/deploy.md)
+    NETLOOM_K8S_NAMESPACE     the namespace the runner creates its Jobs in; default netloom
+    NETLOOM_K8S_API_URL       the Kubernetes API the runner talks to; default none: the pod's service account
+                              (in-cluster), else the kubeconfig (KUBECONFIG, ~/.kube/config)
+    NETLOOM_K8S_RUN_POD       JSON for every run pod: {"cpu": "4", "memory": "16Gi", "nodeSelector": {...},
+                              "tolerations": [...], "gpuNodeSelector": {...}} (requests = limits; GPUs are the
+                              run's processes per node when its device is cuda); default {}
     SERVING_PORT              the model server's port (`python -m serving`; `make run` starts it there and the
                               front sends /v2/ to it); default 8090
     SERVING_DEFAULT_ALIAS     the alias `/v2/models/<served>/infer` answers with (a model's `endpoint`); default
@@ -125,6 +134,7 @@ webapp/queues.py. tests/webapp/test_settings.py checks that this list names ever
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import re
 from datetime import timedelta
@@ -417,6 +427,19 @@ MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 # (docs/deploy.md).
 NETLOOM_IMAGE = os.environ.get("NETLOOM_IMAGE", "netloom:latest")
 NETLOOM_MEDIA_CLAIM = os.environ.get("NETLOOM_MEDIA_CLAIM", "netloom-media")
+
+# Where runs train (webapp/runs/scheduling/kubernetes.py, docs/decisions/0022): the Celery workers'
+# claim loop, or a Kubernetes Job per run, created in NETLOOM_K8S_NAMESPACE through the API at
+# NETLOOM_K8S_API_URL (empty: in-cluster), its pods shaped by NETLOOM_K8S_RUN_POD.
+NETLOOM_RUNNER = os.environ.get("NETLOOM_RUNNER", "celery").strip().lower() or "celery"
+if NETLOOM_RUNNER not in ("celery", "kubernetes"):
+    raise RuntimeError(f"NETLOOM_RUNNER must be 'celery' or 'kubernetes', not {NETLOOM_RUNNER!r}")
+NETLOOM_K8S_NAMESPACE = os.environ.get("NETLOOM_K8S_NAMESPACE", "netloom")
+NETLOOM_K8S_API_URL = os.environ.get("NETLOOM_K8S_API_URL", "")
+try:
+    NETLOOM_K8S_RUN_POD = json.loads(os.environ.get("NETLOOM_K8S_RUN_POD") or "{}")
+except ValueError as exc:
+    raise RuntimeError(f"NETLOOM_K8S_RUN_POD is not JSON: {exc}") from None
 
 # The model server (`python -m serving`, docs/subsystems/serving.md): its port behind the front,
 # and the alias `/v2/models/<served>/infer` answers with (the batching settings are read by the

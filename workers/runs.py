@@ -19,6 +19,7 @@ from django.db import close_old_connections
 
 from webapp.celery import app
 from webapp.queues import (
+    KUBERNETES_QUEUE,
     RUNS_REAP,
     RUNS_TRAIN,
     TRAIN_QUEUE,
@@ -199,8 +200,12 @@ def _drain_runs(**_: Any) -> None:
     """SIGTERM (a scale-down, a node drain, `docker compose stop`): the runs this worker trains stop
     within a step, checkpoint and are queued again for another worker, instead of holding the
     shutdown until they end. The training may run in a pool child: the flag goes through the
-    database, where its recorder reads the cancel flag. A thread: this runs in a signal handler."""
-    if not _this_worker or _this_worker.get("devices") is None:
+    database, where its recorder reads the cancel flag. A thread: this runs in a signal handler.
+
+    The worker of the "kubernetes" queue drains the same way: the Jobs it watches get their stop
+    file, their ranks checkpoint at the step, and the next delivery makes a Job that resumes there."""
+    watches_jobs = KUBERNETES_QUEUE in (_this_worker.get("queues") or [])
+    if not _this_worker or (_this_worker.get("devices") is None and not watches_jobs):
         return
 
     def drain() -> None:

@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+
 from webapp.disk import out_of_space, space_is_low, volume_of
 from webapp.runs import conf
 from webapp.runs.inference.evaluation import evaluation_record
@@ -120,14 +122,18 @@ def _train(run: Run, *, token: str, recorder: RunRecorder) -> tuple[Any, Any, Tr
         run_recipe_record(run_id=run.pk, lease_token=token, recipe=splits.info.recipe)
     # A sweep's trial reports each epoch's objective; its pruner may stop it (webapp.sweeps).
     monitor = trial_monitor(run.pk)
-    if int(run.config.get("processes") or 1) > 1:
+    if settings.NETLOOM_RUNNER == "kubernetes":
+        from workers.kubernetes import train_run_kubernetes
+
+        result = train_run_kubernetes(run=run, recorder=recorder, monitor=monitor)
+    elif int(run.config.get("processes") or 1) > 1:
         result = train_run_distributed(run=run, recipe=splits.info.recipe or recipe, recorder=recorder,
                                        monitor=monitor)
     else:
         result = train(
             run.graph_revision.spec, splits, run.config,
             out_dir=conf.run_dir(run.pk), callbacks=[RunCallbacks(recorder), *([monitor] if monitor else [])],
-            sink=recorder, should_stop=_stop_check(recorder, monitor), **run_start_from(run=run),
+            sink=recorder, should_stop=stop_check(recorder, monitor), **run_start_from(run=run),
         )
     if monitor is not None:
         monitor.flush()  # the epochs' objectives held back (a sweep without a pruner), before the outcome
@@ -174,7 +180,7 @@ def _export_and_evaluate(run: Run, *, result: Any, splits: Any, evaluate: bool =
         run_log(run_id=run.pk, level="warning", message=f"evaluation failed: {exc}")
 
 
-def _stop_check(recorder: RunRecorder, monitor: TrialMonitor | None) -> Any:
+def stop_check(recorder: RunRecorder, monitor: TrialMonitor | None) -> Any:
     """The trainer's stop check: the recorder's (cancel, lease lost), and a sweep trial's pruner."""
     if monitor is None:
         return recorder.should_stop
@@ -191,9 +197,24 @@ def train_run_distributed(
     the recorder's stop check (cancel, lease lost) or the sweep's pruner into the ranks' stop file.
     Files of the attempt: `runs/<id>/ranks/` (job.json, events.jsonl, rank-N.json, logs/).
     """
-    from types import SimpleNamespace
-
     from engine.train.distributed import launch
+
+    return launch(rank_job(run=run, recipe=recipe), conf.run_dir(run.pk) / "ranks",
+                  on_event=rank_events(recorder, monitor), should_stop=stop_check(recorder, monitor))
+
+
+def rank_job(*, run: Run, recipe: dict[str, Any]) -> dict[str, Any]:
+    """The job.json of a run's ranks (engine.train.distributed): spec, data, config, out_dir, start."""
+    start = {key: str(path) if path is not None else None for key, path in run_start_from(run=run).items()}
+    return {"spec": run.graph_revision.spec, "data": recipe, "config": run.config,
+            "out_dir": str(conf.run_dir(run.pk)), "step_delay_s": float(conf.get("RUNS_STEP_DELAY_SECONDS")),
+            **start}
+
+
+def rank_events(recorder: RunRecorder, monitor: TrialMonitor | None) -> Any:
+    """The handler of rank 0's events (events.jsonl): into the recorder through the same
+    RunCallbacks as a 1-process run, validations to a sweep's monitor."""
+    from types import SimpleNamespace
 
     callbacks = RunCallbacks(recorder, step_delay=0.0)  # the ranks sleep RUNS_STEP_DELAY_SECONDS
 
@@ -215,12 +236,7 @@ def train_run_distributed(
         elif monitor is not None:
             monitor.on_validation_end(state, event["metrics"])
 
-    start = {key: str(path) if path is not None else None for key, path in run_start_from(run=run).items()}
-    job = {"spec": run.graph_revision.spec, "data": recipe, "config": run.config,
-           "out_dir": str(conf.run_dir(run.pk)), "step_delay_s": float(conf.get("RUNS_STEP_DELAY_SECONDS")),
-           **start}
-    return launch(job, conf.run_dir(run.pk) / "ranks", on_event=on_event,
-                  should_stop=_stop_check(recorder, monitor))
+    return on_event
 
 
 def best_weights_load(*, run: Run, result: Any) -> dict[str, Any] | None:

@@ -1771,6 +1771,7 @@ class TrainConfig(TypedDict):
     precision: NotRequired[Literal["fp32", "bf16", "fp16"]]
     compile: NotRequired[bool]
     device: NotRequired[str]
+    nodes: NotRequired[int]
     processes: NotRequired[int]
     strategy: NotRequired[Literal["ddp", "fsdp"]]
     early_stopping: NotRequired[EarlyStoppingConfig | None]
@@ -1924,7 +1925,7 @@ TaskEnum: TypeAlias = Literal["classification", "regression"]
 TokenScopeEnum: TypeAlias = Literal["read", "write"]
 
 
-WaitingForEnum: TypeAlias = Literal["team_limit", "no_fitting_worker", "behind"]
+WaitingForEnum: TypeAlias = Literal["team_limit", "no_fitting_worker", "behind", "kueue"]
 
 
 WorkerKindEnum: TypeAlias = Literal["cpu", "gpu"]

@@ -135,9 +135,13 @@ class TrainConfig(_Strict):
     precision: Precision = "fp32"
     compile: bool = False
     device: str = "auto"
-    # Ranks of a DistributedDataParallel run (engine.train.distributed launches them); the global
-    # batch stays batch_size, each rank taking batch_size / processes rows of it.
-    processes: Annotated[int, Field(ge=1, le=8)] = 1
+    # Machines (Kubernetes pods) of a run, each starting `processes` ranks: the run's world is
+    # nodes x processes. More than one node needs a launcher across machines (torchrun in an
+    # indexed Job: webapp/runs/scheduling/kubernetes.py); one node is the worker's own launcher.
+    nodes: Annotated[int, Field(ge=1, le=64)] = 1
+    # Ranks of a DistributedDataParallel run on each node (engine.train.distributed launches them);
+    # the global batch stays batch_size, each rank taking batch_size / world rows of it.
+    processes: Annotated[int, Field(ge=1, le=8, validate_default=True)] = 1
     strategy: Strategy = "ddp"
     early_stopping: EarlyStoppingConfig | None = None
     checkpoint_every: Annotated[int, Field(ge=1)] = 1
@@ -150,6 +154,11 @@ class TrainConfig(_Strict):
     label_smoothing: Annotated[float, Field(ge=0, lt=1)] = 0.0
     class_weights: ClassWeights | None = None
     freeze: list[str] = Field(default_factory=list, max_length=10_000)
+
+    @property
+    def world(self) -> int:
+        """Ranks of the run in all: nodes x processes."""
+        return self.nodes * self.processes
 
     @property
     def best_policy(self) -> BestConfig:
@@ -190,14 +199,17 @@ class TrainConfig(_Strict):
     @classmethod
     def _batch_splits_over_processes(cls, value: int, info: ValidationInfo) -> int:
         batch_size, device = info.data.get("batch_size"), info.data.get("device")
-        if value > 1 and batch_size is not None and batch_size % value:
+        nodes = info.data.get("nodes") or 1
+        world = value * nodes
+        ranks = f"{value} processes" if nodes == 1 else f"{nodes} nodes x {value} processes"
+        if world > 1 and batch_size is not None and batch_size % world:
             raise ValueError(
-                f"batch_size {batch_size} does not split over {value} processes: the global batch "
-                f"is shared out evenly, so batch_size must be a multiple of processes"
+                f"batch_size {batch_size} does not split over {ranks}: the global batch "
+                f"is shared out evenly, so batch_size must be a multiple of {world}"
             )
-        if value > 1 and device is not None and device.startswith("cuda:"):
+        if world > 1 and device is not None and device.startswith("cuda:"):
             raise ValueError(
-                f"with {value} processes each rank takes its own GPU (cuda:LOCAL_RANK); "
+                f"with {ranks} each rank takes its own GPU (cuda:LOCAL_RANK); "
                 f"use device 'cuda', 'auto' or 'cpu', not {device!r}"
             )
         return value
@@ -206,7 +218,7 @@ class TrainConfig(_Strict):
     @classmethod
     def _sharding_needs_processes(cls, value: str, info: ValidationInfo) -> str:
         processes = info.data.get("processes")
-        if value == "fsdp" and processes is not None and processes < 2:
+        if value == "fsdp" and processes is not None and processes * (info.data.get("nodes") or 1) < 2:
             raise ValueError(
                 f"strategy 'fsdp' shards the model over the run's processes: set processes to 2 or "
                 f"more (it is {processes}), or use strategy 'ddp'"

@@ -53,7 +53,7 @@ from engine.train.errors import TrainingError
 from engine.train.state import TrainResult, TrainState
 from engine.train.trainer import train
 
-__all__ = ["EventWriter", "JOB_FILE", "job_write", "launch", "main", "rank_main"]
+__all__ = ["EventTail", "EventWriter", "JOB_FILE", "job_outcome", "job_write", "launch", "main", "rank_main"]
 
 JOB_FILE = "job.json"
 EVENTS_FILE = "events.jsonl"
@@ -253,8 +253,11 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class _Tail:
-    """Reads `events.jsonl` as rank 0 appends to it, hands each event over, writes the stop file."""
+class EventTail:
+    """Reads `events.jsonl` as rank 0 appends to it, hands each event over, writes the stop file.
+
+    The parent of the ranks polls it: `launch()` here, the worker watching a Kubernetes Job
+    (workers/kubernetes.py) over the shared media volume."""
 
     def __init__(
         self, folder: Path, on_event: EventHandler | None, should_stop: StopCheck | None
@@ -313,6 +316,10 @@ def launch(
     from torch.distributed.launcher.api import LaunchConfig, elastic_launch
 
     cfg = parse_config(job["config"])
+    if cfg.nodes > 1:
+        raise TrainingError(
+            f"a run of {cfg.nodes} nodes starts its ranks on several machines (an indexed Job on "
+            "Kubernetes, NETLOOM_RUNNER=kubernetes), not on this one", field="nodes")
     folder = Path(job_dir)
     job_path = job_write(folder, {**job, "config": cfg.model_dump(mode="json")})
     config = LaunchConfig(
@@ -340,7 +347,7 @@ def launch(
     # The launcher on its own thread, so this one hands events over; the launcher installs no
     # signal handlers off the main thread, and the worker keeps its own.
     launcher = threading.Thread(target=run_ranks, name="netloom-ranks", daemon=True)
-    tail = _Tail(folder, on_event, should_stop)
+    tail = EventTail(folder, on_event, should_stop)
     launcher.start()
     while launcher.is_alive():
         tail.poll()
@@ -348,21 +355,33 @@ def launch(
     tail.poll()
     if tail.handler_error is not None:
         raise tail.handler_error
-    outcomes = _rank_outcomes(folder, cfg.processes)
+    return job_outcome(job, folder, tail, failure=str(failure[0]) if failure else None)
+
+
+def job_outcome(job: Mapping[str, Any], folder: Path | str, tail: EventTail, *,
+                failure: str | None = None) -> TrainResult:
+    """Rank 0's result once every rank of `job` ended, from the files in the job folder.
+
+    Raises TrainingError with the first failing rank's message, or with `failure` (what the
+    launcher or the cluster said) when a rank left no outcome.
+    """
+    cfg = parse_config(job["config"])
+    folder = Path(folder)
+    outcomes = _rank_outcomes(folder, cfg.world)
     errors = [o for o in outcomes if o.get("error")]
     if errors:
         first = errors[0]
         raise TrainingError(str(first["error"]), field=first.get("field"))
-    finished = len(outcomes) == cfg.processes and all(o.get("status") for o in outcomes)
+    finished = len(outcomes) == cfg.world and all(o.get("status") for o in outcomes)
     if tail.result is not None and finished:
         if failure:
             # Every rank saved its weights and wrote its outcome before the launcher saw it end
             # badly: the run is whole, what failed was a process's exit. Said, not fatal.
-            _log.warning("a training process ended badly after its work was saved: %s", failure[0])
+            _log.warning("a training process ended badly after its work was saved: %s", failure)
         return _result(job, tail.result, folder)
-    detail = str(failure[0]) if failure else "rank 0 gave no result"
+    detail = failure or "rank 0 gave no result"
     raise TrainingError(
-        f"the {cfg.processes} training processes failed: {detail}{_stderr_tails(folder)}; "
+        f"the {cfg.world} training processes failed: {detail}{_stderr_tails(folder)}; "
         f"see {folder / 'logs'}"
     )
 

@@ -78,7 +78,7 @@ def train(
             lists what was and was not. Not together with `resume_from`.
     """
     cfg = parse_config(config)
-    ranks = Ranks.current(cfg.processes, cfg.strategy)
+    ranks = Ranks.current(cfg.world, cfg.strategy)
     if ranks is not None and not ranks.is_main:  # rank 0 alone reports and writes checkpoints
         sink, out_dir = None, None
     if init_from is not None and resume_from is not None:

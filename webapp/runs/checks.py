@@ -188,6 +188,17 @@ def check_config_fits(
             f"device {device!r} is not available in this deployment (its workers have "
             f"{', '.join(devices) or 'no devices'}; NETLOOM_DEVICES); use 'auto' or one of those"
         ]
+    nodes = int(config.get("nodes") or 1)
+    if nodes > 1 and settings.NETLOOM_RUNNER != "kubernetes":
+        fields["config.nodes"] = [
+            f"nodes {nodes}: a run over several machines trains as a Kubernetes Job, and this deployment "
+            "trains on its own workers (NETLOOM_RUNNER=celery); use nodes 1 and up to 8 processes"
+        ]
+    if nodes > 1 and device == "auto":
+        fields["config.nodes"] = [
+            f"nodes {nodes}: say where the ranks train, device 'cuda' (a GPU per process on every node) "
+            "or 'cpu'; 'auto' cannot tell the cluster what the pods need"
+        ]
     if config.get("precision") == "fp16" and (device == "cpu" or (device == "auto" and not has_cuda)):
         fields["config.precision"] = [
             "precision 'fp16' needs a CUDA device, and this run would train on the CPU; use 'bf16' or 'fp32'"

@@ -42,6 +42,10 @@ DEFAULTS: dict[str, Any] = {
     # A run whose volume was full is queued again, and its worker waits at most this long for the
     # volume to have NETLOOM_DISK_MARGIN_BYTES free before sending it to train (workers/training.py).
     "RUNS_SPACE_WAIT_SECONDS": 300.0,
+    # NETLOOM_RUNNER=kubernetes: how often the worker watching a run's Job reads it (and its pods,
+    # its Kueue Workload), and how long a stopped Job may take to end before it is deleted.
+    "RUNS_K8S_POLL_SECONDS": 2.0,
+    "RUNS_K8S_STOP_GRACE_SECONDS": 120.0,
 }
 # Queue and task names are not settings: they live in webapp/queues.py (one place for the web
 # side, the workers and `make run`).

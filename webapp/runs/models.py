@@ -132,6 +132,9 @@ class Run(models.Model):
     queued_sent_at = models.DateTimeField(null=True, blank=True)
     # True while runs.train is owed: its send failed (the broker was down); the reaper sends it.
     queued_send_owed = models.BooleanField(default=False)
+    # Why a queued run waits, as the cluster says it (NETLOOM_RUNNER=kubernetes: its Kueue
+    # Workload's condition, or its pods' scheduling; workers/kubernetes.py); "" on the Celery path.
+    waiting_detail = models.CharField(max_length=1000, blank=True, default="")
     # Last sequence number handed to one of this run's events (metric points share their event's).
     event_seq = models.BigIntegerField(default=0)
     # Moves with every change of what the run's detail shows (see the class docstring).

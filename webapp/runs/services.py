@@ -245,7 +245,7 @@ def run_create(
     check_config_fits(config=config_json, recipe=recipe, summary=data.summary or {},
                       output_shape=outputs[0] if len(outputs) == 1 else None)
     need_kind, need_devices = run_need(config_json)
-    run_team_limits_check(team=team, devices=need_devices)
+    run_team_limits_check(team=team, devices=need_devices, nodes=int(config_json.get("nodes") or 1))
     with transaction.atomic():
         run = Run.objects.create(
             need_kind=need_kind,
@@ -373,13 +373,16 @@ def run_reproduce(*, run: Run, user: AbstractBaseUser, deterministic: bool | Non
     )
 
 
-def run_team_limits_check(*, team: Any, devices: int) -> None:
-    """Refuse a run that asks for more devices than its team may use per run (names config.processes)."""
+def run_team_limits_check(*, team: Any, devices: int, nodes: int = 1) -> None:
+    """Refuse a run that asks for more devices than its team may use per run (names
+    config.processes, and config.nodes for a run over several machines)."""
     limit = getattr(team, "max_devices_per_run", None)
     if limit is not None and devices > limit:
-        message = (f"This run asks for {devices} devices (processes); team {team.name} may use at most "
+        what = "processes" if nodes == 1 else f"{nodes} nodes x processes"
+        message = (f"This run asks for {devices} devices ({what}); team {team.name} may use at most "
                    f"{limit} per run (ask a site administrator to raise max_devices_per_run).")
-        raise DomainError("team_limit", message, fields={"config.processes": [message]})
+        fields = {"config.processes": [message], **({"config.nodes": [message]} if nodes > 1 else {})}
+        raise DomainError("team_limit", message, fields=fields)
 
 
 # --- cancel -------------------------------------------------------------------------------

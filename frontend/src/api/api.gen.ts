@@ -3728,12 +3728,12 @@ export interface components {
                 devices: number;
             };
             readonly priority: number;
-            /** @description Where a queued run stands (null unless queued, and in lists): its position in the fair order (1: next), how many runs go first, and why it waits. */
+            /** @description Where a queued run stands (null unless queued, and in lists): its position in the fair order (1: next), how many runs go first, and why it waits (kueue: NETLOOM_RUNNER=kubernetes, the detail is its Kueue Workload's message; the position is among its team's queued runs). */
             readonly queue: {
                 position: number;
                 ahead: number;
                 /** @enum {string} */
-                waiting_for: "team_limit" | "no_fitting_worker" | "behind";
+                waiting_for: "team_limit" | "no_fitting_worker" | "behind" | "kueue";
                 detail: string;
             } | null;
             /** @description The node parameters of the run's graph revision, {"nodes.fc1.out_features": 64}; null unless the list was asked ?fields=graph_params. */
@@ -4544,6 +4544,11 @@ export interface components {
              */
             device?: string;
             /**
+             * Nodes
+             * @default 1
+             */
+            nodes?: number;
+            /**
              * Processes
              * @default 1
              */
@@ -4685,9 +4690,10 @@ export interface components {
          * @description * `team_limit` - team_limit
          *     * `no_fitting_worker` - no_fitting_worker
          *     * `behind` - behind
+         *     * `kueue` - kueue
          * @enum {string}
          */
-        WaitingForEnum: "team_limit" | "no_fitting_worker" | "behind";
+        WaitingForEnum: "team_limit" | "no_fitting_worker" | "behind" | "kueue";
         /** @description What POST /api/graphs/<id>/revisions/<n>/weights/ takes (multipart). */
         WeightsImportRequest: {
             /**

@@ -130,6 +130,12 @@ const FIELD_LIST: FieldEntry[] = [
     optional: true,
   },
   { path: "processes", label: "Processes", help: PROCESSES_HELP, optional: true },
+  {
+    path: "nodes",
+    label: "Nodes",
+    help: "Machines the run trains on, each running Processes ranks (a Kubernetes Job; the deployment must run NETLOOM_RUNNER=kubernetes). 1 here.",
+    optional: true,
+  },
   { path: "log_every", label: "Log every (steps)", help: "How often the training loss is recorded." },
   { path: "seed", label: "Seed" },
   {

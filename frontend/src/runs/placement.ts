@@ -6,7 +6,7 @@ import type { Run } from "./types";
 export interface QueueInfo {
   position: number;
   ahead: number;
-  waiting_for: "team_limit" | "no_fitting_worker" | "behind";
+  waiting_for: "team_limit" | "no_fitting_worker" | "behind" | "kueue";
   detail: string;
 }
 
@@ -21,6 +21,7 @@ const REASONS: Record<QueueInfo["waiting_for"], string> = {
   team_limit: "waiting for the team's limit",
   no_fitting_worker: "waiting for a fitting worker",
   behind: "waiting its turn",
+  kueue: "waiting for Kueue",
 };
 
 /** One line: "training on w1@host (cuda:0)", "queued: #3, waiting its turn (behind 2 queued runs)", or "". */

@@ -113,6 +113,26 @@ def test_a_batch_that_does_not_split_over_the_processes_is_refused_naming_both()
         parse_config({"processes": 9})
 
 
+def test_nodes_multiply_the_ranks_a_batch_is_shared_over() -> None:
+    cfg = parse_config({"nodes": 2, "processes": 4, "batch_size": 64})
+    assert cfg.world == 8
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"nodes": 3, "batch_size": 16})  # 1 process on each of 3 nodes: 16 rows over 3
+    assert caught.value.problems[0]["field"] == "processes" and "3 nodes x 1 processes" in str(caught.value)
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"nodes": 2, "device": "cuda:1"})
+    assert "cuda:LOCAL_RANK" in str(caught.value)
+    assert parse_config({"nodes": 2, "processes": 1, "strategy": "fsdp"}).world == 2
+
+
+def test_one_machine_refuses_a_run_of_several_nodes(tmp_path: Path) -> None:
+    from engine.train import TrainingError
+
+    with pytest.raises(TrainingError, match="Kubernetes") as caught:
+        launch(job({**CONFIG, "nodes": 2}), tmp_path / "job")
+    assert caught.value.field == "nodes"
+
+
 def test_train_without_a_process_group_refuses_more_than_one_process() -> None:
     from engine.train import TrainingError
 

@@ -111,11 +111,12 @@ from .schema import (
 QUEUE_SCHEMA = {
     "type": "object", "nullable": True,
     "description": "Where a queued run stands (null unless queued, and in lists): its position in the fair "
-                   "order (1: next), how many runs go first, and why it waits.",
+                   "order (1: next), how many runs go first, and why it waits (kueue: NETLOOM_RUNNER=kubernetes, the "
+                   "detail is its Kueue Workload's message; the position is among its team's queued runs).",
     "properties": {
         "position": {"type": "integer", "minimum": 1},
         "ahead": {"type": "integer", "minimum": 0},
-        "waiting_for": {"type": "string", "enum": ["team_limit", "no_fitting_worker", "behind"]},
+        "waiting_for": {"type": "string", "enum": ["team_limit", "no_fitting_worker", "behind", "kueue"]},
         "detail": {"type": "string"},
     },
     "required": ["position", "ahead", "waiting_for", "detail"],

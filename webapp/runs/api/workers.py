@@ -51,7 +51,7 @@ class QueuedRunSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     position = serializers.IntegerField(help_text="1: next. Counts every team's runs ahead of it.")
     ahead = serializers.IntegerField()
-    waiting_for = serializers.ChoiceField(choices=["team_limit", "no_fitting_worker", "behind"])
+    waiting_for = serializers.ChoiceField(choices=["team_limit", "no_fitting_worker", "behind", "kueue"])
     detail = serializers.CharField()
 
 

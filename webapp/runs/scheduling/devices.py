@@ -83,11 +83,12 @@ def device_label(worker: WorkerDevices, devices: int) -> str:
 
 
 def run_need(config: dict[str, Any]) -> tuple[str, int]:
-    """(kind, devices) a run's config asks for: kind "cpu", "gpu" or "any"; devices = processes."""
+    """(kind, devices) a run's config asks for: kind "cpu", "gpu" or "any"; devices = processes
+    (x nodes for a run over several machines: every rank's device)."""
     device = str(config.get("device") or "auto")
     kind = "cpu" if device == "cpu" else "gpu" if device.startswith("cuda") else "any"
     try:
-        devices = int(config.get("processes") or 1)
+        devices = int(config.get("processes") or 1) * int(config.get("nodes") or 1)
     except (TypeError, ValueError):
         devices = 1
     return kind, max(1, devices)

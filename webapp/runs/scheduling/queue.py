@@ -162,6 +162,27 @@ def _waiting(*, run: Run, ahead: int, live: list[Worker], running: int) -> dict[
     return {**answer, "waiting_for": "behind", "detail": detail}
 
 
+def _kueue_order(team_id: int) -> list[int]:
+    """The pks of a team's queued runs in its LocalQueue's order (Kueue's: priority, then age)."""
+    return list(Run.objects.filter(team_id=team_id, status=RunStatus.QUEUED)
+                .order_by("-priority", "created_at", "pk").values_list("pk", flat=True)[:QUEUE_SIMULATED])
+
+
+def _kueue_waiting(*, run: Run, ahead: int) -> dict[str, Any]:
+    """A queued run's place with NETLOOM_RUNNER=kubernetes: Kueue decides, and says why it waits
+    (its Workload's condition, recorded by the worker that watches its Job: run.waiting_detail).
+    `ahead` counts the team's own queued runs before it in its LocalQueue; other teams' Jobs
+    compete in the ClusterQueues' cohort, which Kueue alone orders."""
+    detail = run.waiting_detail or "its Job is being created in the cluster"
+    return {"position": ahead + 1, "ahead": ahead, "waiting_for": "kueue", "detail": detail}
+
+
+def _kubernetes_runner() -> bool:
+    from django.conf import settings
+
+    return settings.NETLOOM_RUNNER == "kubernetes"
+
+
 def run_queue_position(*, run: Run) -> dict[str, Any] | None:
     """Where a queued run stands: {position, ahead, waiting_for, detail}; None unless queued.
 
@@ -169,10 +190,14 @@ def run_queue_position(*, run: Run) -> dict[str, Any] | None:
     each team's turn as it comes (a team that just started a run goes to the back); position is
     ahead + 1. `waiting_for`: "team_limit" (its team is at max_concurrent_runs, or the run asks
     for more devices than max_devices_per_run), "no_fitting_worker" (no live worker of its kind
-    with enough devices), else "behind" (ahead runs first, or a fitting worker finishing).
+    with enough devices), else "behind" (ahead runs first, or a fitting worker finishing); with
+    NETLOOM_RUNNER=kubernetes "kueue", in Kueue's words (_kueue_waiting).
     """
     if run.status != RunStatus.QUEUED:
         return None
+    if _kubernetes_runner():
+        order = _kueue_order(run.team_id)
+        return _kueue_waiting(run=run, ahead=order.index(run.pk) if run.pk in order else len(order))
     rows = _claimable_rows()
     if all(row[0] != run.pk for row in rows):
         rows.append((run.pk, run.team_id, run.priority, run.created_at, _last_start(run.team_id)))
@@ -193,6 +218,17 @@ def queue_for_user(*, user: AbstractBaseUser) -> list[dict[str, Any]]:
     }
     if not mine:
         return []
+    if _kubernetes_runner():
+        listed_k8s = []
+        for team_id in sorted({run.team_id for run in mine.values()}):
+            for ahead, pk in enumerate(_kueue_order(team_id)):
+                if (run := mine.get(pk)) is not None:
+                    listed_k8s.append({
+                        "id": run.pk, "name": run.name, "team": run.team_id, "priority": run.priority,
+                        "need": {"kind": run.need_kind, "devices": run.need_devices}, "created_at": run.created_at,
+                        **_kueue_waiting(run=run, ahead=ahead),
+                    })
+        return sorted(listed_k8s, key=lambda item: (item["position"], item["created_at"]))
     rows = _claimable_rows()
     listed = {row[0] for row in rows}
     starts: dict[int, Any] = {}

@@ -9,12 +9,13 @@ webapp never imports workers: tasks are queued by name (webapp/queues.py).
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import transaction
 
 from webapp.jobs.models import Job
 from webapp.jobs.sending import send_on_commit
 from webapp.jobs.services import job_create
-from webapp.queues import RUNS_EXPORT, RUNS_TRAIN
+from webapp.queues import KUBERNETES_QUEUE, RUNS_EXPORT, RUNS_KUBERNETES, RUNS_TRAIN
 
 from ..models import Run, RunStatus
 from ..stream.events import event_emit
@@ -38,6 +39,11 @@ def _queue_train(run_id: int, *, announce: bool = True) -> None:
                     "message": "the task queue is unreachable; training is asked for again as soon "
                                f"as it is back (nothing to do on your side): {error}",
                 })
+
+    if settings.NETLOOM_RUNNER == "kubernetes":
+        # The run becomes a Kubernetes Job: Kueue orders the Jobs, not the claim loop.
+        send_on_commit(RUNS_KUBERNETES, [run_id], queue=KUBERNETES_QUEUE, owed=owed)
+        return
 
     def queue() -> str | None:
         need = Run.objects.filter(pk=run_id).values_list("need_kind", "need_devices").first()
