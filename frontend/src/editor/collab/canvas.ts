@@ -1,0 +1,62 @@
+// The shared document and the canvas: the canvas a doc draws (output nodes keep the doc's keys as
+// their ids, so a selection or a cursor on one survives others' edits), and the doc content a canvas
+// stands for (with the keys the doc already uses for its wires).
+import type { GraphSpec } from "../../api/types";
+import { docToSpec, specToDoc } from "../convert";
+import { type CanvasDoc, OUTPUT_PREFIX, edgeId } from "../model";
+import { splitRef } from "../refs";
+import { type DocJson, edgeKey, edgesByTarget, jsonToSpec, sortedOutputs, specToJson } from "./doc";
+
+export interface DerivedCanvas {
+  canvas: CanvasDoc;
+  spec: GraphSpec;
+  /** Canvas edge id -> the doc key of that wire. */
+  edgeKeys: Map<string, string>;
+}
+
+/** The canvas the doc's content draws. */
+export function jsonToCanvas(json: DocJson): DerivedCanvas {
+  const spec = jsonToSpec(json);
+  const drawn = specToDoc(spec);
+  const outKeys = sortedOutputs(json.outputs).map(([k]) => k);
+  const rename = new Map(outKeys.map((k, i) => [`${OUTPUT_PREFIX}${i + 1}`, k]));
+  const canvas: CanvasDoc = {
+    ...drawn,
+    nodes: drawn.nodes.map((n) => (n.type === "output" && rename.has(n.id) ? { ...n, id: rename.get(n.id)! } : n)),
+    edges: drawn.edges.map((e) => {
+      const target = rename.get(e.target);
+      return target ? { ...e, target, id: edgeId(e.source, target, 0) } : e;
+    }),
+  };
+  const edgeKeys = new Map<string, string>();
+  for (const [target, wires] of edgesByTarget(json)) {
+    wires.forEach(([key, w], slot) => edgeKeys.set(edgeId(splitRef(w.source).node, target, slot), key));
+  }
+  return { canvas, spec, edgeKeys };
+}
+
+export interface CanvasKeys {
+  /** Wire keys of the canvas last drawn from the doc. */
+  edgeKeys: Map<string, string>;
+  /** A key for an output node the doc does not know yet. */
+  newOutputKey: () => string;
+  /** Output keys the doc has (or had when the canvas was drawn). */
+  knownOutputs: Set<string>;
+}
+
+/** The doc content a canvas stands for; `keys` says which doc keys its wires and outputs have. */
+export function canvasToJson(canvas: CanvasDoc, keys: CanvasKeys, renamed: Map<string, string> = new Map()): DocJson {
+  const spec = docToSpec(canvas);
+  const outIds = canvas.nodes.filter((n) => n.type === "output").map((n) => n.id);
+  const outputKey = (k: number): string => {
+    const id = outIds[k];
+    if (keys.knownOutputs.has(id)) return id;
+    if (!renamed.has(id)) renamed.set(id, keys.newOutputKey());
+    return renamed.get(id)!;
+  };
+  const wireKey = (ref: string, target: string, slot: number): string => {
+    const known = keys.edgeKeys.get(edgeId(splitRef(ref).node, target, slot));
+    return known && known.startsWith(`${ref}->${target}:`) ? known : edgeKey(ref, target, slot);
+  };
+  return specToJson(spec, { outputKey, edgeKey: wireKey });
+}
