@@ -2,7 +2,7 @@
 // their ids, so a selection or a cursor on one survives others' edits), and the doc content a canvas
 // stands for (with the keys the doc already uses for its wires).
 import type { GraphSpec } from "../../api/types";
-import { docToSpec, specToDoc } from "../convert";
+import { UI_OUTPUT_NODES, docToSpec, specToDoc } from "../convert";
 import { type CanvasDoc, OUTPUT_PREFIX, edgeId } from "../model";
 import { splitRef } from "../refs";
 import { type DocJson, edgeKey, edgesByTarget, jsonToSpec, sortedOutputs, specToJson } from "./doc";
@@ -18,7 +18,12 @@ export interface DerivedCanvas {
 export function jsonToCanvas(json: DocJson): DerivedCanvas {
   const spec = jsonToSpec(json);
   const drawn = specToDoc(spec);
-  const outKeys = sortedOutputs(json.outputs).map(([k]) => k);
+  // The canvas draws every output node when the spec has their places, else one per wired output.
+  const placed = Array.isArray((spec.ui as Record<string, unknown> | undefined)?.[UI_OUTPUT_NODES]);
+  const wired = new Set(spec.outputs ?? []);
+  const outKeys = sortedOutputs(json.outputs)
+    .filter(([, o]) => placed || (o.source !== null && wired.has(o.source)))
+    .map(([k]) => k);
   const rename = new Map(outKeys.map((k, i) => [`${OUTPUT_PREFIX}${i + 1}`, k]));
   const canvas: CanvasDoc = {
     ...drawn,

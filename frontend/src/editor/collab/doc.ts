@@ -13,19 +13,19 @@ type Json = unknown;
 type JsonObject = Record<string, Json>;
 
 /** One entry of `inputs`, `nodes`, `edges` or `outputs` as `doc.toJSON()` shows it. */
+// x and y are absent where the spec has no layout entry (the canvas then lays the node out).
 export interface InputEntry {
   shape: number[];
   dtype?: string;
-  x: number;
-  y: number;
+  x?: number;
+  y?: number;
   extra?: JsonObject;
 }
 export interface NodeEntry {
-  op?: string;
-  block?: JsonObject;
+  op: string;
   params: JsonObject;
-  x: number;
-  y: number;
+  x?: number;
+  y?: number;
   extra?: JsonObject;
 }
 export interface EdgeEntry {
@@ -35,8 +35,8 @@ export interface EdgeEntry {
 }
 export interface OutputEntry {
   source: string | null;
-  x: number;
-  y: number;
+  x?: number;
+  y?: number;
   order: number;
 }
 
@@ -53,7 +53,7 @@ export const TOP_LEVEL = ["meta", "inputs", "nodes", "edges", "outputs"] as cons
 
 const SPEC_KEYS = new Set(["version", "inputs", "nodes", "outputs", "layout", "blocks", "ui"]);
 const INPUT_KEYS = new Set(["id", "shape", "dtype"]);
-const NODE_KEYS = new Set(["id", "op", "block", "params", "inputs"]);
+const NODE_KEYS = new Set(["id", "op", "params", "inputs"]);
 
 export function edgeKey(source: string, target: string, slot: number): string {
   return `${source}->${target}:${slot}`;
@@ -65,12 +65,25 @@ function rest(obj: object, known: Set<string>): JsonObject | undefined {
   return Object.keys(out).length ? out : undefined;
 }
 
+function isObject(v: unknown): v is JsonObject {
+  return !!v && typeof v === "object" && !Array.isArray(v);
+}
+
 function same(a: Json, b: Json): boolean {
   return a === b || canonicalJson(a) === canonicalJson(b);
 }
 
+function isNum(v: unknown): v is number {
+  return typeof v === "number" && Number.isFinite(v);
+}
+
 function num(v: unknown): number {
-  return typeof v === "number" && Number.isFinite(v) ? v : 0;
+  return isNum(v) ? v : 0;
+}
+
+/** {x, y} rounded, or null when the entry has no place. */
+function placeOf(e: { x?: unknown; y?: unknown } | undefined): { x: number; y: number } | null {
+  return e && isNum(e.x) && isNum(e.y) ? { x: Math.round(e.x), y: Math.round(e.y) } : null;
 }
 
 /** The output entries in the order the spec lists them: (order, key). */
@@ -83,7 +96,8 @@ export function edgesByTarget(json: Pick<DocJson, "edges" | "nodes" | "inputs">)
   const exists = (id: string) => id in json.nodes || id in json.inputs;
   const by = new Map<string, [string, EdgeEntry][]>();
   for (const [key, e] of Object.entries(json.edges)) {
-    if (!e || !(e.target in json.nodes) || !exists(splitRef(e.source).node)) continue;
+    if (!e || typeof e.source !== "string" || typeof e.target !== "string" || !isNum(e.slot)) continue;
+    if (!(e.target in json.nodes) || !exists(splitRef(e.source).node)) continue;
     by.set(e.target, [...(by.get(e.target) ?? []), [key, e]]);
   }
   for (const list of by.values()) list.sort(([ka, a], [kb, b]) => num(a.slot) - num(b.slot) || (ka < kb ? -1 : ka > kb ? 1 : 0));
@@ -91,7 +105,7 @@ export function edgesByTarget(json: Pick<DocJson, "edges" | "nodes" | "inputs">)
 }
 
 export interface FlatOptions {
-  /** The key of the k-th output (spec order, null sources included); default `out:<k+1>`. */
+  /** The key of the k-th output (spec order, null sources included); default `out:<k>`. */
   outputKey?: (k: number) => string;
   /** The key of the wire reading `ref` into `target`'s slot; default `<ref>-><target>:<slot>`. */
   edgeKey?: (ref: string, target: string, slot: number) => string;
@@ -100,8 +114,11 @@ export interface FlatOptions {
 /** The document a spec makes, as plain JSON. */
 export function specToJson(spec: GraphSpec, options: FlatOptions = {}): DocJson {
   const layout = (spec.layout ?? {}) as Record<string, { x?: unknown; y?: unknown } | undefined>;
-  const at = (id: string) => ({ x: Math.round(num(layout[id]?.x)), y: Math.round(num(layout[id]?.y)) });
-  const outputKey = options.outputKey ?? ((k: number) => `out:${k + 1}`);
+  const at = (id: string) => {
+    const p = layout[id];
+    return p && isNum(p.x) && isNum(p.y) ? { x: p.x, y: p.y } : {};
+  };
+  const outputKey = options.outputKey ?? ((k: number) => `out:${k}`);
   const keyOf = options.edgeKey ?? edgeKey;
 
   const meta: DocJson["meta"] = { version: spec.version ?? 1 };
@@ -111,7 +128,7 @@ export function specToJson(spec: GraphSpec, options: FlatOptions = {}): DocJson 
     const { [UI_OUTPUT_NODES]: _own, ...uiRest } = ui;
     if (Object.keys(uiRest).length) extra.ui = uiRest;
   }
-  if (Object.keys(extra).length) meta.extra = extra;
+  meta.extra = extra;
   const blocks = (spec as { blocks?: Json[] }).blocks;
   if (Array.isArray(blocks)) meta.blocks = blocks;
 
@@ -126,10 +143,7 @@ export function specToJson(spec: GraphSpec, options: FlatOptions = {}): DocJson 
   const nodes: Record<string, NodeEntry> = {};
   const edges: Record<string, EdgeEntry> = {};
   for (const node of spec.nodes ?? []) {
-    const raw = node as NodeSpec & { block?: JsonObject };
-    const entry = { params: { ...(node.params ?? {}) }, ...at(node.id) } as NodeEntry;
-    if (raw.op !== undefined) entry.op = raw.op;
-    if (raw.block !== undefined) entry.block = raw.block;
+    const entry: NodeEntry = { op: node.op ?? "", params: { ...(node.params ?? {}) }, ...at(node.id) };
     const more = rest(node, NODE_KEYS);
     if (more) entry.extra = more;
     nodes[node.id] = entry;
@@ -138,16 +152,19 @@ export function specToJson(spec: GraphSpec, options: FlatOptions = {}): DocJson 
     });
   }
   const outputs: Record<string, OutputEntry> = {};
-  const stored = ui?.[UI_OUTPUT_NODES];
+  const raw = ui?.[UI_OUTPUT_NODES];
+  const stored = Array.isArray(raw)
+    ? (raw as { source?: unknown; x?: unknown; y?: unknown }[]).filter(
+        (o) => !!o && typeof o === "object" && isNum(o.x) && isNum(o.y) && (o.source === null || o.source === undefined || typeof o.source === "string"),
+      )
+    : null;
   const sources = spec.outputs ?? [];
-  const storedOk =
-    Array.isArray(stored) &&
-    canonicalJson((stored as { source?: unknown }[]).filter((o) => o && o.source !== null).map((o) => o.source)) === canonicalJson(sources);
-  const list: { source: string | null; x: number; y: number }[] = storedOk
-    ? (stored as { source: string | null; x: unknown; y: unknown }[]).map((o) => ({ source: o.source ?? null, x: Math.round(num(o.x)), y: Math.round(num(o.y)) }))
-    : sources.map((source) => ({ source, x: 0, y: 0 }));
+  const storedOk = stored !== null && canonicalJson(stored.filter((o) => o.source !== null && o.source !== undefined).map((o) => o.source)) === canonicalJson(sources);
+  const list: { source: string | null; x?: number; y?: number }[] = storedOk
+    ? (stored as { source: string | null; x: number; y: number }[]).map((o) => ({ source: o.source ?? null, x: o.x, y: o.y }))
+    : sources.map((source) => ({ source }));
   list.forEach((o, k) => {
-    outputs[outputKey(k)] = { source: o.source, x: o.x, y: o.y, order: k };
+    outputs[outputKey(k)] = o.x === undefined ? { source: o.source, order: k } : { source: o.source, x: o.x, y: o.y, order: k };
   });
   return { meta, inputs, nodes, edges, outputs };
 }
@@ -155,42 +172,45 @@ export function specToJson(spec: GraphSpec, options: FlatOptions = {}): DocJson 
 /** The spec a document (as JSON) stands for. */
 export function jsonToSpec(json: DocJson): GraphSpec {
   const meta = json.meta ?? {};
-  const { ui: uiExtra, ...extra } = (meta.extra ?? {}) as JsonObject;
+  const { ui: uiExtra, ...extra } = (isObject(meta.extra) ? meta.extra : {}) as JsonObject;
+  for (const k of SPEC_KEYS) delete extra[k];
   const layout: Record<string, { x: number; y: number }> = {};
   const inputs: InputSpec[] = [];
   for (const id of Object.keys(json.inputs).sort()) {
     const e = json.inputs[id];
-    const input = { ...(e.extra ?? {}), id, shape: [...(e.shape ?? [])] } as InputSpec;
+    const input = { ...(isObject(e.extra) ? e.extra : {}), id, shape: Array.isArray(e.shape) ? [...e.shape] : [] } as InputSpec;
     if (e.dtype !== undefined) input.dtype = e.dtype as InputSpec["dtype"];
     inputs.push(input);
-    layout[id] = { x: Math.round(num(e.x)), y: Math.round(num(e.y)) };
+    const place = placeOf(e);
+    if (place) layout[id] = place;
   }
   const wires = edgesByTarget(json);
   const specNodes = new Map<string, NodeSpec>();
   for (const id of Object.keys(json.nodes)) {
     const e = json.nodes[id];
-    const node = { ...(e.extra ?? {}), id } as NodeSpec & { block?: JsonObject };
-    if (e.op !== undefined) node.op = e.op;
-    if (e.block !== undefined) node.block = e.block;
-    node.params = { ...(e.params ?? {}) };
+    const node = { ...(isObject(e.extra) ? e.extra : {}), id, op: typeof e.op === "string" ? e.op : "" } as NodeSpec;
+    if (isObject(e.params) && Object.keys(e.params).length) node.params = { ...e.params };
     node.inputs = (wires.get(id) ?? []).map(([, w]) => w.source);
     specNodes.set(id, node);
-    layout[id] = { x: Math.round(num(e.x)), y: Math.round(num(e.y)) };
+    const place = placeOf(e);
+    if (place) layout[id] = place;
   }
   const ids = [...specNodes.keys()].sort();
   const order = topoOrder(ids, new Map(ids.map((id) => [id, (specNodes.get(id)!.inputs ?? []).map((ref) => splitRef(ref).node)])));
-  const outs = sortedOutputs(json.outputs);
+  const known = (ref: unknown) => typeof ref === "string" && (splitRef(ref).node in json.nodes || splitRef(ref).node in json.inputs);
+  // An output whose wire's node is gone is a dangling output node.
+  const outs = sortedOutputs(json.outputs).map(([k, o]) => [k, { ...o, source: known(o.source) ? o.source : null }] as [string, OutputEntry]);
   const spec: JsonObject = {
     ...extra,
     version: meta.version ?? 1,
     inputs,
-    ...(meta.blocks !== undefined ? { blocks: meta.blocks } : {}),
+    ...(Array.isArray(meta.blocks) ? { blocks: meta.blocks } : {}),
     nodes: order.map((id) => specNodes.get(id)!),
     outputs: outs.filter(([, o]) => o.source !== null).map(([, o]) => o.source),
     layout,
   };
-  const ui: JsonObject = { ...((uiExtra as JsonObject | undefined) ?? {}) };
-  if (outs.length) ui[UI_OUTPUT_NODES] = outs.map(([, o]) => ({ source: o.source, x: Math.round(num(o.x)), y: Math.round(num(o.y)) }));
+  const ui: JsonObject = { ...(isObject(uiExtra) ? uiExtra : {}) };
+  if (outs.length && outs.every(([, o]) => placeOf(o))) ui[UI_OUTPUT_NODES] = outs.map(([, o]) => ({ source: o.source, ...placeOf(o)! }));
   if (Object.keys(ui).length) spec.ui = ui;
   return spec as unknown as GraphSpec;
 }
