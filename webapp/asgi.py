@@ -29,6 +29,7 @@ from webapp.api.channels_auth import (  # noqa: E402
     TokenAuthMiddlewareStack,
     allowed_hosts_origin_validator,
 )
+from webapp.graphs.collab.routing import websocket_urlpatterns as collab_urlpatterns  # noqa: E402
 from webapp.runs.stream.routing import websocket_urlpatterns  # noqa: E402
 from webapp.serving import settle_for_serving  # noqa: E402
 
@@ -47,7 +48,7 @@ application = ProtocolTypeRouter(
     {
         "http": limit_request_body(django_http_app),
         "websocket": allowed_hosts_origin_validator(
-            TokenAuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+            TokenAuthMiddlewareStack(URLRouter(websocket_urlpatterns + collab_urlpatterns))
         ),
     }
 )

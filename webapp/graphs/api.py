@@ -32,6 +32,7 @@ from webapp.api.serializers import (
 )
 
 from . import services
+from .collab import services as collab_services
 from .models import Graph, GraphRevision
 from .schema import OpCatalog, RevisionDiff, SpecField, StaleBaseError, ValidationReport
 from .selectors import (
@@ -151,6 +152,23 @@ class RevisionSaveSerializer(SpecSerializer):
     )
     force = serializers.BooleanField(
         default=False, help_text="Save even when `base` is no longer the latest."
+    )
+
+
+class CollabSaveSerializer(StrictSerializer):
+    message = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=500,
+        help_text="Why this revision was saved (kept in the team's audit log).",
+    )
+
+
+class CollabStateSerializer(serializers.Serializer):
+    spec = SpecField(help_text="The spec the shared document stands for now (what a save would store).")
+    updates = serializers.IntegerField(help_text="Updates in the document's log since its last compaction.")
+    base_revision = serializers.IntegerField(
+        allow_null=True, help_text="The revision the shared document was seeded from (null: an empty graph)."
     )
 
 
@@ -286,6 +304,30 @@ class GraphViewSet(
 
     def perform_destroy(self, instance: Graph) -> None:
         services.graph_delete(graph=instance, actor=self.request.user)
+
+    @extend_schema(responses=CollabStateSerializer)
+    def collab(self, request: Request, pk: int) -> Response:
+        """The shared canvas (live co-editing, docs/subsystems/coediting.md): the spec it stands for."""
+        graph = self.get_object()
+        return Response(collab_services.collab_state(graph=graph))
+
+    @extend_schema(
+        request=CollabSaveSerializer, responses={201: RevisionSerializer, 200: RevisionSerializer}
+    )
+    def collab_save(self, request: Request, pk: int) -> Response:
+        """Save the shared canvas as a new revision (validated as any save; 200 with the latest
+        revision when nothing but the layout changed). The shared canvas is not reset."""
+        graph = self.get_object()
+        self.require_role(graph.team_id, self.write_role)
+        payload = CollabSaveSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        revision, created = collab_services.collab_save(
+            graph=graph, created_by=request.user, message=payload.validated_data.get("message", "")
+        )
+        return Response(
+            RevisionSerializer(revision).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )
 
 
 class RevisionViewSet(

@@ -85,3 +85,38 @@ def spec_node_params(spec: Any) -> dict[str, dict[str, Any]]:
             params = node.get("params")
             found[node["id"]] = params if isinstance(params, dict) else {}
     return found
+
+
+class GraphCollabDoc(models.Model):
+    """The shared (Yjs) document of a graph's canvas: a snapshot plus the updates since it.
+
+    The row exists once the room was seeded (from the latest revision, exactly once: the graph is
+    unique here). `snapshot` is one merged Yjs update; `base_revision` is the revision number the
+    document was seeded from (null: an empty graph). docs/subsystems/coediting.md.
+    """
+
+    graph = models.OneToOneField(Graph, on_delete=models.CASCADE, related_name="collab_doc")
+    snapshot = models.BinaryField(default=b"")
+    base_revision = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    compacted_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.graph} shared doc"
+
+
+class GraphCollabUpdate(models.Model):
+    """One accepted Yjs update of a graph's shared document, in arrival order (the id)."""
+
+    doc = models.ForeignKey(GraphCollabDoc, on_delete=models.CASCADE, related_name="updates")
+    data = models.BinaryField()
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["doc_id", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.doc_id} update {self.pk}"
