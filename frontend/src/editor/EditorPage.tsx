@@ -4,7 +4,7 @@
 // comparing two revisions. Each concern lives in page/ and collab/; this is the composition.
 // (The local draft and the stale-save dialog serve a canvas that is not shared: a block's body.)
 import { ReactFlowProvider } from "@xyflow/react";
-import { useCallback, useEffect, useMemo, useReducer, useRef } from "react";
+import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
 import { api } from "../api/client";
 import type { GraphSpec } from "../api/types";
 import { TopBar } from "../auth/TopBar";
@@ -44,20 +44,29 @@ export default function EditorPage({ graphId }: { graphId: number }) {
   const readOnly = !canEdit;
   const [rev, dispatch] = useReducer(revisionReducer, INITIAL_REVISIONS);
   const { loaded, store, error } = useGraphLoad(graphId, readOnly, dispatch, true);
-  const shared = useSharedGraph(graphId, store, user);
+  const shared = useSharedGraph(graphId, store, user, loaded !== null && loaded.savedRevision === null);
   const { saved } = rev;
   const openRevision = useRef<number | null>(null);
   openRevision.current = saved.revision;
   const dirty = useMemo(() => isDirty(rev), [rev.current, rev.saved]); // eslint-disable-line react-hooks/exhaustive-deps
   useLatestPoll(graphId, loaded !== null, openRevision, dispatch);
-  // Someone saved the shared canvas: that revision is what this canvas is now measured against.
+  // A newer revision: when it holds what the shared canvas holds (someone pressed Save), it is
+  // simply the saved state now; a different one (an API client's save) is offered in the banner.
   const remoteNumber = rev.remote?.number ?? null;
+  const current = useRef(rev.current);
+  current.current = rev.current;
+  const [differs, setDiffers] = useState<number | null>(null);
   useEffect(() => {
     if (remoteNumber === null) return;
     let live = true;
     api
       .revision(graphId, remoteNumber)
-      .then((r) => live && dispatch({ type: "saved", saved: { spec: docToSpec(specToDoc(r.spec)), revision: remoteNumber } }))
+      .then((r) => {
+        if (!live) return;
+        const spec = docToSpec(specToDoc(r.spec));
+        if (isDirty({ current: current.current, saved: { spec, revision: remoteNumber } })) setDiffers(remoteNumber);
+        else dispatch({ type: "saved", saved: { spec, revision: remoteNumber } });
+      })
       .catch(() => undefined);
     return () => {
       live = false;
@@ -99,7 +108,7 @@ export default function EditorPage({ graphId }: { graphId: number }) {
   const { offer, top, blockMode } = blocks;
   const draftBanner = restoredDraft ? <DraftBanner draft={restoredDraft} savedRevision={saved.revision} onDiscard={act.discardDraft} /> : null;
   const remoteBanner =
-    remote && !stale && !shared ? (
+    remote && !stale && differs === remote.number ? (
       <RemoteBanner remote={remote} savedRevision={saved.revision} dirty={dirty} onLoad={() => act.load(remote.number)} onDiff={() => act.openDiff(saved.revision!, remote.number)} />
     ) : null;
   const offerCount = offer && blocks.offerStore ? instancesOf(blocks.offerStore.getState().view, offer.library.name).filter((n) => n.data.op !== `${offer.library.name}@${offer.version}`).length : 0;

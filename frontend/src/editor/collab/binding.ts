@@ -6,7 +6,7 @@ import * as Y from "yjs";
 import type { GraphSpec } from "../../api/types";
 import type { CanvasDoc } from "../model";
 import { EditorStore, type SharedContent } from "../store";
-import { type CanvasKeys, canvasToJson, jsonToCanvas } from "./canvas";
+import { type CanvasKeys, type DerivedCanvas, canvasToJson, jsonToCanvas } from "./canvas";
 import { TOP_LEVEL, applyJsonDiff, applySpecToYdoc, docJson } from "./doc";
 
 /** A node being dragged, in flow coordinates (what awareness carries as `dragging`). */
@@ -38,7 +38,7 @@ export class CollabBinding implements SharedContent {
     this.undoManager = new Y.UndoManager(types, { trackedOrigins: new Set([this.origin]), captureTimeout: EditorStore.COALESCE_MS });
     const derived = jsonToCanvas(docJson(doc));
     this.drawn = derived.canvas;
-    this.keys = this.keysOf(derived.edgeKeys);
+    this.keys = this.keysOf(derived);
     doc.on("afterTransaction", this.onTransaction);
     const refresh = () => store.sharedChanged();
     this.undoManager.on("stack-item-added", refresh);
@@ -47,11 +47,11 @@ export class CollabBinding implements SharedContent {
     store.attachShared(this, derived.canvas);
   }
 
-  private keysOf(edgeKeys: Map<string, string>): CanvasKeys {
+  private keysOf({ edgeKeys, outputKeys }: DerivedCanvas): CanvasKeys {
     const known = new Set(this.doc.getMap("outputs").keys());
     return {
       edgeKeys,
-      knownOutputs: known,
+      outputKeys,
       newOutputKey: () => {
         let key: string;
         do key = `out:${++this.outputs}_${this.tag}`;
@@ -66,7 +66,7 @@ export class CollabBinding implements SharedContent {
     if (tr.changed.size === 0) return;
     const derived = jsonToCanvas(docJson(this.doc));
     this.drawn = derived.canvas;
-    this.keys = this.keysOf(derived.edgeKeys);
+    this.keys = this.keysOf(derived);
     this.store.sharedContent(derived.canvas);
   };
 

@@ -1,6 +1,5 @@
-// The shared document and the canvas: the canvas a doc draws (output nodes keep the doc's keys as
-// their ids, so a selection or a cursor on one survives others' edits), and the doc content a canvas
-// stands for (with the keys the doc already uses for its wires).
+// The shared document and the canvas: the canvas a doc draws, and the doc content a canvas stands
+// for, with the keys the doc already uses for its wires and outputs (the canvas names those its own way).
 import type { GraphSpec } from "../../api/types";
 import { UI_OUTPUT_NODES, docToSpec, specToDoc } from "../convert";
 import { type CanvasDoc, OUTPUT_PREFIX, edgeId } from "../model";
@@ -12,41 +11,37 @@ export interface DerivedCanvas {
   spec: GraphSpec;
   /** Canvas edge id -> the doc key of that wire. */
   edgeKeys: Map<string, string>;
+  /** Canvas output node id (out:1, …) -> the doc key of that output. */
+  outputKeys: Map<string, string>;
 }
 
 /** The canvas the doc's content draws. */
 export function jsonToCanvas(json: DocJson): DerivedCanvas {
   const spec = jsonToSpec(json);
-  const drawn = specToDoc(spec);
-  // The canvas draws every output node when the spec has their places, else one per wired output.
+  const canvas = specToDoc(spec);
+  // The canvas draws every output node when the spec has their places, else one per wired output;
+  // either way in the doc's order, as out:1, out:2, … (what the page and its tests know them by).
   const placed = Array.isArray((spec.ui as Record<string, unknown> | undefined)?.[UI_OUTPUT_NODES]);
   const wired = new Set(spec.outputs ?? []);
-  const outKeys = sortedOutputs(json.outputs)
-    .filter(([, o]) => placed || (o.source !== null && wired.has(o.source)))
-    .map(([k]) => k);
-  const rename = new Map(outKeys.map((k, i) => [`${OUTPUT_PREFIX}${i + 1}`, k]));
-  const canvas: CanvasDoc = {
-    ...drawn,
-    nodes: drawn.nodes.map((n) => (n.type === "output" && rename.has(n.id) ? { ...n, id: rename.get(n.id)! } : n)),
-    edges: drawn.edges.map((e) => {
-      const target = rename.get(e.target);
-      return target ? { ...e, target, id: edgeId(e.source, target, 0) } : e;
-    }),
-  };
+  const outputKeys = new Map(
+    sortedOutputs(json.outputs)
+      .filter(([, o]) => placed || (o.source !== null && wired.has(o.source)))
+      .map(([k], i) => [`${OUTPUT_PREFIX}${i + 1}`, k]),
+  );
   const edgeKeys = new Map<string, string>();
   for (const [target, wires] of edgesByTarget(json)) {
     wires.forEach(([key, w], slot) => edgeKeys.set(edgeId(splitRef(w.source).node, target, slot), key));
   }
-  return { canvas, spec, edgeKeys };
+  return { canvas, spec, edgeKeys, outputKeys };
 }
 
 export interface CanvasKeys {
   /** Wire keys of the canvas last drawn from the doc. */
   edgeKeys: Map<string, string>;
+  /** Output keys of the canvas last drawn from the doc. */
+  outputKeys: Map<string, string>;
   /** A key for an output node the doc does not know yet. */
   newOutputKey: () => string;
-  /** Output keys the doc has (or had when the canvas was drawn). */
-  knownOutputs: Set<string>;
 }
 
 /** The doc content a canvas stands for; `keys` says which doc keys its wires and outputs have. */
@@ -55,7 +50,8 @@ export function canvasToJson(canvas: CanvasDoc, keys: CanvasKeys, renamed: Map<s
   const outIds = canvas.nodes.filter((n) => n.type === "output").map((n) => n.id);
   const outputKey = (k: number): string => {
     const id = outIds[k];
-    if (keys.knownOutputs.has(id)) return id;
+    const known = keys.outputKeys.get(id);
+    if (known) return known;
     if (!renamed.has(id)) renamed.set(id, keys.newOutputKey());
     return renamed.get(id)!;
   };

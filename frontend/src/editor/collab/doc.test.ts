@@ -1,15 +1,11 @@
 // The browser's spec <-> Y.Doc mapping against the server's (webapp/graphs/collab/doc.py): both read
 // tests/data/collab_specs.json (written from the Python side) and must give the same document
 // (`doc.toJSON()`) and the same derived spec, byte for byte once keys are sorted.
-import { existsSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import * as Y from "yjs";
 import type { GraphSpec } from "../../api/types";
 import { canonicalJson } from "../convert";
 import { type DocJson, applySpecToYdoc, docJson, jsonToSpec, specToYdoc, ydocToSpec } from "./doc";
-
-const FIXTURE = process.env.COLLAB_SPECS ?? fileURLToPath(new URL("../../../../tests/data/collab_specs.json", import.meta.url));
 
 interface Case {
   name: string;
@@ -18,7 +14,8 @@ interface Case {
   derived: GraphSpec;
 }
 
-const cases: Case[] = existsSync(FIXTURE) ? JSON.parse(readFileSync(FIXTURE, "utf8")) : [];
+const fixture = import.meta.glob<Case[]>("../../../../tests/data/collab_specs.json", { eager: true, import: "default" });
+const cases: Case[] = Object.values(fixture)[0] ?? [];
 
 describe("shared doc mapping agrees with the server's", () => {
   it("has the shared fixture (tests/data/collab_specs.json, written by the server side)", () => {

@@ -2,10 +2,11 @@
 // editor store bound to the room's doc once the first sync arrived, and this person's presence.
 import { useEffect, useMemo, useState, useSyncExternalStore } from "react";
 import type { User } from "../../api/types";
-import { canonicalJson } from "../convert";
+import { EMPTY_SPEC, canonicalJson } from "../convert";
 import { setIdTag } from "../ids";
 import type { EditorStore } from "../store";
 import { CollabBinding } from "./binding";
+import { specToYdoc } from "./doc";
 import { type Peer, type PresenceApi, type PresenceState, type PresenceUser, colorFor, usePeers } from "./presence";
 import { Room, type RoomClosed, type RoomStatus } from "./room";
 
@@ -27,7 +28,15 @@ function useRoomState(room: Room | null) {
   return snapshot;
 }
 
-export function useSharedGraph(graphId: number, store: EditorStore | null, user: User | null): SharedGraph | null {
+/** The origin of the starting content a graph with nothing saved gets (nobody's undo step). */
+const STARTER = "starter";
+
+/**
+ * `blankStart`: the graph has no revision, so an empty shared canvas gets the editor's usual
+ * starting content (an input `x` and an output). Every client writes the same keys, so two people
+ * opening a new graph at once still end up with one input and one output.
+ */
+export function useSharedGraph(graphId: number, store: EditorStore | null, user: User | null, blankStart = false): SharedGraph | null {
   const [room, setRoom] = useState<Room | null>(null);
   const me = useMemo<PresenceUser | null>(() => (user ? { id: user.id, username: user.username, color: colorFor(user.id) } : null), [user]);
 
@@ -50,6 +59,8 @@ export function useSharedGraph(graphId: number, store: EditorStore | null, user:
     if (!room || !store || !synced) return;
     const b = new CollabBinding(room.doc, store);
     setIdTag(b.tag);
+    const blank = (["inputs", "nodes", "outputs"] as const).every((name) => room.doc.getMap(name).size === 0);
+    if (blankStart && blank) specToYdoc(EMPTY_SPEC, room.doc, STARTER);
     b.setDragListener((drag) => room.awareness.setLocalStateField("dragging", drag));
     let selection = "[]";
     const unsubscribe = store.subscribe(() => {
@@ -66,7 +77,7 @@ export function useSharedGraph(graphId: number, store: EditorStore | null, user:
       setIdTag(null);
       b.destroy();
     };
-  }, [room, store, synced]);
+  }, [room, store, synced, blankStart]);
 
   const peers = usePeers(room?.awareness ?? null);
   const presence = useMemo<PresenceApi>(
