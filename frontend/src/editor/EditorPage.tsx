@@ -50,28 +50,26 @@ export default function EditorPage({ graphId }: { graphId: number }) {
   openRevision.current = saved.revision;
   const dirty = useMemo(() => isDirty(rev), [rev.current, rev.saved]); // eslint-disable-line react-hooks/exhaustive-deps
   useLatestPoll(graphId, loaded !== null, openRevision, dispatch);
-  // A newer revision: when it holds what the shared canvas holds (someone pressed Save), it is
-  // simply the saved state now; a different one (an API client's save) is offered in the banner.
+  // A newer revision: while it holds what the shared canvas holds (someone pressed Save, or it
+  // was loaded here), it is simply the saved state; a different one (an API client's save) is
+  // offered in the banner.
   const remoteNumber = rev.remote?.number ?? null;
-  const current = useRef(rev.current);
-  current.current = rev.current;
-  const [differs, setDiffers] = useState<number | null>(null);
+  const [remoteRev, setRemoteRev] = useState<{ number: number; spec: GraphSpec } | null>(null);
   useEffect(() => {
     if (remoteNumber === null) return;
     let live = true;
     api
       .revision(graphId, remoteNumber)
-      .then((r) => {
-        if (!live) return;
-        const spec = docToSpec(specToDoc(r.spec));
-        if (isDirty({ current: current.current, saved: { spec, revision: remoteNumber } })) setDiffers(remoteNumber);
-        else dispatch({ type: "saved", saved: { spec, revision: remoteNumber } });
-      })
+      .then((r) => live && setRemoteRev({ number: remoteNumber, spec: docToSpec(specToDoc(r.spec)) }))
       .catch(() => undefined);
     return () => {
       live = false;
     };
   }, [graphId, remoteNumber]);
+  const remoteDiffers = remoteRev !== null && remoteRev.number === remoteNumber && isDirty({ current: rev.current, saved: { spec: remoteRev.spec, revision: remoteRev.number } });
+  useEffect(() => {
+    if (remoteRev && remoteRev.number === remoteNumber && !remoteDiffers) dispatch({ type: "saved", saved: { spec: remoteRev.spec, revision: remoteRev.number } });
+  }, [remoteRev, remoteNumber, remoteDiffers]);
 
   const library = useBlockLibrary(loaded?.graph.team ?? null);
   const onBlockError = useCallback((message: string) => dispatch({ type: "failed", message }), []);
@@ -108,7 +106,7 @@ export default function EditorPage({ graphId }: { graphId: number }) {
   const { offer, top, blockMode } = blocks;
   const draftBanner = restoredDraft ? <DraftBanner draft={restoredDraft} savedRevision={saved.revision} onDiscard={act.discardDraft} /> : null;
   const remoteBanner =
-    remote && !stale && differs === remote.number ? (
+    remote && !stale && remoteDiffers ? (
       <RemoteBanner remote={remote} savedRevision={saved.revision} dirty={dirty} onLoad={() => act.load(remote.number)} onDiff={() => act.openDiff(saved.revision!, remote.number)} />
     ) : null;
   const offerCount = offer && blocks.offerStore ? instancesOf(blocks.offerStore.getState().view, offer.library.name).filter((n) => n.data.op !== `${offer.library.name}@${offer.version}`).length : 0;
