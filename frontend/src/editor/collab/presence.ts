@@ -24,8 +24,11 @@ export interface Peer extends PresenceState {
   clientId: number;
 }
 
-/** Colours that read on the light canvas and differ from the editor's own selection blue. */
-const COLORS = ["#d9480f", "#2b8a3e", "#862e9c", "#c2255c", "#0b7285", "#e67700", "#5f3dc4", "#a61e4d"];
+/**
+ * Colours that differ from the editor's own selection blue, each dark enough for white 11px text
+ * (contrast >= 4.5:1: avatars and pointer labels pass axe's color-contrast rule).
+ */
+const COLORS = ["#b8420c", "#1f7a33", "#862e9c", "#c2255c", "#0a6573", "#9c5200", "#5f3dc4", "#a61e4d"];
 
 export function colorFor(userId: number): string {
   return COLORS[Math.abs(userId) % COLORS.length];
