@@ -106,6 +106,9 @@ bench: $(VENV)/.installed
 	# Live-stream fan-out (100/500 watchers; per-event vs batch frames, 1 vs 2 server processes) and
 	# GET /api/runs/<id>/ under wrk with and without a run training: var/bench/*.json, docs/benchmarks.md.
 	$(BIN)/python bench/stream_fanout.py --json var/bench/stream_fanout.json $(STREAM_BENCH_ARGS)
+	# Co-editing: 20 pycrdt editors on one graph's room, edit-to-other-screens latency with and without
+	# cursor traffic (docs/benchmarks.md "Co-editing latency").
+	$(BIN)/python bench/collab_latency.py --json var/bench/collab_latency.json $(COLLAB_BENCH_ARGS)
 	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get install -y -qq wrk >/dev/null; } || echo "install wrk (apt-get install wrk) for bench/api_load.py"
 	$(BIN)/python bench/api_load.py --json var/bench/api_load.json $(API_BENCH_ARGS)
 	# The model server under 32 clients against the run predict route and a plain http.server around

@@ -233,6 +233,16 @@ class ClassBalance(TypedDict):
 ClassProbability = TypedDict("ClassProbability", {"class": "str", "probability": "float"})
 
 
+class CollabSaveRequest(TypedDict):
+    message: NotRequired[str]
+
+
+class CollabState(TypedDict):
+    spec: dict[str, Any]
+    updates: int
+    base_revision: int | None
+
+
 class ColumnSummary(TypedDict):
     name: str
     kind: str
@@ -1951,6 +1961,8 @@ __all__ = [
     "CheckpointList",
     "ClassBalance",
     "ClassProbability",
+    "CollabSaveRequest",
+    "CollabState",
     "ColumnSummary",
     "CompareAnswer",
     "CompareRun",

@@ -368,6 +368,27 @@ def cmd_graphs_pull(args: argparse.Namespace, out: Output) -> int:
     return EXIT_OK
 
 
+def cmd_graphs_shared(args: argparse.Namespace, out: Output) -> int:
+    with _client(args) as client:
+        state = client.graph_collab(args.id)
+    text = json.dumps(state["spec"], indent=2)
+    if args.out:
+        Path(args.out).write_text(text + "\n")
+        out.result({"graph": args.id, "path": args.out}, f"wrote {args.out}")
+    else:
+        out.result(state, text)
+    return EXIT_OK
+
+
+def cmd_graphs_save_shared(args: argparse.Namespace, out: Output) -> int:
+    with _client(args) as client:
+        revision = client.graph_collab_save(args.id, message=args.message)
+    errors = revision.get("error_count") or 0
+    state = "valid" if revision.get("valid") else f"draft with {errors} error(s)"
+    out.result(revision, f"graph {args.id}: revision {revision['number']} ({state})")
+    return EXIT_OK
+
+
 def cmd_runs_list(args: argparse.Namespace, out: Output) -> int:
     with _client(args) as client:
         runs = client.runs(team=args.team, status=args.status, filter=args.filter, ordering=args.ordering)
@@ -839,7 +860,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_dataset_version_commands(datasets, add, _client)
 
-    graphs = commands.add_parser("graphs", help="list, push or pull graph specs").add_subparsers(
+    graphs = commands.add_parser("graphs", help="list, push or pull graph specs; read or save a shared canvas").add_subparsers(
         dest="action", required=True, metavar="ACTION"
     )
     team_option(add(graphs, "list", cmd_graphs_list, "the graphs of your teams"))
@@ -858,6 +879,12 @@ def build_parser() -> argparse.ArgumentParser:
     pull.add_argument("id", type=int)
     pull.add_argument("--revision", type=int, help="default: the latest")
     pull.add_argument("--out")
+    shared = add(graphs, "shared", cmd_graphs_shared, "print (or --out FILE) the spec of a graph's shared canvas")
+    shared.add_argument("id", type=int)
+    shared.add_argument("--out")
+    save_shared = add(graphs, "save-shared", cmd_graphs_save_shared, "save a graph's shared canvas as a revision")
+    save_shared.add_argument("id", type=int)
+    save_shared.add_argument("-m", "--message", help="why (kept in the team's audit log)")
 
     runs = commands.add_parser("runs", help="start, follow, cancel and read runs").add_subparsers(
         dest="action", required=True, metavar="ACTION"

@@ -22,6 +22,7 @@ from netloom.api_types import (
     ApiToken,
     CheckpointEvent,
     CheckpointJson,
+    CollabState,
     CompareAnswer,
     Dataset,
     EvaluationAnswer,
@@ -380,6 +381,17 @@ class Client:
             return cast(dict[str, Any], latest["spec"])
         answer = cast(Revision, self._json("GET", f"/api/graphs/{graph_id}/revisions/{revision}/"))
         return cast(dict[str, Any], answer["spec"])
+
+    def graph_collab(self, graph_id: int) -> CollabState:
+        """The shared canvas of a graph (live co-editing): the spec it stands for now, the length of
+        its update log, and the revision it was seeded from."""
+        return cast(CollabState, self._json("GET", f"/api/graphs/{graph_id}/collab/"))
+
+    def graph_collab_save(self, graph_id: int, message: str | None = None) -> Revision:
+        """Save the shared canvas as a new revision (the latest one when nothing but the layout
+        changed); validated as any save. The shared canvas is not reset."""
+        body = {"message": message} if message is not None else {}
+        return cast(Revision, self._json("POST", f"/api/graphs/{graph_id}/collab/save/", json=body))
 
     # --- runs --------------------------------------------------------------------------------
 

@@ -106,3 +106,32 @@ def test_compaction_keeps_the_document(graph_a: Any) -> None:
     edit(graph_a.pk, lambda doc: doc.get("nodes", type=Map)["fc1"].__setitem__("x", -1))
     assert collab_compact(graph_id=graph_a.pk) == 0
     assert ydoc_to_spec(collab_doc_load(graph_id=graph_a.pk))["layout"]["fc1"]["x"] == -1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_first_joiners_seed_once(graph_a: Any) -> None:
+    import threading
+
+    from django.db import connection
+
+    from webapp.graphs.collab.services import collab_doc_ensure
+
+    if connection.vendor == "sqlite":
+        pytest.skip("SQLite's in-memory test database is one connection; PostgreSQL runs this")
+    barrier = threading.Barrier(4)
+    rows: list[int] = []
+
+    def join() -> None:
+        try:
+            barrier.wait()
+            rows.append(collab_doc_ensure(graph_id=graph_a.pk).pk)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=join) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(rows) == 4 and len(set(rows)) == 1
+    assert GraphCollabDoc.objects.filter(graph=graph_a).count() == 1

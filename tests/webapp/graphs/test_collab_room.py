@@ -93,3 +93,48 @@ def test_two_editors_converge_and_a_viewer_is_refused(
     assert doc_a == doc_b
     assert "relu_1_a" in doc_b["nodes"] and "evil" not in doc_b["nodes"]
     assert denied == ["read-only"]
+
+
+def test_bad_and_oversized_frames_close_only_their_socket(graph_a: Any, user_a: Any) -> None:
+    from webapp.graphs.collab.consumer import MAX_MESSAGE_BYTES
+    from webapp.graphs.models import GraphCollabUpdate
+
+    async def close_code(frame: bytes) -> int:
+        peer = Peer(graph_a.pk, user_a)
+        await peer.open()
+        await peer.pump(lambda: "fc1" in peer.client.roots["nodes"])
+        await peer.comm.send_to(bytes_data=frame)
+        while True:
+            message = await peer.comm.receive_output(timeout=5)
+            if message["type"] == "websocket.close":
+                return message["code"]
+
+    async def scenario() -> tuple[list[int], dict[str, Any]]:
+        good = Peer(graph_a.pk, user_a)
+        await good.open()
+        await good.pump(lambda: "fc1" in good.client.roots["nodes"])
+        codes = [
+            await close_code(b"\x00\x02\x05\x01\x02\x03\x04\xff"),  # an update that is not one
+            await close_code(b"\x00\x02\xff\xff\xff\xff"),  # a length past the end
+            await close_code(b"\x00\x02" + b"\x01" * (MAX_MESSAGE_BYTES + 1)),
+        ]
+        # The room goes on: an edit from the good socket still reaches a new one.
+        with good.client.doc.transaction():
+            good.client.roots["nodes"]["fc1"]["params"]["out_features"] = 7
+        await good.client.flush()
+        late = Peer(graph_a.pk, user_a)
+        await late.open()
+        await late.pump(
+            lambda: (
+                late.client.roots["nodes"].get("fc1") is not None
+                and late.client.roots["nodes"]["fc1"]["params"].get("out_features") == 7
+            )
+        )
+        for peer in (good, late):
+            await peer.comm.disconnect()
+        return codes, late.client.spec()
+
+    codes, spec = asyncio.run(scenario())
+    assert codes == [1003, 1003, 1009]
+    assert spec["nodes"][0]["params"] == {"out_features": 7}
+    assert GraphCollabUpdate.objects.filter(doc__graph=graph_a).count() == 1

@@ -58,7 +58,7 @@ from pycrdt.websocket.django_channels_consumer import YjsConsumer
 from webapp.accounts.events import user_group
 
 from .selectors import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED, collab_access
-from .services import apply_all
+from .services import apply_all, collab_update_append, collab_updates
 
 logger = logging.getLogger(__name__)
 
@@ -124,6 +124,8 @@ class Room:
         self.awareness.observe(self._on_awareness)
         self.members: set[GraphCollabConsumer] = set()
         self.loaded = False
+        self.doc_id: int | None = None  # the GraphCollabDoc row
+        self.log_count = 0  # log entries since the snapshot, as far as this process knows
         self.size = 0
         self.lock = asyncio.Lock()
         self.seen: OrderedDict[str, None] = OrderedDict()
@@ -172,18 +174,20 @@ def _access(user: Any, token_id: int | None, graph_id: int) -> tuple[int | None,
 
 
 @database_sync_to_async
-def _load(graph_id: int) -> tuple[list[bytes], int]:
-    from .services import collab_updates  # noqa: PLC0415
-
-    _, updates = collab_updates(graph_id=graph_id)
-    return updates, sum(len(u) for u in updates)
+def _load(graph_id: int) -> tuple[int, list[bytes]]:
+    row, updates = collab_updates(graph_id=graph_id)
+    return row.pk, updates
 
 
 @database_sync_to_async
-def _append(graph_id: int, data: bytes, user_id: int | None) -> None:
-    from .services import collab_update_append
-
-    collab_update_append(graph_id=graph_id, data=data, user_id=user_id)
+def _append(room: Room, data: bytes, user_id: int | None) -> int:
+    return collab_update_append(
+        graph_id=room.graph_id,
+        data=data,
+        user_id=user_id,
+        doc_id=room.doc_id,
+        log_count=room.log_count,
+    )
 
 
 def _valid_update(update: bytes) -> bool:
@@ -223,7 +227,8 @@ class GraphCollabConsumer(YjsConsumer):
         self.room = room
         async with room.lock:
             if not room.loaded:
-                updates, room.size = await _load(self.graph_id)
+                room.doc_id, updates = await _load(self.graph_id)
+                room.size, room.log_count = sum(len(u) for u in updates), len(updates) - 1
                 apply_all(updates, room.doc)
                 room.loaded = True
         return room.doc
@@ -316,7 +321,7 @@ class GraphCollabConsumer(YjsConsumer):
             if room.size + len(payload) > MAX_DOC_BYTES:
                 await self.close(code=CLOSE_TOO_BIG)
                 return
-            await _append(self.graph_id, payload, self.scope["user"].pk)
+            room.log_count = await _append(room, payload, self.scope["user"].pk)
             room.size += len(payload)
             room.doc.apply_update(payload)
             await self._broadcast(create_update_message(payload), apply=False)
@@ -379,6 +384,7 @@ class GraphCollabConsumer(YjsConsumer):
             if data[0] == YMessageType.SYNC:
                 room.doc.apply_update(_payload(data, 2))
                 room.size += len(data)
+                room.log_count += 1  # stored by the process that accepted it
             elif data[0] == YMessageType.AWARENESS:
                 room.awareness.apply_awareness_update(_payload(data, 1), "remote")
         except Exception:

@@ -92,12 +92,27 @@ def apply_all(updates: list[bytes], doc: Doc | None = None) -> Doc:
     return doc
 
 
-def collab_update_append(*, graph_id: int, data: bytes, user_id: int | None) -> int:
-    """Store one accepted update (a transaction of its own); compacts a long log. The log's length."""
-    row = collab_doc_ensure(graph_id=graph_id)
-    with transaction.atomic():
-        GraphCollabUpdate.objects.create(doc=row, data=data, user_id=user_id)
-    count = GraphCollabUpdate.objects.filter(doc=row).count()
+def collab_update_append(
+    *,
+    graph_id: int,
+    data: bytes,
+    user_id: int | None,
+    doc_id: int | None = None,
+    log_count: int | None = None,
+) -> int:
+    """Store one accepted update (one INSERT, a transaction of its own); compacts a long log.
+
+    A room passes its document row (`doc_id`) and the log length it knows (`log_count`), so an
+    edit costs one statement; without them they are looked up. Returns the log's length.
+    """
+    if doc_id is None:
+        doc_id = collab_doc_ensure(graph_id=graph_id).pk
+    GraphCollabUpdate.objects.create(doc_id=doc_id, data=data, user_id=user_id)
+    count = (
+        log_count + 1
+        if log_count is not None
+        else GraphCollabUpdate.objects.filter(doc_id=doc_id).count()
+    )
     if count > COMPACT_AFTER:
         count = collab_compact(graph_id=graph_id)
     return count
