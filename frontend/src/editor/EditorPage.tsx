@@ -2,7 +2,8 @@
 // sees the others' avatars, pointers and selections; "Save revision" keeps the shared state as a
 // revision); a light poll tells when a teammate saved; the diff view replaces the canvas while
 // comparing two revisions. Each concern lives in page/ and collab/; this is the composition.
-// (The local draft and the stale-save dialog serve a canvas that is not shared: a block's body.)
+// (The local draft and the stale-save dialog stay for a canvas that is not shared; the graph's
+// shared canvas never meets a stale base, and its unsaved work lives in the shared document.)
 import { ReactFlowProvider } from "@xyflow/react";
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
 import { api } from "../api/client";
@@ -44,7 +45,8 @@ export default function EditorPage({ graphId }: { graphId: number }) {
   const readOnly = !canEdit;
   const [rev, dispatch] = useReducer(revisionReducer, INITIAL_REVISIONS);
   const { loaded, store, error } = useGraphLoad(graphId, readOnly, dispatch, true);
-  const shared = useSharedGraph(graphId, store, user, loaded !== null && loaded.savedRevision === null);
+  // A viewer never writes, not even the starting content (the server would refuse it).
+  const shared = useSharedGraph(graphId, store, user, loaded !== null && loaded.savedRevision === null && !readOnly);
   const { saved } = rev;
   const openRevision = useRef<number | null>(null);
   openRevision.current = saved.revision;
