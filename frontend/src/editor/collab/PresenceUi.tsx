@@ -13,8 +13,13 @@ function initials(name: string): string {
   return letters.toUpperCase();
 }
 
+/** Avatars shown one by one; the rest are one "+N" whose label names them. */
+const SHOWN = 6;
+
 export const Avatars = memo(function Avatars({ me, peers }: { me: PresenceUser | null; peers: Peer[] }) {
-  const people = peopleOf(peers);
+  const everyone = peopleOf(peers);
+  const people = everyone.length > SHOWN ? everyone.slice(0, SHOWN - 1) : everyone;
+  const more = everyone.slice(people.length);
   return (
     <ul className="presence-avatars" aria-label="On this graph" data-testid="presence">
       {me && (
@@ -27,6 +32,11 @@ export const Avatars = memo(function Avatars({ me, peers }: { me: PresenceUser |
           {initials(u.username)}
         </li>
       ))}
+      {more.length > 0 && (
+        <li className="presence-avatar more" title={more.map((u) => u.username).join(", ")} aria-label={`and ${more.map((u) => u.username).join(", ")}`} data-testid="presence-more">
+          +{more.length}
+        </li>
+      )}
     </ul>
   );
 });
