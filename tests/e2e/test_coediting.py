@@ -27,6 +27,15 @@ NODE_IDS = """() => [...document.querySelectorAll('[data-testid^="node-"]')]
   .filter((id) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(id)).sort()"""
 
 
+# Where each node is on the flow (React Flow's transform, the same whatever the page's zoom).
+NODE_PLACES = """() => Object.fromEntries([...document.querySelectorAll(".react-flow__node")]
+  .map((e) => [e.getAttribute("data-id"), e.style.transform]))"""
+
+
+def place_of(page: Page, node: str) -> str:
+    return page.locator(tid(f"rf__node-{node}")).evaluate("(e) => e.style.transform")
+
+
 def shot(page: Page, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"))
@@ -152,6 +161,8 @@ def test_three_people_edit_one_graph_live(
         relus = [i for i in seen[0] if i.startswith("relu_")]
         assert len(set(relus)) == 12
         assert seen[0] == seen[1] == seen[2]
+        places = [p.evaluate(NODE_PLACES) for p in people.values()]
+        assert places[0] == places[1] == places[2]
         shared = api_get(page, f"/api/graphs/{gid}/collab/")["spec"]
         assert sorted(n["id"] for n in shared["nodes"]) == sorted(
             i for i in seen[0] if i not in ("x",)
@@ -159,6 +170,42 @@ def test_three_people_edit_one_graph_live(
         shot(page, "02-twelve-relus-alice")
         shot(bpage, "02-twelve-relus-bob")
         shot(cpage, "02-twelve-relus-carol")
+
+        # Undo is Bob's own: his last ReLU goes (for everyone), nobody else's; redo brings it back.
+        # (His last drop is still selected on his canvas: its id carries his tag.)
+        last = bpage.locator(".react-flow__node.selected").get_attribute("data-id")
+        assert last and last.startswith("relu_4_")
+        mine = bpage.evaluate(NODE_IDS)
+        bpage.keyboard.press("Control+z")
+        for p in people.values():
+            expect(p.locator(RELU)).to_have_count(11)
+        gone = sorted(set(mine) - set(bpage.evaluate(NODE_IDS)))
+        assert gone == [last]
+        assert page.evaluate(NODE_IDS) == cpage.evaluate(NODE_IDS) == bpage.evaluate(NODE_IDS)
+        bpage.keyboard.press("Control+Shift+z")
+        for p in people.values():
+            expect(p.locator(RELU)).to_have_count(12)
+
+        # A drag travels as presence: the others see the node move while Carol holds it, and the
+        # shared document gets its place once, on the drop.
+        before = place_of(page, "act")
+        stored = api_get(page, f"/api/graphs/{gid}/collab/")["spec"]["layout"]["act"]
+        head = cpage.locator(f"{tid('node-act')} .node-head").bounding_box()
+        assert head
+        cpage.mouse.move(head["x"] + 20, head["y"] + 8)
+        cpage.mouse.down()
+        cpage.mouse.move(head["x"] + 60, head["y"] + 48, steps=8)
+        cpage.mouse.move(head["x"] + 80, head["y"] + 68, steps=4)
+        expect(page.locator(tid("rf__node-act"))).not_to_have_attribute(
+            "style", re.compile(re.escape(before))
+        )
+        assert api_get(page, f"/api/graphs/{gid}/collab/")["spec"]["layout"]["act"] == stored
+        shot(page, "02b-carol-drags-act")
+        cpage.mouse.up()
+        expect(page.locator(tid("rf__node-act"))).to_have_attribute(
+            "style", re.compile(re.escape(place_of(cpage, "act")))
+        )
+        assert api_get(page, f"/api/graphs/{gid}/collab/")["spec"]["layout"]["act"] != stored
 
         # Carol points at a node and selects it: the others see her pointer and her selection.
         cpage.click(f"{tid('node-fc1')} .node-head")

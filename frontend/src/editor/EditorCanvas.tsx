@@ -63,6 +63,19 @@ export function EditorCanvas(p: EditorCanvasProps) {
   const nodes = useMemo(() => (peers ? withPresence(p.view.nodes, peers) : p.view.nodes), [p.view.nodes, peers]);
   const flow = useReactFlow();
   const cursorSent = useRef(0);
+  const cursorLater = useRef<number | undefined>(undefined);
+  // At most one pointer update per CURSOR_MS, and always the last position once the pointer rests.
+  const sendCursor = (x: number, y: number, at: number) => {
+    if (!presence) return;
+    window.clearTimeout(cursorLater.current);
+    const send = () => {
+      cursorSent.current = performance.now();
+      const p = flow.screenToFlowPosition({ x, y });
+      presence.set("cursor", { x: Math.round(p.x), y: Math.round(p.y) });
+    };
+    if (at - cursorSent.current >= CURSOR_MS) send();
+    else cursorLater.current = window.setTimeout(send, CURSOR_MS);
+  };
   return (
     <div
       className="canvas"
@@ -70,13 +83,12 @@ export function EditorCanvas(p: EditorCanvasProps) {
       data-testid="canvas"
       onMouseMove={(e) => {
         p.pointer.current = { x: e.clientX, y: e.clientY };
-        if (presence && e.timeStamp - cursorSent.current >= CURSOR_MS) {
-          cursorSent.current = e.timeStamp;
-          const at = flow.screenToFlowPosition({ x: e.clientX, y: e.clientY });
-          presence.set("cursor", { x: Math.round(at.x), y: Math.round(at.y) });
-        }
+        sendCursor(e.clientX, e.clientY, performance.now());
       }}
-      onMouseLeave={() => presence?.set("cursor", null)}
+      onMouseLeave={() => {
+        window.clearTimeout(cursorLater.current);
+        presence?.set("cursor", null);
+      }}
       onDoubleClick={(e) => {
         if ((e.target as HTMLElement).classList.contains("react-flow__pane")) run(openInsert, { x: e.clientX, y: e.clientY });
       }}
