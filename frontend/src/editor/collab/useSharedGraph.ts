@@ -38,7 +38,13 @@ const STARTER = "starter";
  */
 export function useSharedGraph(graphId: number, store: EditorStore | null, user: User | null, blankStart = false): SharedGraph | null {
   const [room, setRoom] = useState<Room | null>(null);
-  const me = useMemo<PresenceUser | null>(() => (user ? { id: user.id, username: user.username, color: colorFor(user.id) } : null), [user]);
+  // The room lives as long as the person and the graph: a refreshed session object does not reconnect.
+  const userId = user?.id ?? null;
+  const username = user?.username ?? null;
+  const me = useMemo<PresenceUser | null>(
+    () => (userId !== null && username !== null ? { id: userId, username, color: colorFor(userId) } : null),
+    [userId, username],
+  );
 
   useEffect(() => {
     if (!me) return;
