@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from .conftest import ARTIFACTS, Account, LiveServer
-from .test_canvas import Steps, set_param, sign_in, tid, wire
+from .test_canvas import Steps, node_id, set_param, sign_in, tid, wire
 
 pytestmark = pytest.mark.e2e
 
@@ -77,44 +77,45 @@ def test_a_block_made_from_three_nodes_is_placed_three_times_and_saved(
     steps.shot("make-block-dialog")
     page.click(tid("make-block-confirm"))
     expect(dialog).to_have_count(0)
-    expect(page.locator(tid("block-title-convblock_1"))).to_have_text("block ConvBlock v1")
+    cb1 = node_id(page, "convblock_1")
+    expect(page.locator(tid(f"block-title-{cb1}"))).to_have_text("block ConvBlock v1")
     expect(page.locator(tid("node-conv1"))).to_have_count(0)
-    expect(page.locator(tid("edge-shape-stem-convblock_1"))).to_have_text("[8, 8, 8]")
-    expect(page.locator(tid("edge-shape-convblock_1-flat"))).to_have_text("[8, 8, 8]")
+    expect(page.locator(tid(f"edge-shape-stem-{cb1}"))).to_have_text("[8, 8, 8]")
+    expect(page.locator(tid(f"edge-shape-{cb1}-flat"))).to_have_text("[8, 8, 8]")
     expect(status).to_have_text("Valid")
     steps.shot("block-made")
 
     # Undo brings the three nodes back; redo makes the block again.
     page.click(tid("undo"))
     expect(page.locator(tid("node-conv1"))).to_be_visible()
-    expect(page.locator(tid("node-convblock_1"))).to_have_count(0)
+    expect(page.locator(tid(f"node-{cb1}"))).to_have_count(0)
     page.click(tid("redo"))
-    expect(page.locator(tid("node-convblock_1"))).to_be_visible()
+    expect(page.locator(tid(f"node-{cb1}"))).to_be_visible()
 
     # The team's palette section lists it; two more instances come from there, then get wired.
     block_item = page.locator(tid("palette-block-ConvBlock"))
     expect(block_item).to_contain_text("v1")
     block_item.click()
-    expect(page.locator(tid("node-convblock_2"))).to_be_visible()
+    cb2 = node_id(page, "convblock_2")
     block_item.click()
-    expect(page.locator(tid("node-convblock_3"))).to_be_visible()
+    cb3 = node_id(page, "convblock_3")
     page.click(tid("auto-layout"))
     page.wait_for_timeout(400)  # the fit after a layout animates
-    wire(page, "convblock_1", "convblock_2")
-    wire(page, "convblock_2", "convblock_3")
-    wire(page, "convblock_3", "flat")  # replaces convblock_1 -> flat
+    wire(page, cb1, cb2)
+    wire(page, cb2, cb3)
+    wire(page, cb3, "flat")  # replaces convblock_1 -> flat
     page.click(tid("auto-layout"))
-    expect(page.locator(tid("edge-shape-convblock_3-flat"))).to_have_text("[8, 8, 8]")
-    expect(page.locator(tid("edge-shape-convblock_1-flat"))).to_have_count(0)
+    expect(page.locator(tid(f"edge-shape-{cb3}-flat"))).to_have_text("[8, 8, 8]")
+    expect(page.locator(tid(f"edge-shape-{cb1}-flat"))).to_have_count(0)
 
     # The instance's form shows the exposed param; a bad value is reported on the instance, naming conv1.
-    set_param(page, "convblock_3", "channels", "0")
-    errors = page.locator(tid("node-errors-convblock_3"))
+    set_param(page, cb3, "channels", "0")
+    errors = page.locator(tid(f"node-errors-{cb3}"))
     expect(errors).to_contain_text("node conv1")
     steps.shot("error-inside-an-instance")
-    set_param(page, "convblock_3", "channels", "16")
+    set_param(page, cb3, "channels", "16")
     expect(errors).to_have_count(0)
-    expect(page.locator(tid("edge-shape-convblock_3-flat"))).to_have_text("[16, 8, 8]")
+    expect(page.locator(tid(f"edge-shape-{cb3}-flat"))).to_have_text("[16, 8, 8]")
     expect(status).to_have_text("Valid")
     expect(page.locator(tid("block-open"))).to_be_visible()
     steps.shot("three-instances-wired")
@@ -127,15 +128,15 @@ def test_a_block_made_from_three_nodes_is_placed_three_times_and_saved(
     assert [(b["name"], b["version"]) for b in spec["blocks"]] == [("ConvBlock", 1)]
     assert [p["name"] for p in spec["blocks"][0]["params"]] == ["channels"]
     instances = [n for n in spec["nodes"] if n["op"] == "ConvBlock@1"]
-    assert [n["id"] for n in instances] == ["convblock_1", "convblock_2", "convblock_3"]
-    assert [n["inputs"] for n in instances] == [["stem"], ["convblock_1"], ["convblock_2"]]
+    assert [n["id"] for n in instances] == [cb1, cb2, cb3]
+    assert [n["inputs"] for n in instances] == [["stem"], [cb1], [cb2]]
     assert instances[2]["params"] == {"channels": 16}
     assert saved["report"]["valid"] is True, saved["report"]["errors"]
     steps.shot("saved")
 
     # "Open block" shows the body as a graph (its input shaped as the instance receives it); a
     # changed body saved as version 2 is offered to the three instances, and they move to it.
-    page.click(f"{tid('node-convblock_3')} .node-head")
+    page.click(f"{tid(f'node-{cb3}')} .node-head")
     page.click(tid("block-open"))
     expect(page.locator(tid("block-mode-title"))).to_contain_text("Block ConvBlock v1")
     expect(page.locator(tid("node-shape-x"))).to_have_text("[8, 8, 8]")
@@ -153,11 +154,11 @@ def test_a_block_made_from_three_nodes_is_placed_three_times_and_saved(
         "Upgrade the 3 instances here to v2"
     )
     expect(block_item).to_contain_text("v2")
-    page.click(f"{tid('node-convblock_3')} .node-head")
+    page.click(f"{tid(f'node-{cb3}')} .node-head")
     expect(page.locator(tid("block-upgrade"))).to_have_text("Upgrade to v2")
     steps.shot("upgrade-offered")
     page.click(tid("upgrade-offer-accept"))
-    for node in ["convblock_1", "convblock_2", "convblock_3"]:
+    for node in [cb1, cb2, cb3]:
         expect(page.locator(tid(f"block-title-{node}"))).to_have_text("block ConvBlock v2")
     expect(offer).to_have_count(0)
     expect(status).to_have_text("Valid")

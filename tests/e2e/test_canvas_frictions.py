@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import Page, Route, expect
 
 from .conftest import ARTIFACTS, Account, LiveServer
-from .test_canvas import Steps, sign_in, tid, wire
+from .test_canvas import Steps, node_id, sign_in, tid, wire
 
 pytestmark = pytest.mark.e2e
 
@@ -95,21 +95,21 @@ def test_wire_replace_refusals_minimap_code_width_and_loading_builtins(
     page.keyboard.press("/")
     page.keyboard.type("Conv2d")
     page.keyboard.press("Enter")
-    expect(page.locator(tid("node-conv2d_1"))).to_be_visible()
+    conv = node_id(page, "conv2d_1")
     page.keyboard.press("Escape")
-    wire(page, "flat", "conv2d_1")
+    wire(page, "flat", conv)
     expect(refusal).to_have_text(
-        "shape mismatch: conv2d_1 (Conv2d) needs a [C, H, W] input, flat gives [64]"
+        f"shape mismatch: {conv} (Conv2d) needs a [C, H, W] input, flat gives [64]"
     )
-    expect(page.locator(tid("edge-shape-flat-conv2d_1"))).to_have_count(0)
+    expect(page.locator(tid(f"edge-shape-flat-{conv}"))).to_have_count(0)
     steps.shot("refused-shape")
     # The right input is taken: x gives [1, 8, 8].
-    wire(page, "x", "conv2d_1")
-    expect(page.locator(tid("edge-shape-x-conv2d_1"))).to_have_text("[1, 8, 8]")
+    wire(page, "x", conv)
+    expect(page.locator(tid(f"edge-shape-x-{conv}"))).to_have_text("[1, 8, 8]")
     # Undo the wire and the Conv2d: the network is the saved template again.
     page.keyboard.press("Control+z")
     page.keyboard.press("Control+z")
-    expect(page.locator(tid("node-conv2d_1"))).to_have_count(0)
+    expect(page.locator(tid(f"node-{conv}"))).to_have_count(0)
     expect(page.locator(tid("status-validity"))).to_have_text("Valid")
 
     # 3. The minimap folds away (and stays folded after a reload); Fit then uses the whole canvas.

@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from .conftest import ARTIFACTS, Account, LiveServer
-from .test_canvas import Steps, drop_op, sign_in, tid
+from .test_canvas import Steps, drop_op, node_id, sign_in, tid
 from .test_canvas_frictions import overlaps, settle
 
 pytestmark = pytest.mark.e2e
@@ -24,7 +24,7 @@ def test_shift_click_minimap_drop_and_no_output_status(
 
     # A graph without an output: the status bar says so instead of "0 params".
     drop_op(page, "Linear", 200, 150)
-    expect(page.locator(tid("node-linear_1"))).to_be_visible()
+    linear_1 = node_id(page, "linear_1")
     params = page.locator(tid("status-params"))
     expect(params).to_have_text("params: no output yet")
     expect(params).not_to_contain_text("0 params")
@@ -37,8 +37,14 @@ def test_shift_click_minimap_drop_and_no_output_status(
     canvas = page.locator(tid("canvas")).bounding_box()
     mini = minimap.bounding_box()
     assert canvas and mini
-    drop_op(page, "ReLU", int(mini["x"] - canvas["x"] + mini["width"] / 2), int(mini["y"] - canvas["y"] + mini["height"] / 2))
-    relu = page.locator(tid("node-relu_1"))
+    drop_op(
+        page,
+        "ReLU",
+        int(mini["x"] - canvas["x"] + mini["width"] / 2),
+        int(mini["y"] - canvas["y"] + mini["height"] / 2),
+    )
+    relu_1 = node_id(page, "relu_1")
+    relu = page.locator(tid(f"node-{relu_1}"))
     expect(relu).to_be_visible()
     box = relu.bounding_box()
     assert box and not overlaps(box, mini), (box, mini)
@@ -46,9 +52,9 @@ def test_shift_click_minimap_drop_and_no_output_status(
     steps.shot("dropped-beside-the-minimap")
 
     # Shift-click adds to the selection (as Ctrl-click does), a second Shift-click takes it out.
-    page.click(f"{tid('node-linear_1')} .node-head")
-    page.click(f"{tid('node-relu_1')} .node-head", modifiers=["Shift"])
+    page.click(f"{tid(f'node-{linear_1}')} .node-head")
+    page.click(f"{tid(f'node-{relu_1}')} .node-head", modifiers=["Shift"])
     expect(page.locator(".react-flow__node.selected")).to_have_count(2)
     steps.shot("shift-click-two-selected")
-    page.click(f"{tid('node-relu_1')} .node-head", modifiers=["Shift"])
+    page.click(f"{tid(f'node-{relu_1}')} .node-head", modifiers=["Shift"])
     expect(page.locator(".react-flow__node.selected")).to_have_count(1)

@@ -12,7 +12,13 @@ from playwright.sync_api import Page, expect
 from .conftest import ARTIFACTS, Account, LiveServer
 from .test_canvas import Steps, set_param, sign_in, tid
 
-pytestmark = pytest.mark.e2e
+pytestmark = [
+    pytest.mark.e2e,
+    # The graph editor is a shared canvas (issue 38): a browser's save takes the shared state and
+    # never meets a stale base, so this dialog is not reached from the page any more. The 409 for
+    # API clients is checked in tests/e2e/test_concurrent_edit.py and the server's tests.
+    pytest.mark.skip(reason="the browser edits a shared canvas: no stale-save dialog to reach"),
+]
 
 # In the page: a teammate's client saves conv1.out_channels = <value> on base <base>.
 THEIR_SAVE = """async ([value, base]) => {

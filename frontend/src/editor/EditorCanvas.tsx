@@ -1,7 +1,7 @@
 // The canvas itself: React Flow with its minimap and controls, drops from the palette, the insert
 // box, a refused wire's reason, and the handle that widens the code panel.
-import { Background, type Connection, ControlButton, Controls, type Edge, type FinalConnectionState, MiniMap, Panel, ReactFlow } from "@xyflow/react";
-import { type RefObject, useMemo } from "react";
+import { Background, type Connection, ControlButton, Controls, type Edge, type FinalConnectionState, MiniMap, Panel, ReactFlow, useReactFlow } from "@xyflow/react";
+import { type RefObject, useMemo, useRef } from "react";
 import type { OpSchema } from "../api/types";
 import type { RunAction } from "./actions";
 import { addOp } from "./actions/addOp";
@@ -13,6 +13,8 @@ import type { InsertAt, Point, Refusal } from "./actions/types";
 import { fitSoon, fitView, toggleMinimap } from "./actions/view";
 import type { LibraryBlock } from "./blockLibrary";
 import { CodeWidthHandle } from "./CodePanel";
+import { RemoteCursors, withPresence } from "./collab/PresenceUi";
+import { usePresence } from "./collab/presence";
 import { InsertBox } from "./InsertBox";
 import type { CanvasDoc, CanvasNode } from "./model";
 import { nodeTypes } from "./nodes";
@@ -41,6 +43,9 @@ export interface EditorCanvasProps {
   side: () => HTMLElement | null;
 }
 
+/** How often this person's pointer goes out to the others at most. */
+const CURSOR_MS = 40;
+
 export function EditorCanvas(p: EditorCanvasProps) {
   const { run, store, readOnly, library, showMinimap, refusal, insertAt } = p;
   // Wire handlers stay the same from render to render, as React Flow prefers.
@@ -52,6 +57,25 @@ export function EditorCanvas(p: EditorCanvasProps) {
     }),
     [run],
   );
+  // On a shared canvas: the others' selections and drags on the nodes, this pointer out to them.
+  const presence = usePresence();
+  const peers = presence?.peers;
+  const nodes = useMemo(() => (peers ? withPresence(p.view.nodes, peers) : p.view.nodes), [p.view.nodes, peers]);
+  const flow = useReactFlow();
+  const cursorSent = useRef(0);
+  const cursorLater = useRef<number | undefined>(undefined);
+  // At most one pointer update per CURSOR_MS, and always the last position once the pointer rests.
+  const sendCursor = (x: number, y: number, at: number) => {
+    if (!presence) return;
+    window.clearTimeout(cursorLater.current);
+    const send = () => {
+      cursorSent.current = performance.now();
+      const p = flow.screenToFlowPosition({ x, y });
+      presence.set("cursor", { x: Math.round(p.x), y: Math.round(p.y) });
+    };
+    if (at - cursorSent.current >= CURSOR_MS) send();
+    else cursorLater.current = window.setTimeout(send, CURSOR_MS);
+  };
   return (
     <div
       className="canvas"
@@ -59,6 +83,11 @@ export function EditorCanvas(p: EditorCanvasProps) {
       data-testid="canvas"
       onMouseMove={(e) => {
         p.pointer.current = { x: e.clientX, y: e.clientY };
+        sendCursor(e.clientX, e.clientY, performance.now());
+      }}
+      onMouseLeave={() => {
+        window.clearTimeout(cursorLater.current);
+        presence?.set("cursor", null);
       }}
       onDoubleClick={(e) => {
         if ((e.target as HTMLElement).classList.contains("react-flow__pane")) run(openInsert, { x: e.clientX, y: e.clientY });
@@ -86,7 +115,7 @@ export function EditorCanvas(p: EditorCanvasProps) {
       }}
     >
       <ReactFlow<CanvasNode, Edge>
-        nodes={p.view.nodes}
+        nodes={nodes}
         edges={p.view.edges}
         nodeTypes={nodeTypes}
         edgeTypes={edgeTypes}
@@ -118,6 +147,7 @@ export function EditorCanvas(p: EditorCanvasProps) {
         aria-label="Network canvas"
       >
         <Background gap={16} />
+        {peers && <RemoteCursors peers={peers} />}
         {showMinimap && <MiniMap pannable zoomable ariaLabel="Minimap" />}
         <Panel position="bottom-right" className={showMinimap ? "minimap-toggle-panel above-minimap" : "minimap-toggle-panel"}>
           <button

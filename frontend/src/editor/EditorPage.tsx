@@ -1,13 +1,20 @@
-// Loads a graph (latest revision, or the local draft of unsaved work), and saves revisions on the
-// revision it started from: a stale base is refused (409) and answered by a dialog (load theirs /
-// see the changes / save anyway); a light poll tells when a teammate saves; the diff view replaces
-// the canvas while comparing two revisions. Each concern lives in page/; this is the composition.
+// Loads a graph and joins its shared canvas (collab/: everyone on the graph edits one Y.Doc live,
+// sees the others' avatars, pointers and selections; "Save revision" keeps the shared state as a
+// revision); a light poll tells when a teammate saved; the diff view replaces the canvas while
+// comparing two revisions. Each concern lives in page/ and collab/; this is the composition.
+// (The local draft and the stale-save dialog stay for a canvas that is not shared; the graph's
+// shared canvas never meets a stale base, and its unsaved work lives in the shared document.)
 import { ReactFlowProvider } from "@xyflow/react";
-import { useCallback, useMemo, useReducer, useRef } from "react";
+import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
+import { api } from "../api/client";
 import type { GraphSpec } from "../api/types";
 import { TopBar } from "../auth/TopBar";
 import { useSession } from "../auth/session";
 import { instancesOf } from "./blocks";
+import { Avatars, ConnectionBadge } from "./collab/PresenceUi";
+import { PresenceContext } from "./collab/presence";
+import { useSharedGraph } from "./collab/useSharedGraph";
+import { docToSpec, specToDoc } from "./convert";
 import { CompareContext, DiffPanel } from "./DiffPanel";
 import { Editor } from "./Editor";
 import { BlockBanner, DraftBanner, RemoteBanner, UpgradeBanner } from "./page/Banners";
@@ -16,7 +23,7 @@ import { type RevisionContext, applyMerged, discardDraft, loadRevision, restoreR
 import { INITIAL_REVISIONS, isDirty, revisionReducer, saveStateText } from "./page/revisionState";
 import { StaleDialog } from "./page/StaleDialog";
 import { useBlockEdits, useBlockLibrary } from "./page/useBlockEdits";
-import { useDraftKeeper, useLatestPoll } from "./page/usePageWatch";
+import { useLatestPoll } from "./page/usePageWatch";
 import { ImportedWeightsBanner, importedRunOf } from "../graphs/AddWeights";
 
 function noSpecChange(): void {}
@@ -34,24 +41,45 @@ function Message({ text, className, role }: { text: string; className: string; r
 }
 
 export default function EditorPage({ graphId }: { graphId: number }) {
-  const { canEdit } = useSession();
+  const { canEdit, user } = useSession();
   const readOnly = !canEdit;
   const [rev, dispatch] = useReducer(revisionReducer, INITIAL_REVISIONS);
-  const { loaded, store, error } = useGraphLoad(graphId, readOnly, dispatch);
+  const { loaded, store, error } = useGraphLoad(graphId, readOnly, dispatch, true);
+  // A viewer never writes, not even the starting content (the server would refuse it).
+  const shared = useSharedGraph(graphId, store, user, loaded !== null && loaded.savedRevision === null && !readOnly);
   const { saved } = rev;
   const openRevision = useRef<number | null>(null);
   openRevision.current = saved.revision;
   const dirty = useMemo(() => isDirty(rev), [rev.current, rev.saved]); // eslint-disable-line react-hooks/exhaustive-deps
-  useDraftKeeper(graphId, readOnly, rev.current, dirty, saved.revision);
   useLatestPoll(graphId, loaded !== null, openRevision, dispatch);
+  // A newer revision: while it holds what the shared canvas holds (someone pressed Save, or it
+  // was loaded here), it is simply the saved state; a different one (an API client's save) is
+  // offered in the banner.
+  const remoteNumber = rev.remote?.number ?? null;
+  const [remoteRev, setRemoteRev] = useState<{ number: number; spec: GraphSpec } | null>(null);
+  useEffect(() => {
+    if (remoteNumber === null) return;
+    let live = true;
+    api
+      .revision(graphId, remoteNumber)
+      .then((r) => live && setRemoteRev({ number: remoteNumber, spec: docToSpec(specToDoc(r.spec)) }))
+      .catch(() => undefined);
+    return () => {
+      live = false;
+    };
+  }, [graphId, remoteNumber]);
+  const remoteDiffers = remoteRev !== null && remoteRev.number === remoteNumber && isDirty({ current: rev.current, saved: { spec: remoteRev.spec, revision: remoteRev.number } });
+  useEffect(() => {
+    if (remoteRev && remoteRev.number === remoteNumber && !remoteDiffers) dispatch({ type: "saved", saved: { spec: remoteRev.spec, revision: remoteRev.number } });
+  }, [remoteRev, remoteNumber, remoteDiffers]);
 
   const library = useBlockLibrary(loaded?.graph.team ?? null);
   const onBlockError = useCallback((message: string) => dispatch({ type: "failed", message }), []);
   const blocks = useBlockEdits(store, library.library, library.refresh, onBlockError);
 
   // Revision actions get the latest render's state; the handlers made of them stay the same.
-  const ctx = useRef<RevisionContext>({ graphId, store, readOnly, state: rev, dirty, dispatch });
-  ctx.current = { graphId, store, readOnly, state: rev, dirty, dispatch };
+  const ctx = useRef<RevisionContext>({ graphId, store, readOnly, shared: true, state: rev, dirty, dispatch });
+  ctx.current = { graphId, store, readOnly, shared: true, state: rev, dirty, dispatch };
   const act = useMemo(
     () => ({
       save: () => void saveRevision(ctx.current),
@@ -73,20 +101,31 @@ export default function EditorPage({ graphId }: { graphId: number }) {
 
   if (error) return <Message text={error} className="error center" role="alert" />;
   if (!loaded || !store) return <Message text="Loading…" className="muted center" />;
+  if (shared?.closed) return <Message text={shared.closed.message} className="error center" role="alert" />;
+  if (!shared?.binding) return <Message text="Joining the shared canvas…" className="muted center" />;
 
   const { restoredDraft, remote, stale, diff } = rev;
   const { offer, top, blockMode } = blocks;
   const draftBanner = restoredDraft ? <DraftBanner draft={restoredDraft} savedRevision={saved.revision} onDiscard={act.discardDraft} /> : null;
   const remoteBanner =
-    remote && !stale ? (
+    remote && !stale && remoteDiffers ? (
       <RemoteBanner remote={remote} savedRevision={saved.revision} dirty={dirty} onLoad={() => act.load(remote.number)} onDiff={() => act.openDiff(saved.revision!, remote.number)} />
     ) : null;
   const offerCount = offer && blocks.offerStore ? instancesOf(blocks.offerStore.getState().view, offer.library.name).filter((n) => n.data.op !== `${offer.library.name}@${offer.version}`).length : 0;
   const upgradeBanner = offer && offerCount > 0 ? <UpgradeBanner offer={offer} count={offerCount} onAccept={() => void blocks.acceptOffer()} onDismiss={blocks.dismissOffer} /> : null;
   const weightsRun = importedRunOf(location.search);
+  const sharedBanner =
+    readOnly || shared.refused ? (
+      <div className="banner viewer-banner" role="status" data-testid="viewer-banner">
+        {readOnly
+          ? "View only: you see the others' edits live, but your role in this team is viewer, so the canvas cannot be changed here."
+          : `The server refused an edit (${shared.refused}).`}
+      </div>
+    ) : null;
   const banner =
-    draftBanner || remoteBanner || upgradeBanner || weightsRun ? (
+    draftBanner || remoteBanner || upgradeBanner || weightsRun || sharedBanner ? (
       <>
+        {sharedBanner}
         {weightsRun && <ImportedWeightsBanner runId={weightsRun} />}
         {remoteBanner}
         {draftBanner}
@@ -120,12 +159,15 @@ export default function EditorPage({ graphId }: { graphId: number }) {
             ●
           </span>
         )}
+        <Avatars me={shared.me} peers={shared.peers} />
+        <ConnectionBadge status={shared.status} />
       </TopBar>
       {diff ? (
         <DiffPanel graphId={graphId} from={diff.from} to={diff.to} onClose={act.closeDiff} onRestore={act.restoreFromDiff} />
       ) : (
         <CompareContext.Provider value={act.openDiff}>
           <ReactFlowProvider>
+            <PresenceContext.Provider value={top && blockMode ? null : shared.presence}>
             {top && blockMode ? (
               <Editor
                 key={`block-${blocks.depth}`}
@@ -141,6 +183,7 @@ export default function EditorPage({ graphId }: { graphId: number }) {
             ) : (
               <Editor key="graph" {...common} store={store} saveState={saveStateText(rev, dirty)} dirty={dirty} onSpecChange={act.edited} onSave={act.save} banner={banner} />
             )}
+            </PresenceContext.Provider>
           </ReactFlowProvider>
         </CompareContext.Provider>
       )}

@@ -4,6 +4,8 @@ import type { OpSchema, ParamSchema, ValidationError } from "../api/types";
 import { formatCount, formatShape } from "../format";
 import { type LibraryBlock, newerVersion } from "./blockLibrary";
 import { isParamRef, parseBlockRef } from "./blocks";
+import { EditingNotes } from "./collab/PresenceUi";
+import { usePresence } from "./collab/presence";
 import { useCheck } from "./context";
 import type { CanvasNode, InputNode, OpNode } from "./model";
 import { type FieldModel, type SizeMode, UNSET, fieldFor, formatValue, parseParam, sizeModeOf, sizeParts, sizeTextFor } from "./paramForm";
@@ -81,7 +83,7 @@ function ParamField({
     onFocus: () => setVisit((v) => v + 1),
   };
   return (
-    <div className="field">
+    <div className="field" data-param={param.name}>
       <label htmlFor={inputId}>
         {field.label}
         {field.required && <span aria-label="required"> *</span>}
@@ -265,6 +267,7 @@ export const Inspector = memo(function Inspector({
   onMakeBlock?: () => void;
 }) {
   const check = useCheck();
+  const presence = usePresence();
   if (selected.length === 0)
     return readOnly ? (
       <div className="inspector-empty muted">
@@ -296,10 +299,22 @@ export const Inspector = memo(function Inspector({
   const newer = block && node.type === "op" && blockActions?.library ? newerVersion(blockActions.library, node.data.op) : null;
   const inLibrary = !!block && !!blockActions?.library?.some((b) => b.name === block.name);
   return (
-    <form className="inspector-form" data-testid="inspector" aria-label={`Parameters of ${node.id}`} onSubmit={(e) => e.preventDefault()}>
+    <form
+      className="inspector-form"
+      data-testid="inspector"
+      aria-label={`Parameters of ${node.id}`}
+      onSubmit={(e) => e.preventDefault()}
+      // On a shared canvas the others see which field this person is typing in.
+      onFocus={(e) => {
+        const param = (e.target as HTMLElement).closest<HTMLElement>("[data-param]")?.dataset.param;
+        presence?.set("editing", param ? { node: node.id, param } : null);
+      }}
+      onBlur={() => presence?.set("editing", null)}
+    >
       <h2>
         {title} <span className="node-id">{node.type === "output" ? "" : node.id}</span>
       </h2>
+      {presence && <EditingNotes peers={presence.peers} node={node.id} />}
       {node.type === "op" && ops.get(node.data.op)?.help && <p className="help">{ops.get(node.data.op)!.help}</p>}
       {info?.shape && (
         <p className="inspector-info">

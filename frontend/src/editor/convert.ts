@@ -138,7 +138,7 @@ export function specToDoc(spec: GraphSpec): CanvasDoc {
 }
 
 /** Stable topological order that keeps the given order wherever it already is one. */
-function topoOrder(ids: string[], deps: Map<string, string[]>): string[] {
+export function topoOrder(ids: string[], deps: Map<string, string[]>): string[] {
   const index = new Map(ids.map((id, i) => [id, i]));
   const remaining = new Map<string, number>();
   const users = new Map<string, string[]>();

@@ -17,10 +17,20 @@ export function idBase(op: string): string {
   return base;
 }
 
-/** Smallest `<base>_<n>` (n >= 1) not in `taken`. */
-export function nextId(base: string, taken: Set<string>): string {
+/**
+ * On a shared canvas every client tags the ids it makes (its Y.Doc clientID in base 36), so two
+ * people adding a ReLU at the same moment make `relu_1_k3f9a` and `relu_1_2bx0q`, never one id twice.
+ */
+let sharedTag: string | null = null;
+
+export function setIdTag(tag: string | null): void {
+  sharedTag = tag;
+}
+
+/** Smallest `<base>_<n>` (n >= 1) not in `taken`; `<base>_<n>_<tag>` on a shared canvas. */
+export function nextId(base: string, taken: Set<string>, tag: string | null = sharedTag): string {
   for (let n = 1; ; n++) {
-    const id = `${base}_${n}`;
+    const id = tag ? `${base}_${n}_${tag}` : `${base}_${n}`;
     if (!taken.has(id)) return id;
   }
 }

@@ -1,5 +1,6 @@
-// Opening a graph: its summary, the op catalog, the latest revision, and the local draft of unsaved
-// work, which the canvas starts on when it differs from what is saved.
+// Opening a graph: its summary, the op catalog, the latest revision, and (only where the canvas is
+// not shared) the local draft of unsaved work, which the canvas starts on when it differs from what
+// is saved. A shared canvas keeps unsaved work in the graph's shared document instead.
 import { useEffect, useState, type Dispatch } from "react";
 import { ApiError, api } from "../../api/client";
 import type { GraphSpec, GraphSummary, OpSchema } from "../../api/types";
@@ -18,7 +19,7 @@ export interface Loaded {
   draft: Draft | null;
 }
 
-async function loadAll(graphId: number): Promise<Loaded> {
+async function loadAll(graphId: number, shared: boolean): Promise<Loaded> {
   const [graph, catalog] = await Promise.all([api.graph(graphId), api.ops()]);
   const savedRevision = graph.latest_revision || null;
   const saved = savedRevision ? (await api.revision(graphId, savedRevision)).spec : null;
@@ -28,7 +29,7 @@ async function loadAll(graphId: number): Promise<Loaded> {
     categories: catalog.categories,
     saved,
     savedRevision,
-    draft: loadDraft(graphId),
+    draft: shared ? null : loadDraft(graphId),
   };
 }
 
@@ -37,13 +38,14 @@ export function useGraphLoad(
   graphId: number,
   readOnly: boolean,
   dispatch: Dispatch<RevisionAction>,
+  shared = false,
 ): { loaded: Loaded | null; store: EditorStore | null; error: string | null } {
   const [loaded, setLoaded] = useState<Loaded | null>(null);
   const [store, setStore] = useState<EditorStore | null>(null);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
     let live = true;
-    loadAll(graphId)
+    loadAll(graphId, shared)
       .then((l) => {
         if (!live) return;
         const base = l.saved ?? EMPTY_SPEC;
@@ -56,6 +58,6 @@ export function useGraphLoad(
     return () => {
       live = false;
     };
-  }, [graphId, readOnly, dispatch]);
+  }, [graphId, readOnly, dispatch, shared]);
   return { loaded, store, error };
 }

@@ -101,7 +101,13 @@ export function revisionReducer(state: RevisionState, action: RevisionAction): R
 /** Whether the canvas holds work the server does not have. */
 export function isDirty(state: Pick<RevisionState, "current" | "saved">): boolean {
   if (!state.current) return false;
-  return normalizeSpec(state.current) !== normalizeSpec(state.saved.spec ?? EMPTY_BASELINE);
+  return normalizeSpec(byId(state.current)) !== normalizeSpec(byId(state.saved.spec ?? EMPTY_BASELINE));
+}
+
+/** The same content listed in id order: a shared canvas lists nodes in an order of its own. */
+function byId(spec: GraphSpec): GraphSpec {
+  const order = <T extends { id: string }>(list: T[] | undefined) => (list ? [...list].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)) : list);
+  return { ...spec, inputs: order(spec.inputs)!, nodes: order(spec.nodes) };
 }
 
 /** The status bar's words on saving. */
