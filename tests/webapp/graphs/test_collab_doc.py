@@ -87,12 +87,28 @@ def edge_cases() -> list[tuple[str, dict[str, Any]]]:
         },
         "ui": {"zoom": 0.75},
     }
+    # Inputs whose ids are not in alphabetical order: their order is the model's signature.
+    two_inputs = {
+        "version": 1,
+        "inputs": [
+            {"id": "x", "shape": [8], "dtype": "float32"},
+            {"id": "a_mask", "shape": [8], "dtype": "float32"},
+        ],
+        "nodes": [{"id": "masked", "op": "Mul", "inputs": ["x", "a_mask"]}],
+        "outputs": ["masked"],
+        "layout": {
+            "x": {"x": 0, "y": 0},
+            "a_mask": {"x": 200, "y": 0},
+            "masked": {"x": 100, "y": 120},
+        },
+    }
     empty = {"version": 1, "inputs": [], "nodes": [], "outputs": [], "layout": {}}
     return [
         ("output_nodes", output_nodes),
         ("two_outputs", two_outputs),
         ("no_layout_extra_key", no_layout),
         ("multi_output_refs_and_repeated_input", concat),
+        ("inputs_not_alphabetical", two_inputs),
         ("empty", empty),
     ]
 
@@ -168,6 +184,29 @@ def test_concurrent_delete_and_param_edit_converge_with_the_node_deleted() -> No
     two.apply_update(one.get_update(two.get_state()))
     assert doc_json(one) == doc_json(two)
     assert "act" not in ydoc_to_spec(one)["layout"] and "act" not in doc_json(one)["nodes"]
+
+
+def test_input_order_survives_the_document_and_the_wire() -> None:
+    spec = dict(edge_cases())["inputs_not_alphabetical"]
+    doc = spec_to_ydoc(spec)
+    assert [i["id"] for i in ydoc_to_spec(doc)["inputs"]] == ["x", "a_mask"]
+    copy_doc = Doc()
+    copy_doc.apply_update(doc.get_update())
+    assert [i["id"] for i in ydoc_to_spec(copy_doc)["inputs"]] == ["x", "a_mask"]
+    # An input added later (a browser writes max + 1) comes last whatever its id.
+    doc.get("inputs", type=Map)["aa"] = Map({"shape": [1], "order": 2})
+    assert [i["id"] for i in ydoc_to_spec(doc)["inputs"]] == ["x", "a_mask", "aa"]
+
+
+def test_inputs_without_order_come_after_those_with_one_by_id() -> None:
+    doc = spec_to_ydoc(dict(edge_cases())["inputs_not_alphabetical"])
+    inputs = doc.get("inputs", type=Map)
+    inputs["b_old"] = Map({"shape": [1]})
+    inputs["a_old"] = Map({"shape": [1]})
+    assert [i["id"] for i in ydoc_to_spec(doc)["inputs"]] == ["x", "a_mask", "a_old", "b_old"]
+    for input_id in ("x", "a_mask"):
+        del inputs[input_id]["order"]  # a document stored before inputs had an order
+    assert [i["id"] for i in ydoc_to_spec(doc)["inputs"]] == ["a_mask", "a_old", "b_old", "x"]
 
 
 def test_junk_in_the_document_is_skipped_not_raised() -> None:

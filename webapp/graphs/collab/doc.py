@@ -4,9 +4,10 @@
     spec = ydoc_to_spec(doc)          # what "Save revision" validates and stores
     doc_json(doc)                     # the doc as plain JSON (Y.Doc's toJSON in the browser)
 
-Top-level shared types (docs/subsystems/coediting.md): `meta` (version, extra, blocks), `inputs`,
-`nodes` (op, params as a Y.Map, x, y), `edges` (source, target, slot: a node's inputs are its
-edges) and `outputs` (source, x, y, order), every one a Y.Map keyed by a stable id. A node's
+Top-level shared types (docs/subsystems/coediting.md): `meta` (version, extra, blocks), `inputs`
+(shape, dtype, x, y, order: the inputs' order is the model's forward signature), `nodes` (op,
+params as a Y.Map, x, y), `edges` (source, target, slot: a node's inputs are its edges) and
+`outputs` (source, x, y, order), every one a Y.Map keyed by a stable id. A node's
 inputs are edges keyed `<source>-><target>:<slot>`, so two people drawing one wire write one key.
 
 Yjs numbers are JavaScript numbers: pycrdt stores an int as a float and reads it back as one, so
@@ -108,8 +109,8 @@ def spec_to_ydoc(spec: dict[str, Any], doc: Doc | None = None) -> Doc:
         roots["meta"]["extra"] = extra
         if "blocks" in spec:
             roots["meta"]["blocks"] = spec["blocks"]
-        for item in spec.get("inputs") or []:
-            fields: dict[str, Any] = {"shape": list(item.get("shape") or [])}
+        for order, item in enumerate(spec.get("inputs") or []):
+            fields: dict[str, Any] = {"shape": list(item.get("shape") or []), "order": order}
             if "dtype" in item:
                 fields["dtype"] = item["dtype"]
             fields.update(_position(layout, item["id"]))
@@ -176,6 +177,13 @@ def _topological(ids: list[str], deps: dict[str, list[str]]) -> list[str]:
     return order + [i for i in ids if i not in placed]
 
 
+def _input_rank(input_id: str, fields: dict[str, Any]) -> tuple[int, float, str]:
+    """Inputs by (order, id): the model's forward signature; one without `order` (a document
+    stored before inputs had one) comes after those with one, by id."""
+    order = fields.get("order")
+    return (0, order, input_id) if _is_number(order) else (1, 0, input_id)
+
+
 def _place(fields: dict[str, Any]) -> dict[str, int] | None:
     x, y = fields.get("x"), fields.get("y")
     if _is_number(x) and _is_number(y):
@@ -205,7 +213,7 @@ def ydoc_to_spec(doc: Doc) -> dict[str, Any]:
     layout: dict[str, dict[str, int]] = {}
 
     inputs = []
-    for input_id in sorted(inputs_raw):
+    for input_id in sorted(inputs_raw, key=lambda i: _input_rank(i, inputs_raw[i])):
         fields = inputs_raw[input_id]
         item: dict[str, Any] = (
             dict(plain(fields["extra"])) if isinstance(fields.get("extra"), dict) else {}

@@ -212,6 +212,51 @@ describe("shared canvas binding", () => {
     expect(specOf(a)).toBe(specOf(b));
   });
 
+  it("keeps the inputs' order (the model's signature) through live edits, an input added and a new joiner", () => {
+    const TWO = {
+      version: 1 as const,
+      inputs: [
+        { id: "x", shape: [1, 4], dtype: "float32" as const },
+        { id: "a_mask", shape: [1, 4], dtype: "float32" as const },
+      ],
+      nodes: [{ id: "masked", op: "Mul", inputs: ["x", "a_mask"] }],
+      outputs: ["masked"],
+      layout: { x: { x: 0, y: 0 }, a_mask: { x: 200, y: 0 }, masked: { x: 100, y: 120 } },
+    };
+    const room = new Room();
+    const a = room.join(specToYdoc(TWO));
+    const b = room.join();
+    const inputIds = (spec: { inputs: { id: string }[] }) => spec.inputs.map((i) => i.id);
+    expect(inputIds(docToSpec(b.store.getState().committed))).toEqual(["x", "a_mask"]);
+    // b moves a_mask (a live edit through the canvas); a deletes nothing, both keep the order.
+    b.store.onNodesChange([{ type: "position", id: "a_mask", position: { x: 260, y: 10 }, dragging: false }]);
+    for (const p of [a, b]) expect(inputIds(ydocToSpec(p.doc))).toEqual(["x", "a_mask"]);
+    expect(inputIds(docToSpec(a.store.getState().committed))).toEqual(["x", "a_mask"]);
+    // a adds an input whose id sorts first: it comes last (order = max + 1), on every side.
+    a.store.edit((d) => ({
+      ...d,
+      nodes: [...d.nodes, { id: "_aa", type: "input", position: { x: 400, y: 0 }, data: { kind: "input", shape: [1, 4], dtype: "float32" } }],
+    }));
+    expect((a.doc.getMap("inputs").get("_aa") as Y.Map<unknown>).get("order")).toBe(2);
+    for (const p of [a, b]) expect(inputIds(ydocToSpec(p.doc))).toEqual(["x", "a_mask", "_aa"]);
+    const c = room.join();
+    expect(inputIds(docToSpec(c.store.getState().committed))).toEqual(["x", "a_mask", "_aa"]);
+    expect(specOf(c)).toBe(specOf(a));
+  });
+
+  it("gives an older document's inputs (no order) their derived order when a browser first edits", () => {
+    const room = new Room();
+    const seed = specToYdoc({ ...SPEC, inputs: [{ id: "x", shape: [1, 4] }, { id: "b", shape: [2] }] });
+    for (const input of (seed.getMap("inputs") as Y.Map<Y.Map<unknown>>).values()) input.delete("order");
+    const a = room.join(seed);
+    const before = ydocToSpec(a.doc).inputs.map((i) => i.id);
+    expect(before).toEqual(["b", "x"]);
+    setParam(a, "fc1", "out_features", 4);
+    expect(ydocToSpec(a.doc).inputs.map((i) => i.id)).toEqual(before);
+    const orders = a.doc.getMap("inputs").toJSON() as Record<string, { order?: number }>;
+    expect([orders.b.order, orders.x.order]).toEqual([0, 1]);
+  });
+
   it("restores a whole spec as one undoable step that keeps output keys", () => {
     const room = new Room();
     const a = room.join(specToYdoc(SPEC));

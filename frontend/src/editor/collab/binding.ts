@@ -47,11 +47,12 @@ export class CollabBinding implements SharedContent {
     store.attachShared(this, derived.canvas);
   }
 
-  private keysOf({ edgeKeys, outputKeys }: DerivedCanvas): CanvasKeys {
+  private keysOf({ edgeKeys, outputKeys, inputOrders }: DerivedCanvas): CanvasKeys {
     const known = new Set(this.doc.getMap("outputs").keys());
     return {
       edgeKeys,
       outputKeys,
+      inputOrders,
       newOutputKey: () => {
         let key: string;
         do key = `out:${++this.outputs}_${this.tag}`;

@@ -4,7 +4,7 @@ import type { GraphSpec } from "../../api/types";
 import { UI_OUTPUT_NODES, docToSpec, specToDoc } from "../convert";
 import { type CanvasDoc, OUTPUT_PREFIX, edgeId } from "../model";
 import { splitRef } from "../refs";
-import { type DocJson, edgeKey, edgesByTarget, jsonToSpec, sortedOutputs, specToJson } from "./doc";
+import { type DocJson, edgeKey, edgesByTarget, inputOrders, jsonToSpec, sortedOutputs, specToJson } from "./doc";
 
 export interface DerivedCanvas {
   canvas: CanvasDoc;
@@ -13,6 +13,8 @@ export interface DerivedCanvas {
   edgeKeys: Map<string, string>;
   /** Canvas output node id (out:1, …) -> the doc key of that output. */
   outputKeys: Map<string, string>;
+  /** Input id -> its `order` in the doc (one the doc lacks: the next after those before it). */
+  inputOrders: Map<string, number>;
 }
 
 /** The canvas the doc's content draws. */
@@ -32,7 +34,7 @@ export function jsonToCanvas(json: DocJson): DerivedCanvas {
   for (const [target, wires] of edgesByTarget(json)) {
     wires.forEach(([key, w], slot) => edgeKeys.set(edgeId(splitRef(w.source).node, target, slot), key));
   }
-  return { canvas, spec, edgeKeys, outputKeys };
+  return { canvas, spec, edgeKeys, outputKeys, inputOrders: inputOrders(json.inputs) };
 }
 
 export interface CanvasKeys {
@@ -40,6 +42,8 @@ export interface CanvasKeys {
   edgeKeys: Map<string, string>;
   /** Output keys of the canvas last drawn from the doc. */
   outputKeys: Map<string, string>;
+  /** Input orders of the canvas last drawn from the doc; an input the doc does not know yet gets max + 1. */
+  inputOrders: Map<string, number>;
   /** A key for an output node the doc does not know yet. */
   newOutputKey: () => string;
 }
@@ -59,5 +63,13 @@ export function canvasToJson(canvas: CanvasDoc, keys: CanvasKeys, renamed: Map<s
     const known = keys.edgeKeys.get(edgeId(splitRef(ref).node, target, slot));
     return known && known.startsWith(`${ref}->${target}:`) ? known : edgeKey(ref, target, slot);
   };
-  return specToJson(spec, { outputKey, edgeKey: wireKey });
+  let next = Math.max(-1, ...keys.inputOrders.values()) + 1;
+  const added = new Map<string, number>();
+  const inputOrder = (id: string): number => {
+    const known = keys.inputOrders.get(id);
+    if (known !== undefined) return known;
+    if (!added.has(id)) added.set(id, next++);
+    return added.get(id)!;
+  };
+  return specToJson(spec, { outputKey, edgeKey: wireKey, inputOrder });
 }

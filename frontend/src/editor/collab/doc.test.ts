@@ -76,6 +76,22 @@ describe("applySpecToYdoc", () => {
     expect(ydocToSpec(a).nodes![0].params).toEqual({ out_features: 3 });
   });
 
+  it("keeps the inputs' order, ids not alphabetical, and orders one without `order` after, by id", () => {
+    const spec: GraphSpec = { ...base, inputs: [{ id: "x", shape: [4] }, { id: "a_mask", shape: [4] }] };
+    const doc = specToYdoc(spec);
+    expect(ydocToSpec(doc).inputs.map((i) => i.id)).toEqual(["x", "a_mask"]);
+    const copy = new Y.Doc();
+    Y.applyUpdate(copy, Y.encodeStateAsUpdate(doc));
+    expect(ydocToSpec(copy).inputs.map((i) => i.id)).toEqual(["x", "a_mask"]);
+    const old = new Y.Map<unknown>();
+    old.set("shape", [1]);
+    doc.getMap("inputs").set("0_old", old);
+    expect(ydocToSpec(doc).inputs.map((i) => i.id)).toEqual(["x", "a_mask", "0_old"]);
+    // Restoring a spec with another order writes the new order.
+    applySpecToYdoc(doc, { ...spec, inputs: [spec.inputs[1], spec.inputs[0]] }, "local");
+    expect(ydocToSpec(doc).inputs.map((i) => i.id)).toEqual(["a_mask", "x"]);
+  });
+
   it("rewires only the node whose inputs changed, and drops a deleted node's wires", () => {
     const doc = specToYdoc(base);
     applySpecToYdoc(doc, { ...base, nodes: [base.nodes![0]], outputs: ["fc1"] }, "local");

@@ -16,6 +16,8 @@ type JsonObject = Record<string, Json>;
 // x and y are absent where the spec has no layout entry (the canvas then lays the node out).
 export interface InputEntry {
   shape: number[];
+  /** The input's place in the spec's `inputs` (the model's forward signature); absent in documents stored before it. */
+  order?: number;
   dtype?: string;
   x?: number;
   y?: number;
@@ -91,6 +93,32 @@ export function sortedOutputs(outputs: Record<string, OutputEntry>): [string, Ou
   return Object.entries(outputs).sort(([ka, a], [kb, b]) => num(a.order) - num(b.order) || (ka < kb ? -1 : ka > kb ? 1 : 0));
 }
 
+/** The input ids in the order the spec lists them: (order, id); one without `order` after those with one, by id. */
+export function sortedInputIds(inputs: Record<string, InputEntry>): string[] {
+  const rank = (e: InputEntry | undefined) => (e && isNum(e.order) ? 0 : 1);
+  return Object.keys(inputs).sort((a, b) => {
+    const ea = inputs[a];
+    const eb = inputs[b];
+    return rank(ea) - rank(eb) || (rank(ea) === 0 ? ea.order! - eb.order! : 0) || (a < b ? -1 : a > b ? 1 : 0);
+  });
+}
+
+/**
+ * Each input's `order` as the doc has it, in spec order; one without (an older document) gets the
+ * next number after those before it, so writing these back keeps the order the doc derives now.
+ */
+export function inputOrders(inputs: Record<string, InputEntry>): Map<string, number> {
+  const orders = new Map<string, number>();
+  let last = -1;
+  for (const id of sortedInputIds(inputs)) {
+    const o = inputs[id].order;
+    const order = isNum(o) ? o : last + 1;
+    orders.set(id, order);
+    last = Math.max(last, order);
+  }
+  return orders;
+}
+
 /** Per target node, its edges sorted by (slot, key) — the node's `inputs` in that order. */
 export function edgesByTarget(json: Pick<DocJson, "edges" | "nodes" | "inputs">): Map<string, [string, EdgeEntry][]> {
   const exists = (id: string) => id in json.nodes || id in json.inputs;
@@ -109,6 +137,8 @@ export interface FlatOptions {
   outputKey?: (k: number) => string;
   /** The key of the wire reading `ref` into `target`'s slot; default `<ref>-><target>:<slot>`. */
   edgeKey?: (ref: string, target: string, slot: number) => string;
+  /** The `order` of the k-th input (spec order); default k. */
+  inputOrder?: (id: string, k: number) => number;
 }
 
 /** The document a spec makes, as plain JSON. */
@@ -120,6 +150,7 @@ export function specToJson(spec: GraphSpec, options: FlatOptions = {}): DocJson 
   };
   const outputKey = options.outputKey ?? ((k: number) => `out:${k}`);
   const keyOf = options.edgeKey ?? edgeKey;
+  const orderOf = options.inputOrder ?? ((_id: string, k: number) => k);
 
   const meta: DocJson["meta"] = { version: spec.version ?? 1 };
   const extra: JsonObject = rest(spec, SPEC_KEYS) ?? {};
@@ -133,13 +164,13 @@ export function specToJson(spec: GraphSpec, options: FlatOptions = {}): DocJson 
   if (Array.isArray(blocks)) meta.blocks = blocks;
 
   const inputs: Record<string, InputEntry> = {};
-  for (const input of spec.inputs ?? []) {
-    const entry: InputEntry = { shape: [...input.shape], ...at(input.id) };
+  (spec.inputs ?? []).forEach((input, k) => {
+    const entry: InputEntry = { shape: [...input.shape], order: orderOf(input.id, k), ...at(input.id) };
     if (input.dtype !== undefined) entry.dtype = input.dtype;
     const more = rest(input, INPUT_KEYS);
     if (more) entry.extra = more;
     inputs[input.id] = entry;
-  }
+  });
   const nodes: Record<string, NodeEntry> = {};
   const edges: Record<string, EdgeEntry> = {};
   for (const node of spec.nodes ?? []) {
@@ -176,7 +207,7 @@ export function jsonToSpec(json: DocJson): GraphSpec {
   for (const k of SPEC_KEYS) delete extra[k];
   const layout: Record<string, { x: number; y: number }> = {};
   const inputs: InputSpec[] = [];
-  for (const id of Object.keys(json.inputs).sort()) {
+  for (const id of sortedInputIds(json.inputs)) {
     const e = json.inputs[id];
     const input = { ...(isObject(e.extra) ? e.extra : {}), id, shape: Array.isArray(e.shape) ? [...e.shape] : [] } as InputSpec;
     if (e.dtype !== undefined) input.dtype = e.dtype as InputSpec["dtype"];
