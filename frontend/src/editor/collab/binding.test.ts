@@ -1,13 +1,14 @@
 // Two editors on one graph, their Y.Docs joined in memory (each update goes straight to the other,
 // or is held back to play "offline"): what the binding must keep true whatever the order of edits.
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { Awareness } from "y-protocols/awareness";
 import * as Y from "yjs";
 import { addOp } from "../actions/addOp";
 import type { ActionContext } from "../actions/types";
 import { canonicalJson, docToSpec } from "../convert";
 import { setIdTag } from "../ids";
 import { EditorStore } from "../store";
-import { CollabBinding } from "./binding";
+import { CollabBinding, DRAG_MS } from "./binding";
 import { specToYdoc, ydocToSpec } from "./doc";
 
 const SPEC = {
@@ -94,6 +95,10 @@ function setParam(peer: Room["peers"][number], id: string, name: string, value: 
 function remove(peer: Room["peers"][number], id: string) {
   peer.store.edit((d) => ({ ...d, nodes: d.nodes.filter((n) => n.id !== id), edges: d.edges.filter((e) => e.source !== id && e.target !== id) }));
 }
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe("shared canvas binding", () => {
   it("draws the seeded doc and derives the same spec as the doc", () => {
@@ -184,6 +189,38 @@ describe("shared canvas binding", () => {
     expect(b.store.getState().committed.nodes.find((n) => n.id === "fc1")!.position).toEqual({ x: 60, y: 130 });
     a.store.undo();
     expect(b.store.getState().committed.nodes.find((n) => n.id === "fc1")!.position).toEqual({ x: 0, y: 120 });
+  });
+
+  it("sends a drag's places to awareness at most once per DRAG_MS, the last place always", () => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    const room = new Room();
+    const a = room.join(specToYdoc(SPEC));
+    const awareness = new Awareness(a.doc);
+    const sent: unknown[] = [];
+    const record = () => sent.push((awareness.getLocalState() as { dragging?: unknown }).dragging);
+    awareness.on("change", record);
+    a.binding.setDragListener((d) => awareness.setLocalStateField("dragging", d));
+    // 40 mouse moves, one every 5 ms (200 ms).
+    for (let i = 1; i <= 40; i++) {
+      a.store.onNodesChange([{ type: "position", id: "fc1", position: { x: i, y: 120 }, dragging: true }]);
+      vi.advanceTimersByTime(5);
+    }
+    expect(sent.length).toBeLessThanOrEqual(200 / DRAG_MS + 1);
+    expect(sent.length).toBeGreaterThanOrEqual(2);
+    // The pointer rests: the last place goes out once the interval is up.
+    vi.advanceTimersByTime(DRAG_MS);
+    expect(sent.at(-1)).toEqual({ id: "fc1", x: 40, y: 120 });
+    const count = sent.length;
+    vi.advanceTimersByTime(10 * DRAG_MS);
+    expect(sent.length).toBe(count);
+    // A move and the drop within one interval: that place, then the end, both at once.
+    a.store.onNodesChange([{ type: "position", id: "fc1", position: { x: 41, y: 121 }, dragging: true }]);
+    a.store.onNodesChange([{ type: "position", id: "fc1", position: { x: 42, y: 122 }, dragging: true }]);
+    a.store.onNodesChange([{ type: "position", id: "fc1", position: { x: 42, y: 122 }, dragging: false }]);
+    expect(sent.slice(-2)).toEqual([{ id: "fc1", x: 42, y: 122 }, null]);
+    awareness.off("change", record);
+    a.binding.destroy();
+    awareness.destroy();
   });
 
   it("keeps a remote drag-in-progress out of the local canvas while the local one drags", () => {

@@ -1,13 +1,15 @@
 // The editor store bound to a shared document: the store's committed content is the doc's (every
 // change of the doc, local or remote, redraws it), a local commit writes only what it changed into
 // the doc with this client's origin, and undo/redo are a Y.UndoManager that tracks that origin only,
-// so Undo never takes back someone else's edit. Drags stay local (and in awareness) until the drop.
+// so Undo never takes back someone else's edit. Drags stay local (and in awareness, at most once per
+// DRAG_MS) until the drop.
 import * as Y from "yjs";
 import type { GraphSpec } from "../../api/types";
 import type { CanvasDoc } from "../model";
 import { EditorStore, type SharedContent } from "../store";
 import { type CanvasKeys, type DerivedCanvas, canvasToJson, jsonToCanvas } from "./canvas";
 import { TOP_LEVEL, applyJsonDiff, applySpecToYdoc, docJson } from "./doc";
+import { throttled } from "./throttle";
 
 /** A node being dragged, in flow coordinates (what awareness carries as `dragging`). */
 export interface DragState {
@@ -15,6 +17,9 @@ export interface DragState {
   x: number;
   y: number;
 }
+
+/** At most one awareness update per DRAG_MS while a node is dragged (the final place always goes). */
+export const DRAG_MS = 50;
 
 export class CollabBinding implements SharedContent {
   /** The origin of this client's own writes: the undo manager tracks only these. */
@@ -27,6 +32,8 @@ export class CollabBinding implements SharedContent {
   private lastKey: string | null = null;
   private outputs = 0;
   private onDrag: ((drag: DragState | null) => void) | null = null;
+  // A drag's places reach awareness at most once per DRAG_MS (the store reports every mouse move).
+  private drag = throttled<DragState>((d) => this.onDrag?.(d), DRAG_MS);
 
   constructor(
     readonly doc: Y.Doc,
@@ -76,8 +83,14 @@ export class CollabBinding implements SharedContent {
     this.onDrag = listener;
   }
 
+  /** A drag moved (throttled to DRAG_MS) or ended (null: the last place goes first, then null at once). */
   dragging(drag: DragState | null): void {
-    this.onDrag?.(drag);
+    if (drag) {
+      this.drag.push(drag);
+      return;
+    }
+    this.drag.flush();
+    this.onDrag?.(null);
   }
 
   commit(next: CanvasDoc, coalesceKey: string | null): void {
@@ -115,6 +128,7 @@ export class CollabBinding implements SharedContent {
   }
 
   destroy(): void {
+    this.drag.cancel();
     this.doc.off("afterTransaction", this.onTransaction);
     this.undoManager.destroy();
     this.store.detachShared();
