@@ -145,8 +145,6 @@ export const api = {
     apiRequest<Page<RevisionSummary> | RevisionSummary[]>("GET", `/api/graphs/${id}/revisions/`),
   revision: (id: number, n: number) => apiRequest<Revision>("GET", `/api/graphs/${id}/revisions/${n}/`),
   saveRevision: (id: number, spec: GraphSpec) => apiRequest<Revision>("POST", `/api/graphs/${id}/revisions/`, { spec }),
-  saveLayout: (id: number, n: number, layout: GraphSpec["layout"], ui?: GraphSpec["ui"]) =>
-    apiRequest<Revision>("PATCH", `/api/graphs/${id}/revisions/${n}/`, ui ? { layout, ui } : { layout }),
   validate: (spec: GraphSpec, signal?: AbortSignal) =>
     apiRequest<ValidationReport>("POST", "/api/graphs/validate/", { spec }, signal),
   codegen: (spec: GraphSpec, signal?: AbortSignal) =>

@@ -2,8 +2,8 @@
 // sees the others' avatars, pointers and selections; "Save revision" keeps the shared state as a
 // revision); a light poll tells when a teammate saved; the diff view replaces the canvas while
 // comparing two revisions. Each concern lives in page/ and collab/; this is the composition.
-// (The local draft and the stale-save dialog stay for a canvas that is not shared; the graph's
-// shared canvas never meets a stale base, and its unsaved work lives in the shared document.)
+// Unsaved work lives in the shared document, so there is no local draft, and a save never meets a
+// stale base (the REST API's 409 for a stale base is for API clients that post a spec).
 import { ReactFlowProvider } from "@xyflow/react";
 import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
 import { api } from "../api/client";
@@ -17,11 +17,10 @@ import { useSharedGraph } from "./collab/useSharedGraph";
 import { docToSpec, specToDoc } from "./convert";
 import { CompareContext, DiffPanel } from "./DiffPanel";
 import { Editor } from "./Editor";
-import { BlockBanner, DraftBanner, RemoteBanner, UpgradeBanner } from "./page/Banners";
+import { BlockBanner, RemoteBanner, UpgradeBanner } from "./page/Banners";
 import { useGraphLoad } from "./page/load";
-import { type RevisionContext, applyMerged, discardDraft, loadRevision, restoreRevision, saveRevision } from "./page/revisionActions";
+import { type RevisionContext, loadRevision, restoreRevision, saveRevision } from "./page/revisionActions";
 import { INITIAL_REVISIONS, isDirty, revisionReducer, saveStateText } from "./page/revisionState";
-import { StaleDialog } from "./page/StaleDialog";
 import { useBlockEdits, useBlockLibrary } from "./page/useBlockEdits";
 import { useLatestPoll } from "./page/usePageWatch";
 import { ImportedWeightsBanner, importedRunOf } from "../graphs/AddWeights";
@@ -44,7 +43,7 @@ export default function EditorPage({ graphId }: { graphId: number }) {
   const { canEdit, user } = useSession();
   const readOnly = !canEdit;
   const [rev, dispatch] = useReducer(revisionReducer, INITIAL_REVISIONS);
-  const { loaded, store, error } = useGraphLoad(graphId, readOnly, dispatch, true);
+  const { loaded, store, error } = useGraphLoad(graphId, dispatch);
   // A viewer never writes, not even the starting content (the server would refuse it).
   const shared = useSharedGraph(graphId, store, user, loaded !== null && loaded.savedRevision === null && !readOnly);
   const { saved } = rev;
@@ -78,16 +77,13 @@ export default function EditorPage({ graphId }: { graphId: number }) {
   const blocks = useBlockEdits(store, library.library, library.refresh, onBlockError);
 
   // Revision actions get the latest render's state; the handlers made of them stay the same.
-  const ctx = useRef<RevisionContext>({ graphId, store, readOnly, shared: true, state: rev, dirty, dispatch });
-  ctx.current = { graphId, store, readOnly, shared: true, state: rev, dirty, dispatch };
+  const ctx = useRef<RevisionContext>({ graphId, store, readOnly, state: rev, dirty, dispatch });
+  ctx.current = { graphId, store, readOnly, state: rev, dirty, dispatch };
   const act = useMemo(
     () => ({
       save: () => void saveRevision(ctx.current),
-      saveAnyway: () => void saveRevision(ctx.current, true),
       load: (n: number) => void loadRevision(ctx.current, n),
-      merge: (merged: GraphSpec, theirs: GraphSpec, n: number) => applyMerged(ctx.current, merged, theirs, n),
       restore: (n: number) => void restoreRevision(ctx.current, n),
-      discardDraft: () => discardDraft(ctx.current),
       edited: (spec: GraphSpec) => dispatch({ type: "edited", spec }),
       openDiff: (from: number, to: number) => dispatch({ type: "diffOpened", from, to }),
       closeDiff: () => dispatch({ type: "diffClosed" }),
@@ -104,11 +100,10 @@ export default function EditorPage({ graphId }: { graphId: number }) {
   if (shared?.closed) return <Message text={shared.closed.message} className="error center" role="alert" />;
   if (!shared?.binding) return <Message text="Joining the shared canvas…" className="muted center" />;
 
-  const { restoredDraft, remote, stale, diff } = rev;
+  const { remote, diff } = rev;
   const { offer, top, blockMode } = blocks;
-  const draftBanner = restoredDraft ? <DraftBanner draft={restoredDraft} savedRevision={saved.revision} onDiscard={act.discardDraft} /> : null;
   const remoteBanner =
-    remote && !stale && remoteDiffers ? (
+    remote && remoteDiffers ? (
       <RemoteBanner remote={remote} savedRevision={saved.revision} dirty={dirty} onLoad={() => act.load(remote.number)} onDiff={() => act.openDiff(saved.revision!, remote.number)} />
     ) : null;
   const offerCount = offer && blocks.offerStore ? instancesOf(blocks.offerStore.getState().view, offer.library.name).filter((n) => n.data.op !== `${offer.library.name}@${offer.version}`).length : 0;
@@ -123,12 +118,11 @@ export default function EditorPage({ graphId }: { graphId: number }) {
       </div>
     ) : null;
   const banner =
-    draftBanner || remoteBanner || upgradeBanner || weightsRun || sharedBanner ? (
+    remoteBanner || upgradeBanner || weightsRun || sharedBanner ? (
       <>
         {sharedBanner}
         {weightsRun && <ImportedWeightsBanner runId={weightsRun} />}
         {remoteBanner}
-        {draftBanner}
         {upgradeBanner}
       </>
     ) : null;
@@ -186,19 +180,6 @@ export default function EditorPage({ graphId }: { graphId: number }) {
             </PresenceContext.Provider>
           </ReactFlowProvider>
         </CompareContext.Provider>
-      )}
-      {stale && (
-        <StaleDialog
-          graphId={graphId}
-          stale={stale}
-          savedRevision={saved.revision}
-          mine={rev.current}
-          onLoad={() => act.load(stale.latest.number)}
-          onDiff={act.openDiff}
-          onForce={act.saveAnyway}
-          onMerge={act.merge}
-          onCancel={() => dispatch({ type: "staleDismissed" })}
-        />
       )}
     </div>
   );

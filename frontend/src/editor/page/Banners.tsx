@@ -1,21 +1,8 @@
-// The notices above the canvas: unsaved work restored from a draft, a newer revision a teammate
-// saved, a block version to upgrade to, and the block body being edited.
-import type { Draft } from "../draft";
+// The notices above the canvas: a newer revision someone saved (an API client's, different from the
+// shared canvas), a block version to upgrade to, and the block body being edited.
 import type { BlockMode } from "../editorTypes";
-import { type LatestInfo, savedSentence } from "../staleSave";
+import { type LatestInfo, savedSentence } from "../newerRevision";
 import type { BlockEdit, UpgradeOffer } from "./useBlockEdits";
-
-export function DraftBanner({ draft, savedRevision, onDiscard }: { draft: Draft; savedRevision: number | null; onDiscard: () => void }) {
-  return (
-    <div className="banner" role="status" data-testid="draft-banner">
-      Restored unsaved changes from {new Date(draft.savedAt).toLocaleString()}
-      {draft.baseRevision !== savedRevision && ` (started from revision ${draft.baseRevision ?? "none"}; the latest is ${savedRevision ?? "none"})`}.
-      <button type="button" data-testid="discard-draft" onClick={onDiscard}>
-        Discard them
-      </button>
-    </div>
-  );
-}
 
 export interface RemoteBannerProps {
   remote: LatestInfo;

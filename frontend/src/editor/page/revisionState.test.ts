@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { GraphSpec } from "../../api/types";
 import { EMPTY_SPEC, docToSpec, specToDoc } from "../convert";
-import type { StaleBase } from "../staleSave";
 import { INITIAL_REVISIONS, type RevisionAction, type RevisionState, isDirty, revisionReducer, saveStateText } from "./revisionState";
 
 const apply = (state: RevisionState, ...actions: RevisionAction[]) => actions.reduce(revisionReducer, state);
@@ -12,8 +11,7 @@ const spec = (out: number): GraphSpec => ({
   outputs: ["fc"],
 });
 const latest = { number: 4, author: "bo", createdAt: null };
-const stale: StaleBase = { latest, base: 2, message: "stale" };
-const opened = apply(INITIAL_REVISIONS, { type: "opened", saved: { spec: docToSpec(specToDoc(spec(2))), revision: 2 }, restoredDraft: null });
+const opened = apply(INITIAL_REVISIONS, { type: "opened", saved: { spec: docToSpec(specToDoc(spec(2))), revision: 2 } });
 
 describe("the open graph against the server", () => {
   it("is unsaved once the canvas differs from the saved revision, or from an empty canvas", () => {
@@ -31,22 +29,18 @@ describe("the open graph against the server", () => {
     expect(saveStateText(apply(opened, { type: "saveFailed", message: "offline" }), true)).toBe("Save failed: offline");
   });
 
-  it("moves to the revision it saved, dropping the restored draft and the notice of a newer one", () => {
-    const draft = { baseRevision: 1, spec: spec(3), savedAt: "" };
-    const s = apply(opened, { type: "opened", saved: opened.saved, restoredDraft: draft }, { type: "latestSeen", newer: latest }, { type: "saveStarted" });
+  it("moves to the revision it saved, dropping the notice of a newer one", () => {
+    const s = apply(opened, { type: "latestSeen", newer: latest }, { type: "saveStarted" });
     expect(s.saving).toBe(true);
     const done = apply(s, { type: "saved", saved: { spec: spec(3), revision: 5 } });
-    expect(done).toMatchObject({ saving: false, restoredDraft: null, remote: null, saved: { revision: 5 }, revisionsKey: s.revisionsKey + 1 });
+    expect(done).toMatchObject({ saving: false, remote: null, saved: { revision: 5 }, revisionsKey: s.revisionsKey + 1 });
   });
 
-  it("shows a refused save's newer revision, and forgets the refusal when comparing or loading", () => {
-    const refused = apply(opened, { type: "saveStarted" }, { type: "saveRefused", stale });
-    expect(refused).toMatchObject({ saving: false, stale, revisionsKey: 1 });
-    expect(refused.saveError).toMatch(/; yours is not saved yet$/);
-    expect(apply(refused, { type: "diffOpened", from: 2, to: 4 })).toMatchObject({ stale: null, diff: { from: 2, to: 4 } });
-    expect(apply(refused, { type: "staleDismissed" }).stale).toBeNull();
-    const loaded = apply(refused, { type: "diffOpened", from: 2, to: 4 }, { type: "revisionLoaded", saved: { spec: spec(9), revision: 4 } });
-    expect(loaded).toMatchObject({ stale: null, saveError: null, diff: null, remote: null, saved: { revision: 4 }, revisionsKey: 2 });
+  it("loads a newer revision as the saved state, closing the comparison and the notice", () => {
+    const failed = apply(opened, { type: "latestSeen", newer: latest }, { type: "saveStarted" }, { type: "saveFailed", message: "offline" });
+    expect(apply(failed, { type: "diffOpened", from: 2, to: 4 })).toMatchObject({ diff: { from: 2, to: 4 } });
+    const loaded = apply(failed, { type: "diffOpened", from: 2, to: 4 }, { type: "revisionLoaded", saved: { spec: spec(9), revision: 4 } });
+    expect(loaded).toMatchObject({ saveError: null, diff: null, remote: null, saved: { revision: 4 }, revisionsKey: 2 });
   });
 
   it("notices a newer revision once, and lets it go when there is none", () => {

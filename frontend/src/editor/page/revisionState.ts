@@ -1,10 +1,9 @@
 // Where the open graph stands against the server: the revision it was opened on (or last saved),
-// what the canvas holds now, a save under way or refused, a newer revision a teammate saved, and
-// the two revisions being compared. Pure: every change is an action of the reducer.
+// what the shared canvas holds now, a save under way or failed, a newer revision someone saved,
+// and the two revisions being compared. Pure: every change is an action of the reducer.
 import type { GraphSpec } from "../../api/types";
 import { EMPTY_SPEC, docToSpec, normalizeSpec, specToDoc } from "../convert";
-import type { Draft } from "../draft";
-import { type LatestInfo, type StaleBase, savedSentence } from "../staleSave";
+import type { LatestInfo } from "../newerRevision";
 
 const EMPTY_BASELINE = docToSpec(specToDoc(EMPTY_SPEC));
 
@@ -18,14 +17,10 @@ export interface RevisionState {
   saved: Saved;
   /** The spec the canvas holds (null until it has said). */
   current: GraphSpec | null;
-  /** Unsaved work restored from the local draft when the page opened. */
-  restoredDraft: Draft | null;
   saving: boolean;
   saveError: string | null;
   /** Bumped whenever the revision list may have changed, so the panel asks again. */
   revisionsKey: number;
-  /** A save refused because a newer revision exists. */
-  stale: StaleBase | null;
   /** A newer revision a teammate saved while this one is open. */
   remote: LatestInfo | null;
   /** Two revisions compared in place of the canvas. */
@@ -35,66 +30,49 @@ export interface RevisionState {
 export const INITIAL_REVISIONS: RevisionState = {
   saved: { spec: null, revision: null },
   current: null,
-  restoredDraft: null,
   saving: false,
   saveError: null,
   revisionsKey: 0,
-  stale: null,
   remote: null,
   diff: null,
 };
 
 export type RevisionAction =
-  | { type: "opened"; saved: Saved; restoredDraft: Draft | null }
+  | { type: "opened"; saved: Saved }
   | { type: "edited"; spec: GraphSpec }
   | { type: "saveStarted" }
   | { type: "saved"; saved: Saved }
-  | { type: "saveRefused"; stale: StaleBase }
   | { type: "saveFailed"; message: string }
   | { type: "failed"; message: string }
   | { type: "revisionLoaded"; saved: Saved }
   | { type: "latestSeen"; newer: LatestInfo | null }
-  | { type: "draftDiscarded" }
   | { type: "diffOpened"; from: number; to: number }
-  | { type: "diffClosed" }
-  | { type: "staleDismissed" };
+  | { type: "diffClosed" };
 
 export function revisionReducer(state: RevisionState, action: RevisionAction): RevisionState {
   switch (action.type) {
     case "opened":
-      return { ...state, saved: action.saved, restoredDraft: action.restoredDraft };
+      return { ...state, saved: action.saved };
     case "edited":
       return { ...state, current: action.spec };
     case "saveStarted":
-      return { ...state, saving: true, saveError: null, stale: null };
+      return { ...state, saving: true, saveError: null };
     case "saved":
-      return { ...state, saving: false, restoredDraft: null, remote: null, saved: action.saved, revisionsKey: state.revisionsKey + 1 };
-    case "saveRefused":
-      return {
-        ...state,
-        saving: false,
-        stale: action.stale,
-        saveError: `${savedSentence(action.stale.latest)}; yours is not saved yet`,
-        revisionsKey: state.revisionsKey + 1,
-      };
+      return { ...state, saving: false, remote: null, saved: action.saved, revisionsKey: state.revisionsKey + 1 };
     case "saveFailed":
       return { ...state, saving: false, saveError: action.message };
     case "failed":
       return { ...state, saveError: action.message };
     case "revisionLoaded":
-      return { ...state, restoredDraft: null, stale: null, remote: null, saveError: null, diff: null, saved: action.saved, revisionsKey: state.revisionsKey + 1 };
+      return { ...state, remote: null, saveError: null, diff: null, saved: action.saved, revisionsKey: state.revisionsKey + 1 };
     case "latestSeen":
       if (!action.newer) return state.remote ? { ...state, remote: null } : state;
       if (state.remote && state.remote.number === action.newer.number) return state;
       return { ...state, remote: action.newer, revisionsKey: state.revisionsKey + 1 };
-    case "draftDiscarded":
-      return { ...state, restoredDraft: null };
     case "diffOpened":
-      return { ...state, stale: null, diff: { from: action.from, to: action.to } };
+      return { ...state, diff: { from: action.from, to: action.to } };
     case "diffClosed":
       return { ...state, diff: null };
-    case "staleDismissed":
-      return { ...state, stale: null };
   }
 }
 

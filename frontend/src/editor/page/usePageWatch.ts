@@ -1,30 +1,12 @@
-// What the page keeps doing while a graph is open: a local draft of unsaved work, and a light poll
-// that tells when a teammate saves a newer revision.
-import { type Dispatch, type RefObject, useEffect, useRef } from "react";
+// What the page keeps doing while a graph is open: a light poll that tells when someone saves a
+// newer revision.
+import { type Dispatch, type RefObject, useEffect } from "react";
 import { api } from "../../api/client";
-import type { GraphSpec } from "../../api/types";
-import { clearDraft, storeDraft } from "../draft";
-import { newerThanOpen } from "../staleSave";
+import { newerThanOpen } from "../newerRevision";
 import type { RevisionAction } from "./revisionState";
 
 /** How often the open editor asks whether a teammate saved (only while the tab is visible). */
 const POLL_MS = 5000;
-/** How long the canvas rests before its draft is written. */
-const DRAFT_MS = 250;
-
-/** Keeps a draft of unsaved work; drops it once the canvas matches what is saved. */
-export function useDraftKeeper(graphId: number, readOnly: boolean, current: GraphSpec | null, dirty: boolean, baseRevision: number | null): void {
-  const timer = useRef<number | undefined>(undefined);
-  useEffect(() => {
-    if (readOnly || !current) return;
-    window.clearTimeout(timer.current);
-    if (!dirty) {
-      clearDraft(graphId);
-      return;
-    }
-    timer.current = window.setTimeout(() => storeDraft(graphId, { baseRevision, spec: current, savedAt: new Date().toISOString() }), DRAFT_MS);
-  }, [current, dirty, graphId, readOnly, baseRevision]);
-}
 
 /**
  * Asks every few seconds whether the latest revision moved past the open one (never while the tab
