@@ -35,7 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results.json"
 DOCS = ROOT / "docs" / "benchmarks.md"
-PG = os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432").rsplit("/", 1)[0]
+PG = os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/test").rsplit("/", 1)[0]
 PG_DATABASE = "netloom_bench_runs"
 FILTER = 'metrics.val/accuracy > 0.9 and config.optimizer.lr < 0.01 and tags = "baseline"'
 START, END = "<!-- runs-query:start -->", "<!-- runs-query:end -->"
