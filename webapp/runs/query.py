@@ -29,8 +29,8 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import BooleanField, F, JSONField, OuterRef, Q, QuerySet, Subquery
-from django.db.models.expressions import OrderBy, RawSQL
+from django.db.models import BooleanField, JSONField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.expressions import RawSQL
 from django.utils.dateparse import parse_date, parse_datetime
 from lark import (
     Lark,
@@ -44,6 +44,7 @@ from lark import (
 
 from webapp.errors import DomainError
 
+from .expressions import json_order, json_value
 from .models import Checkpoint, Run
 
 FILTER_MAX_CHARS = 2000
@@ -173,6 +174,12 @@ def _expected(names: set[str]) -> str:
 
 def _json_path(field: str, param: str, column: int | None = None) -> tuple[str, str]:
     """("metrics", "final_metrics__val/accuracy") for a JSON field name; a bad name is an error."""
+    prefix, base, keys = _json_keys(field, param, column)
+    return prefix, "__".join([base, *keys])
+
+
+def _json_keys(field: str, param: str, column: int | None = None) -> tuple[str, str, list[str]]:
+    """("metrics", "final_metrics", ["val/accuracy"]) for a JSON field name; a bad name is an error."""
     prefix, _, rest = field.partition(".")
     keys = rest.split(".") if rest else []
     if prefix in ("metrics", "best"):
@@ -183,7 +190,7 @@ def _json_path(field: str, param: str, column: int | None = None) -> tuple[str, 
         raise _invalid(param, f"{field!r}: write nodes.<node id>.<parameter>.", column)
     base = {"metrics": "final_metrics", "best": "_best_metrics", "config": "config",
             "nodes": "graph_revision__node_params"}[prefix]
-    return prefix, "__".join([base, *keys])
+    return prefix, base, keys
 
 
 def _with_best(runs: QuerySet[Run]) -> QuerySet[Run]:
@@ -282,13 +289,12 @@ def runs_where(runs: QuerySet[Run], text: str) -> QuerySet[Run]:
 
 def json_ordering(runs: QuerySet[Run], ordering: str) -> QuerySet[Run] | None:
     """`runs` ordered by `metrics.<name>`, `best.<name>`, `config.<path>` or `nodes.<id>.<param>`
-    (with "-" for descending), nulls last, then newest first; None when `ordering` names none."""
+    (with "-" for descending), runs without it last, then newest first; None when `ordering` names
+    none. The same expressions as Run's metric indexes (expressions.py), so those serve a team's page."""
     name = ordering.removeprefix("-")
     if name.split(".", 1)[0] not in JSON_PREFIXES or "." not in name:
         return None
-    prefix, path = _json_path(name, "ordering")
+    prefix, base, keys = _json_keys(name, "ordering")
     if prefix == "best":
         runs = _with_best(runs)
-    key = F(path)
-    by = OrderBy(key, descending=ordering.startswith("-"), nulls_last=True)
-    return runs.order_by(by, "-id")
+    return runs.order_by(*json_order(json_value(base, keys), descending=ordering.startswith("-")))
