@@ -44,6 +44,18 @@ class JSONValue(KeyTransform):
         return f"({lhs} -> {_literal(key) if key is not None else int(keys[0])})", tuple(params)
 
 
+class Missing(IsNull):
+    """`value IS NULL` in parentheses (so `= false` can follow it on PostgreSQL): the key that puts
+    runs without a value last, and that a range filter on an indexed metric fixes to false."""
+
+    def __init__(self, value: Any) -> None:
+        super().__init__(value, True)
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, Any]:
+        sql, params = super().as_sql(compiler, connection)
+        return f"({sql})", params
+
+
 def json_value(base: str, keys: list[str]) -> JSONValue:
     """The value of `base` (a JSON field or annotation) at `keys`."""
     inner: Any = base
@@ -59,7 +71,7 @@ def json_order(value: JSONValue, *, descending: bool) -> list[OrderBy]:
     index, and a PostgreSQL index of one direction cannot serve the other's nulls; so the same
     index definition serves the same query on both databases.
     """
-    return [IsNull(value, True).asc(), value.desc() if descending else value.asc(), F("id").desc()]
+    return [Missing(value).asc(), value.desc() if descending else value.asc(), F("id").desc()]
 
 
 def metric_index_expressions(name: str) -> list[Any]:

@@ -29,8 +29,15 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import BooleanField, JSONField, OuterRef, Q, QuerySet, Subquery
+from django.db.models import BooleanField, JSONField, OuterRef, Q, QuerySet, Subquery, Value
 from django.db.models.expressions import RawSQL
+from django.db.models.fields.json import (
+    KeyTransformGt,
+    KeyTransformGte,
+    KeyTransformLt,
+    KeyTransformLte,
+)
+from django.db.models.lookups import Exact
 from django.utils.dateparse import parse_date, parse_datetime
 from lark import (
     Lark,
@@ -44,7 +51,7 @@ from lark import (
 
 from webapp.errors import DomainError
 
-from .expressions import json_order, json_value
+from .expressions import INDEXED_METRICS, Missing, json_order, json_value
 from .models import Checkpoint, Run
 
 FILTER_MAX_CHARS = 2000
@@ -90,6 +97,7 @@ PLAIN_FIELDS: dict[str, tuple[str, str]] = {
 }
 JSON_PREFIXES = ("metrics", "best", "config", "nodes")
 _LOOKUPS = {"=": "exact", "<": "lt", "<=": "lte", ">": "gt", ">=": "gte", "~": "icontains"}
+_JSON_RANGES = {"<": KeyTransformLt, "<=": KeyTransformLte, ">": KeyTransformGt, ">=": KeyTransformGte}
 _KEY = re.compile(r"^[A-Za-z0-9_/\-:@]+$")
 
 
@@ -242,8 +250,10 @@ def _comparison_q(c: Comparison) -> Q:
         elif kind == "text" and value is not None and not isinstance(value, str):
             raise _invalid("filter", f'{c.field} takes text in quotes ({c.field} = "...").', c.column)
     elif c.field.split(".", 1)[0] in JSON_PREFIXES:
-        _, path = _json_path(c.field, "filter", c.column)
-        value = c.value
+        prefix, base, keys = _json_keys(c.field, "filter", c.column)
+        path, value = "__".join([base, *keys]), c.value
+        if c.op in _JSON_RANGES and value is not None:
+            return _json_range_q(prefix, base, keys, c.op, value)
     else:
         raise _invalid("filter", f"unknown field {c.field!r}; fields are metrics.<name>, best.<name>, "
                        "config.<path>, nodes.<node>.<param>, tags, " + ", ".join(PLAIN_FIELDS) + ".", c.column)
@@ -255,6 +265,18 @@ def _comparison_q(c: Comparison) -> Q:
     if c.op == "!=":
         return ~Q(**{path: value}) & Q(**{f"{path}__isnull": False})
     return Q(**{f"{path}__{_LOOKUPS[c.op]}": value})
+
+
+def _json_range_q(prefix: str, base: str, keys: list[str], op: str, value: Any) -> Q:
+    """`<`, `<=`, `>`, `>=` on a JSON value as Django's key transforms compare it (the value taken
+    as JSON), on JSONValue: one JSON_EXTRACT on SQLite where Django's key transform makes three,
+    and on an indexed metric led by `Missing(value) = false` (true of every run it matches), so
+    Run's (team, missing, value) index serves the range on both databases."""
+    found = json_value(base, keys)
+    q = Q(_JSON_RANGES[op](found, Value(value, output_field=JSONField())))
+    if prefix == "metrics" and keys[0] in INDEXED_METRICS:
+        q = Q(Exact(Missing(found), Value(False))) & q
+    return q
 
 
 def _tree_q(node: Any) -> Q:
