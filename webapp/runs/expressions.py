@@ -64,14 +64,17 @@ def json_value(base: str, keys: list[str]) -> JSONValue:
     return JSONValue(keys[-1], inner)
 
 
-def json_order(value: JSONValue, *, descending: bool) -> list[OrderBy]:
+def json_order(value: JSONValue, *, descending: bool, present: bool = False) -> list[OrderBy]:
     """Runs without the value last, then by the value, then newest first.
 
     "Missing last" is its own leading key rather than NULLS LAST: SQLite allows no NULLS LAST in an
     index, and a PostgreSQL index of one direction cannot serve the other's nulls; so the same
-    index definition serves the same query on both databases.
+    index definition serves the same query on both databases. `present`: the filter already fixes
+    `Missing(value) = false`; the key is then left out, as SQLite (3.40) cannot tell that an
+    ORDER BY expression fixed by `=` is ordered and would sort the whole range.
     """
-    return [Missing(value).asc(), value.desc() if descending else value.asc(), F("id").desc()]
+    by = [value.desc() if descending else value.asc(), F("id").desc()]
+    return by if present else [Missing(value).asc(), *by]
 
 
 def metric_index_expressions(name: str) -> list[Any]:

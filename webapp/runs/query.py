@@ -309,14 +309,27 @@ def runs_where(runs: QuerySet[Run], text: str) -> QuerySet[Run]:
     return runs.filter(_tree_q(tree))
 
 
-def json_ordering(runs: QuerySet[Run], ordering: str) -> QuerySet[Run] | None:
+def fixed_present(text: str) -> set[str]:
+    """The indexed metrics (`metrics.<name>`) every run the expression matches has: those of its
+    top-level `and` compared by a range, which _json_range_q fixes as present."""
+    if not text.strip():
+        return set()
+    tree = parse_filter(text)
+    conjuncts = tree[1] if isinstance(tree, tuple) and tree[0] == "and" else [tree]
+    return {c.field for c in conjuncts if isinstance(c, Comparison) and c.op in _JSON_RANGES and c.value is not None
+            and c.field.startswith("metrics.") and c.field.removeprefix("metrics.") in INDEXED_METRICS}
+
+
+def json_ordering(runs: QuerySet[Run], ordering: str, expression: str = "") -> QuerySet[Run] | None:
     """`runs` ordered by `metrics.<name>`, `best.<name>`, `config.<path>` or `nodes.<id>.<param>`
     (with "-" for descending), runs without it last, then newest first; None when `ordering` names
-    none. The same expressions as Run's metric indexes (expressions.py), so those serve a team's page."""
+    none. The same expressions as Run's metric indexes (expressions.py), so those serve a team's page;
+    `expression`, the filter, may already keep only runs that have the value (fixed_present)."""
     name = ordering.removeprefix("-")
     if name.split(".", 1)[0] not in JSON_PREFIXES or "." not in name:
         return None
     prefix, base, keys = _json_keys(name, "ordering")
     if prefix == "best":
         runs = _with_best(runs)
-    return runs.order_by(*json_order(json_value(base, keys), descending=ordering.startswith("-")))
+    present = name in fixed_present(expression)
+    return runs.order_by(*json_order(json_value(base, keys), descending=ordering.startswith("-"), present=present))

@@ -96,7 +96,7 @@ def runs_filter(
         runs = runs.filter(origin__sweep=sweep_id)
     if expression:
         runs = runs_where(runs, expression)
-    if ordering and (ordered := json_ordering(runs, ordering)) is not None:
+    if ordering and (ordered := json_ordering(runs, ordering, expression or "")) is not None:
         return ordered
     if ordering:
         field = ordering.lstrip("-")
