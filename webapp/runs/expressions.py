@@ -69,9 +69,9 @@ def json_order(value: JSONValue, *, descending: bool, present: bool = False) -> 
 
     "Missing last" is its own leading key rather than NULLS LAST: SQLite allows no NULLS LAST in an
     index, and a PostgreSQL index of one direction cannot serve the other's nulls; so the same
-    index definition serves the same query on both databases. `present`: the filter already fixes
-    `Missing(value) = false`; the key is then left out, as SQLite (3.40) cannot tell that an
-    ORDER BY expression fixed by `=` is ordered and would sort the whole range.
+    index definition serves the same query on both databases. `present` (SQLite): the filter
+    already fixes `Missing(value) = false`; the key is then left out, as SQLite (3.40) cannot tell
+    that an ORDER BY expression fixed by `=` is ordered and would sort the whole range.
     """
     by = [value.desc() if descending else value.asc(), F("id").desc()]
     return by if present else [Missing(value).asc(), *by]

@@ -331,5 +331,7 @@ def json_ordering(runs: QuerySet[Run], ordering: str, expression: str = "") -> Q
     prefix, base, keys = _json_keys(name, "ordering")
     if prefix == "best":
         runs = _with_best(runs)
-    present = name in fixed_present(expression)
+    # SQLite only: PostgreSQL reads the filter's `missing = false` as `value IS NOT NULL`, a
+    # condition on the value's column, so there the key must stay for the index order to match.
+    present = connection.vendor == "sqlite" and name in fixed_present(expression)
     return runs.order_by(*json_order(json_value(base, keys), descending=ordering.startswith("-"), present=present))
