@@ -214,7 +214,7 @@ def write_docs(results: dict[str, Any], command: str) -> None:
     if START in text:
         text = text[: text.index(START)] + "\n".join(lines) + text[text.index(END) + len(END):]
     else:
-        text += "\n## Runs list over many runs\n\nbench/runs_query.py: " + __doc__.split("\n\n")[1] + \
+        text += "\n## Runs list over many runs\n\nbench/runs_query.py: " + "\n\n".join(__doc__.split("\n\n")[1:4]) + \
             "\n\n" + "\n".join(lines) + "\n"
     DOCS.write_text(text)
 
@@ -235,7 +235,7 @@ def main() -> None:
         print(kind, json.dumps(results[kind], indent=1), flush=True)
     stored = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
     stored["runs_query"] = results
-    RESULTS.write_text(json.dumps(stored, indent=1) + "\n")
+    RESULTS.write_text(json.dumps(stored, indent=2) + "\n")  # as bench/metric_store.py writes it
     if not args.no_docs:
         write_docs(results, "python bench/runs_query.py " + " ".join(sys.argv[1:]))
 
