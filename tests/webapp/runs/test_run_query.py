@@ -152,9 +152,13 @@ def test_a_teams_page_by_time_or_a_headline_metric_can_walk_its_index(
     if connection.vendor == "postgresql":  # 40 rows: the planner would rather read and sort them all
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off")
-    page = runs_filter(Run.objects.filter(team=team_a), ordering=ordering, expression=expression)[:50]
-    plan = page.explain()
-    assert index in plan, plan
+    runs = runs_filter(Run.objects.filter(team=team_a), ordering=ordering, expression=expression)
+    # The page when it walks in order; else what the exact count reads (its range).
+    plan = runs[:50].explain() if walks_in_order else runs.order_by().explain()
+    if walks_in_order or connection.vendor == "sqlite":
+        assert index in plan, plan
+    else:  # over 40 rows PostgreSQL's pick among equal-cost indexes is arbitrary: the range is the index's expression
+        assert "(final_metrics -> 'val/accuracy'::text) > '0.5'::jsonb" in plan, plan
     if walks_in_order:
         assert "TEMP B-TREE" not in plan and "Sort" not in plan, plan
 
