@@ -83,6 +83,9 @@ def test_ordering_by_config_graph_parameter_and_best_checkpoint(api_a: Any, seed
     ('config.optimizer.name = "sgd" or tags != "sweep-3"', lambda r: r.config["optimizer"]["name"] == "sgd" or "sweep-3" not in r.tags),
     ("metrics.val/accuracy = null", lambda r: not r.final_metrics),
     ('name ~ "run 1"', lambda r: "run 1" in r.name),
+    ("nodes.fc1.out_features > 20 and config.optimizer.lr <= 0.01",
+     lambda r: r.graph_revision.node_params["fc1"]["out_features"] > 20 and r.config["optimizer"]["lr"] <= 0.01),
+    ("not metrics.val/loss < 1", lambda r: not r.final_metrics.get("val/loss", 9) < 1),
     ("best.val/accuracy >= 0.2", None),
 ])
 def test_a_filter_finds_exactly_the_runs_it_describes_and_counts_them(
