@@ -257,7 +257,10 @@ def _bucketed(table: np.ndarray, *, lo: int, width: float, buckets: int) -> list
         chosen.append(table[starts[~finite], 1:4])
     points = np.concatenate(chosen)
     _, unique = np.unique(points[:, 0], return_index=True)
-    return [
-        (int(step), float(epoch), None if math.isnan(value) else float(value))
-        for step, epoch, value in points[unique].tolist()
-    ]
+    points = points[unique]
+    # Column by column (a 100-run compare makes 100,000 of these tuples: a Python loop per point
+    # was a quarter of the request).
+    values = points[:, 2].tolist()
+    if np.isnan(points[:, 2]).any():
+        values = [None if math.isnan(value) else value for value in values]
+    return list(zip(points[:, 0].astype(np.int64).tolist(), points[:, 1].tolist(), values, strict=True))

@@ -7,6 +7,8 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+from .expressions import metric_index_expressions
+
 
 class RunStatus(models.TextChoices):
     """Where a run is in its life (DESIGN.md "Runs")."""
@@ -142,7 +144,14 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["status", "lease_expires_at"], name="run_status_lease")]
+        indexes = [
+            models.Index(fields=["status", "lease_expires_at"], name="run_status_lease"),
+            # The runs page: a team's runs newest first, and by a headline metric best first
+            # (expressions.py; docs/decisions/0023-runs-expression-indexes.md).
+            models.Index(fields=["team", "-created_at", "-id"], name="run_team_created"),
+            models.Index(*metric_index_expressions("val/accuracy"), name="run_team_val_accuracy"),
+            models.Index(*metric_index_expressions("val/loss"), name="run_team_val_loss"),
+        ]
 
     def __str__(self) -> str:
         return f"run {self.pk} ({self.status})"

@@ -29,8 +29,15 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import BooleanField, F, JSONField, OuterRef, Q, QuerySet, Subquery
-from django.db.models.expressions import OrderBy, RawSQL
+from django.db.models import BooleanField, JSONField, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.expressions import RawSQL
+from django.db.models.fields.json import (
+    KeyTransformGt,
+    KeyTransformGte,
+    KeyTransformLt,
+    KeyTransformLte,
+)
+from django.db.models.lookups import Exact
 from django.utils.dateparse import parse_date, parse_datetime
 from lark import (
     Lark,
@@ -44,6 +51,7 @@ from lark import (
 
 from webapp.errors import DomainError
 
+from .expressions import INDEXED_METRICS, Missing, json_order, json_value
 from .models import Checkpoint, Run
 
 FILTER_MAX_CHARS = 2000
@@ -89,6 +97,7 @@ PLAIN_FIELDS: dict[str, tuple[str, str]] = {
 }
 JSON_PREFIXES = ("metrics", "best", "config", "nodes")
 _LOOKUPS = {"=": "exact", "<": "lt", "<=": "lte", ">": "gt", ">=": "gte", "~": "icontains"}
+_JSON_RANGES = {"<": KeyTransformLt, "<=": KeyTransformLte, ">": KeyTransformGt, ">=": KeyTransformGte}
 _KEY = re.compile(r"^[A-Za-z0-9_/\-:@]+$")
 
 
@@ -173,6 +182,12 @@ def _expected(names: set[str]) -> str:
 
 def _json_path(field: str, param: str, column: int | None = None) -> tuple[str, str]:
     """("metrics", "final_metrics__val/accuracy") for a JSON field name; a bad name is an error."""
+    prefix, base, keys = _json_keys(field, param, column)
+    return prefix, "__".join([base, *keys])
+
+
+def _json_keys(field: str, param: str, column: int | None = None) -> tuple[str, str, list[str]]:
+    """("metrics", "final_metrics", ["val/accuracy"]) for a JSON field name; a bad name is an error."""
     prefix, _, rest = field.partition(".")
     keys = rest.split(".") if rest else []
     if prefix in ("metrics", "best"):
@@ -183,7 +198,7 @@ def _json_path(field: str, param: str, column: int | None = None) -> tuple[str, 
         raise _invalid(param, f"{field!r}: write nodes.<node id>.<parameter>.", column)
     base = {"metrics": "final_metrics", "best": "_best_metrics", "config": "config",
             "nodes": "graph_revision__node_params"}[prefix]
-    return prefix, "__".join([base, *keys])
+    return prefix, base, keys
 
 
 def _with_best(runs: QuerySet[Run]) -> QuerySet[Run]:
@@ -235,8 +250,10 @@ def _comparison_q(c: Comparison) -> Q:
         elif kind == "text" and value is not None and not isinstance(value, str):
             raise _invalid("filter", f'{c.field} takes text in quotes ({c.field} = "...").', c.column)
     elif c.field.split(".", 1)[0] in JSON_PREFIXES:
-        _, path = _json_path(c.field, "filter", c.column)
-        value = c.value
+        prefix, base, keys = _json_keys(c.field, "filter", c.column)
+        path, value = "__".join([base, *keys]), c.value
+        if c.op in _JSON_RANGES and value is not None:
+            return _json_range_q(prefix, base, keys, c.op, value)
     else:
         raise _invalid("filter", f"unknown field {c.field!r}; fields are metrics.<name>, best.<name>, "
                        "config.<path>, nodes.<node>.<param>, tags, " + ", ".join(PLAIN_FIELDS) + ".", c.column)
@@ -248,6 +265,18 @@ def _comparison_q(c: Comparison) -> Q:
     if c.op == "!=":
         return ~Q(**{path: value}) & Q(**{f"{path}__isnull": False})
     return Q(**{f"{path}__{_LOOKUPS[c.op]}": value})
+
+
+def _json_range_q(prefix: str, base: str, keys: list[str], op: str, value: Any) -> Q:
+    """`<`, `<=`, `>`, `>=` on a JSON value as Django's key transforms compare it (the value taken
+    as JSON), on JSONValue: one JSON_EXTRACT on SQLite where Django's key transform makes three,
+    and on an indexed metric led by `Missing(value) = false` (true of every run it matches), so
+    Run's (team, missing, value) index serves the range on both databases."""
+    found = json_value(base, keys)
+    q = Q(_JSON_RANGES[op](found, Value(value, output_field=JSONField())))
+    if prefix == "metrics" and keys[0] in INDEXED_METRICS:
+        q = Q(Exact(Missing(found), Value(False))) & q
+    return q
 
 
 def _tree_q(node: Any) -> Q:
@@ -280,15 +309,29 @@ def runs_where(runs: QuerySet[Run], text: str) -> QuerySet[Run]:
     return runs.filter(_tree_q(tree))
 
 
-def json_ordering(runs: QuerySet[Run], ordering: str) -> QuerySet[Run] | None:
+def fixed_present(text: str) -> set[str]:
+    """The indexed metrics (`metrics.<name>`) every run the expression matches has: those of its
+    top-level `and` compared by a range, which _json_range_q fixes as present."""
+    if not text.strip():
+        return set()
+    tree = parse_filter(text)
+    conjuncts = tree[1] if isinstance(tree, tuple) and tree[0] == "and" else [tree]
+    return {c.field for c in conjuncts if isinstance(c, Comparison) and c.op in _JSON_RANGES and c.value is not None
+            and c.field.startswith("metrics.") and c.field.removeprefix("metrics.") in INDEXED_METRICS}
+
+
+def json_ordering(runs: QuerySet[Run], ordering: str, expression: str = "") -> QuerySet[Run] | None:
     """`runs` ordered by `metrics.<name>`, `best.<name>`, `config.<path>` or `nodes.<id>.<param>`
-    (with "-" for descending), nulls last, then newest first; None when `ordering` names none."""
+    (with "-" for descending), runs without it last, then newest first; None when `ordering` names
+    none. The same expressions as Run's metric indexes (expressions.py), so those serve a team's page;
+    `expression`, the filter, may already keep only runs that have the value (fixed_present)."""
     name = ordering.removeprefix("-")
     if name.split(".", 1)[0] not in JSON_PREFIXES or "." not in name:
         return None
-    prefix, path = _json_path(name, "ordering")
+    prefix, base, keys = _json_keys(name, "ordering")
     if prefix == "best":
         runs = _with_best(runs)
-    key = F(path)
-    by = OrderBy(key, descending=ordering.startswith("-"), nulls_last=True)
-    return runs.order_by(by, "-id")
+    # SQLite only: PostgreSQL reads the filter's `missing = false` as `value IS NOT NULL`, a
+    # condition on the value's column, so there the key must stay for the index order to match.
+    present = connection.vendor == "sqlite" and name in fixed_present(expression)
+    return runs.order_by(*json_order(json_value(base, keys), descending=ordering.startswith("-"), present=present))

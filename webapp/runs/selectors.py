@@ -60,6 +60,8 @@ RUN_ORDERINGS = {
     "created_at": "created_at", "finished_at": "finished_at", "name": "name", "status": "status",
     "duration": "duration",
 }
+# Those never null: ordered without NULLS LAST, which a PostgreSQL DESC index (nulls first) cannot serve.
+NOT_NULL_ORDERINGS = frozenset({"created_at", "name", "status"})
 
 
 def runs_filter(
@@ -94,7 +96,7 @@ def runs_filter(
         runs = runs.filter(origin__sweep=sweep_id)
     if expression:
         runs = runs_where(runs, expression)
-    if ordering and (ordered := json_ordering(runs, ordering)) is not None:
+    if ordering and (ordered := json_ordering(runs, ordering, expression or "")) is not None:
         return ordered
     if ordering:
         field = ordering.lstrip("-")
@@ -108,7 +110,10 @@ def runs_filter(
             runs = runs.annotate(duration=ExpressionWrapper(F("finished_at") - F("started_at"),
                                                              output_field=DurationField()))
         key = F(RUN_ORDERINGS[field])
-        runs = runs.order_by(key.desc(nulls_last=True) if descending else key.asc(nulls_last=True), "-id")
+        if field in NOT_NULL_ORDERINGS:  # plain, as Run's (team, -created_at, -id) index is
+            runs = runs.order_by(key.desc() if descending else key.asc(), "-id")
+        else:
+            runs = runs.order_by(key.desc(nulls_last=True) if descending else key.asc(nulls_last=True), "-id")
     return runs
 
 

@@ -83,6 +83,9 @@ def test_ordering_by_config_graph_parameter_and_best_checkpoint(api_a: Any, seed
     ('config.optimizer.name = "sgd" or tags != "sweep-3"', lambda r: r.config["optimizer"]["name"] == "sgd" or "sweep-3" not in r.tags),
     ("metrics.val/accuracy = null", lambda r: not r.final_metrics),
     ('name ~ "run 1"', lambda r: "run 1" in r.name),
+    ("nodes.fc1.out_features > 20 and config.optimizer.lr <= 0.01",
+     lambda r: r.graph_revision.node_params["fc1"]["out_features"] > 20 and r.config["optimizer"]["lr"] <= 0.01),
+    ("not metrics.val/loss < 1", lambda r: not r.final_metrics.get("val/loss", 9) < 1),
     ("best.val/accuracy >= 0.2", None),
 ])
 def test_a_filter_finds_exactly_the_runs_it_describes_and_counts_them(
@@ -130,3 +133,43 @@ def test_an_unknown_ordering_names_the_choices_and_an_unknown_parameter_is_refus
 def test_another_teams_runs_stay_out_of_every_filter(api_b: Any, seeded: list[Run]) -> None:
     ids, count = _all(api_b, filter="metrics.val/accuracy >= 0")
     assert ids == [] and count == 0
+
+
+@pytest.mark.parametrize("ordering, expression, index, walks_in_order", [
+    ("-created_at", None, "run_team_created", True),
+    ("-metrics.val/accuracy", None, "run_team_val_accuracy", True),
+    ("metrics.val/loss", None, "run_team_val_loss", True),
+    ("-metrics.val/accuracy", "metrics.val/accuracy > 0.5 and config.optimizer.lr < 0.05", "run_team_val_accuracy", True),
+    ("-created_at", "metrics.val/accuracy > 0.5 and config.optimizer.lr < 0.05", "run_team_val_accuracy", False),
+])
+def test_a_teams_page_by_time_or_a_headline_metric_can_walk_its_index(
+    team_a: Any, seeded: list[Run], ordering: str, expression: str | None, index: str, walks_in_order: bool
+) -> None:
+    """The page's ordering and a range on an indexed metric are the index's own expressions, their
+    JSON paths written into the SQL (a bound path never matches an index on SQLite): the plan names
+    the index (docs/decisions/0023-runs-expression-indexes.md). A plan, not a timing."""
+    from django.db import connection
+
+    from webapp.runs.selectors import runs_filter
+
+    if connection.vendor == "postgresql":  # 40 rows: the planner would rather read and sort them all
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off")
+    runs = runs_filter(Run.objects.filter(team=team_a), ordering=ordering, expression=expression)
+    # The page when it walks in order; else what the exact count reads (its range).
+    plan = runs[:50].explain() if walks_in_order else runs.order_by().explain()
+    if walks_in_order or connection.vendor == "sqlite":
+        assert index in plan, plan
+    else:  # over 40 rows PostgreSQL's pick among equal-cost indexes is arbitrary: the range is the index's expression
+        assert "(final_metrics -> 'val/accuracy'::text) > '0.5'::jsonb" in plan, plan
+    if walks_in_order:
+        assert "TEMP B-TREE" not in plan and "Sort" not in plan, plan
+
+
+def test_a_filtered_page_by_the_metric_it_filters_on_is_in_order(api_a: Any, seeded: list[Run]) -> None:
+    ids, count = _all(api_a, ordering="metrics.val/loss", filter="metrics.val/loss < 1.5 or status = \"failed\"")
+    kept = [r for r in seeded if r.status == "failed" or r.final_metrics.get("val/loss", 9) < 1.5]
+    truth = sorted((r for r in kept if r.final_metrics), key=lambda r: (r.final_metrics["val/loss"], -r.pk))
+    assert count == len(kept) and ids[: len(truth)] == [r.pk for r in truth], "runs without it last (or)"
+    ids, count = _all(api_a, ordering="metrics.val/loss", filter="metrics.val/loss < 1.5 and tags != \"x\"")
+    assert ids == [r.pk for r in truth if r.final_metrics["val/loss"] < 1.5] and count == len(ids)
