@@ -101,7 +101,7 @@ def run_on_kubernetes(run_id: int, *, worker: str, cluster: ClusterApi | None = 
     recorder = RunRecorder(run_id, token)
     recorder.progress(step=run.step, epoch=run.epoch, total_steps=run.total_steps)
     recorder.start()
-    outcome = train_claimed(run, token=token, recorder=recorder)
+    outcome = train_claimed(run, token=token, recorder=recorder, runner=train_run_kubernetes)
     if outcome != "lease lost":  # then another delivery owns the run and its Job
         _delete(cluster, name)
     return outcome
@@ -192,8 +192,8 @@ def _delete(cluster: ClusterApi, name: str) -> None:
 
 
 def train_run_kubernetes(*, run: Run, recorder: RunRecorder, monitor: Any) -> Any:
-    """Watch a run's admitted Job to its end and return rank 0's result (workers/training.py's
-    `_train` with NETLOOM_RUNNER=kubernetes).
+    """Watch a run's admitted Job to its end and return rank 0's result (the runner this module's
+    task hands to workers/training.py's train_claimed).
 
     Rank 0's events come from events.jsonl on the shared volume, through the same handler as the
     ranks of one node; a cancel or a lost lease creates the stop file (every rank stops at the same

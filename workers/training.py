@@ -14,10 +14,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-from django.conf import settings
 
 from webapp.disk import out_of_space, space_is_low, volume_of
 from webapp.runs import conf
@@ -33,6 +32,10 @@ from workers.recorder import RunCallbacks, RunRecorder
 logger = logging.getLogger(__name__)
 
 
+# Trains a claimed run elsewhere and returns rank 0's result: (run=, recorder=, monitor=) -> result.
+Runner = Callable[..., Any]
+
+
 def user_message(exc: BaseException) -> str:
     """A message a user can act on: the engine's own message for its errors."""
     from engine.data import DataError
@@ -43,10 +46,14 @@ def user_message(exc: BaseException) -> str:
     return f"internal error while training ({type(exc).__name__}: {exc}); the administrators have the details"
 
 
-def train_claimed(run: Run, *, token: str, recorder: RunRecorder) -> str:
-    """Train a run this worker holds the lease of and record its outcome; the outcome's name."""
+def train_claimed(run: Run, *, token: str, recorder: RunRecorder, runner: Runner | None = None) -> str:
+    """Train a run this worker holds the lease of and record its outcome; the outcome's name.
+
+    `runner` trains somewhere else and returns rank 0's result (the Kubernetes runner passes the
+    watch of its Job); by default the run trains here, in this process or in local ranks.
+    """
     try:
-        splits, result, monitor = _train(run, token=token, recorder=recorder)
+        splits, result, monitor = _train(run, token=token, recorder=recorder, runner=runner)
     except Exception as exc:
         recorder.close()
         full = out_of_space(exc)
@@ -111,7 +118,8 @@ def _out_of_space(run: Run, *, token: str, error: OSError) -> str:
     return "requeued: volume full"
 
 
-def _train(run: Run, *, token: str, recorder: RunRecorder) -> tuple[Any, Any, TrialMonitor | None]:
+def _train(run: Run, *, token: str, recorder: RunRecorder,
+           runner: Runner | None = None) -> tuple[Any, Any, TrialMonitor | None]:
     """The run's data, and the engine's loop over it: (splits, the trainer's result, the monitor)."""
     from engine.data import load_dataset
     from engine.train import train
@@ -122,10 +130,8 @@ def _train(run: Run, *, token: str, recorder: RunRecorder) -> tuple[Any, Any, Tr
         run_recipe_record(run_id=run.pk, lease_token=token, recipe=splits.info.recipe)
     # A sweep's trial reports each epoch's objective; its pruner may stop it (webapp.sweeps).
     monitor = trial_monitor(run.pk)
-    if settings.NETLOOM_RUNNER == "kubernetes":
-        from workers.kubernetes import train_run_kubernetes
-
-        result = train_run_kubernetes(run=run, recorder=recorder, monitor=monitor)
+    if runner is not None:
+        result = runner(run=run, recorder=recorder, monitor=monitor)
     elif int(run.config.get("processes") or 1) > 1:
         result = train_run_distributed(run=run, recipe=splits.info.recipe or recipe, recorder=recorder,
                                        monitor=monitor)

@@ -252,7 +252,7 @@ class LineageSerializer(serializers.Serializer):
 
 
 DEPTH_PARAMETER = OpenApiParameter(
-    "depth", int, description=f"Hops between runs each way, 1..{lineage.DEPTH_MAX} (default {lineage.DEPTH_DEFAULT}).")
+    "depth", {"type": "integer", "minimum": 1, "maximum": lineage.DEPTH_MAX}, description=f"Hops between runs each way, 1..{lineage.DEPTH_MAX} (default {lineage.DEPTH_DEFAULT}).")
 
 
 def _depth(request: Request) -> int:
