@@ -5,9 +5,12 @@ read at all."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+
+from webapp.errors import DomainError
 
 from .models import Dataset, DatasetKind, DatasetVersion
 
@@ -16,6 +19,18 @@ UPLOAD_SUFFIXES: dict[str, tuple[str, ...]] = {
     DatasetKind.IMAGES: (".zip",),
     DatasetKind.TENSORS: (".safetensors", ".npz"),
 }
+
+
+def upload_suffix(kind: str, original_filename: str) -> str:
+    """The uploaded file's suffix (".csv"), or a DomainError on `file` when `kind` takes no such file."""
+    suffix = Path(original_filename).suffix.lower()
+    if suffix not in UPLOAD_SUFFIXES[kind]:
+        raise DomainError(
+            "invalid",
+            f"A {kind} upload must end with {' or '.join(UPLOAD_SUFFIXES[kind])} (got {original_filename!r}).",
+            field="file",
+        )
+    return suffix
 
 
 def data_limits() -> Any:

@@ -24,7 +24,7 @@ from webapp.audit.services import audit_record
 from webapp.errors import Conflict, DomainError, NotFound
 
 from .digests import builtin_options_digest, file_digest
-from .inspection import UPLOAD_SUFFIXES, inspect_stored, recipe_source, unreadable
+from .inspection import UPLOAD_SUFFIXES, inspect_stored, recipe_source, unreadable, upload_suffix
 from .models import Dataset, DatasetKind, DatasetStatus, DatasetVersion
 from .versions import blob_release, dataset_version_process, version_fail
 
@@ -119,13 +119,7 @@ def dataset_upload_create(
         raise DomainError(
             "invalid", f"Uploads must be one of {', '.join(UPLOAD_SUFFIXES)}.", field="kind"
         )
-    suffix = Path(original_filename).suffix.lower()
-    if suffix not in UPLOAD_SUFFIXES[kind]:
-        raise DomainError(
-            "invalid",
-            f"A {kind} upload must end with {' or '.join(UPLOAD_SUFFIXES[kind])} (got {original_filename!r}).",
-            field="file",
-        )
+    suffix = upload_suffix(kind, original_filename)
     dataset = Dataset.objects.create(
         team=team,
         name=name or Path(original_filename).stem[:200] or kind,

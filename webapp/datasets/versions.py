@@ -24,7 +24,7 @@ from webapp.audit.services import audit_record
 from webapp.errors import Conflict, DomainError
 
 from .digests import file_digest
-from .inspection import UPLOAD_SUFFIXES, inspect_stored, recipe_source, unreadable
+from .inspection import inspect_stored, recipe_source, unreadable, upload_suffix
 from .models import Dataset, DatasetKind, DatasetStatus, DatasetVersion, blob_dir
 
 logger = logging.getLogger(__name__)
@@ -60,13 +60,7 @@ def dataset_version_upload(
                               field="file")
         if dataset.status != DatasetStatus.READY:
             raise Conflict("not_ready", f"The dataset is {dataset.status}; a new version follows a ready one.")
-        suffix = Path(original_filename).suffix.lower()
-        if suffix not in UPLOAD_SUFFIXES[kind]:
-            raise DomainError(
-                "invalid",
-                f"A {kind} upload must end with {' or '.join(UPLOAD_SUFFIXES[kind])} (got {original_filename!r}).",
-                field="file",
-            )
+        suffix = upload_suffix(kind, original_filename)
         digest = file_digest(upload_path)
         _refuse_duplicate(dataset, digest)
         size = upload_path.stat().st_size
