@@ -92,23 +92,36 @@ export function UploadForm({ team, datasets, onDone, of }: Props) {
 
   async function upload() {
     if (!file || !kind) return;
-    if (of) return uploadVersion(of, file);
+    if (of) {
+      const dataset = of;
+      return send(file, async (signal) => {
+        const { status, data } = await versionsApi.upload(dataset.id, file, setProgress, versionOptions(current, options()), signal);
+        return { tone: "ok", text: versionUploaded(status, data) };
+      });
+    }
     const form = new FormData();
     form.append("team", String(team));
     form.append("kind", kind);
     if (name.trim()) form.append("name", name.trim());
     form.append("options", JSON.stringify(options()));
     form.append("file", file);
-    abort.current = new AbortController();
-    setMessage(null);
-    setProgress({ loaded: 0, total: file.size });
-    try {
-      const { status, data } = await uploadForm<Dataset>("/api/datasets/upload/", form, setProgress, abort.current.signal);
-      setMessage({
+    return send(file, async (signal) => {
+      const { status, data } = await uploadForm<Dataset>("/api/datasets/upload/", form, setProgress, signal);
+      return {
         tone: "ok",
         text: status === 202 ? `${data.name} is uploaded and being checked.` : `${data.name} is ready.`,
         datasetId: data.id,
-      });
+      };
+    });
+  }
+
+  /** One upload with its progress bar and cancel: `transfer` sends the file and says how it went. */
+  async function send(chosenFile: File, transfer: (signal: AbortSignal) => Promise<UploadMessage>) {
+    abort.current = new AbortController();
+    setMessage(null);
+    setProgress({ loaded: 0, total: chosenFile.size });
+    try {
+      setMessage(await transfer(abort.current.signal));
       clear();
     } catch (e) {
       refused(e);
@@ -136,28 +149,7 @@ export function UploadForm({ team, datasets, onDone, of }: Props) {
     else setMessage({ tone: "error", text: "Upload cancelled." });
   }
 
-  async function uploadVersion(dataset: Dataset, chosenFile: File) {
-    abort.current = new AbortController();
-    setMessage(null);
-    setProgress({ loaded: 0, total: chosenFile.size });
-    try {
-      const { status, data } = await versionsApi.upload(
-        dataset.id,
-        chosenFile,
-        setProgress,
-        versionOptions(current, options()),
-        abort.current.signal,
-      );
-      setMessage({ tone: "ok", text: versionUploaded(status, data) });
-      clear();
-    } catch (e) {
-      refused(e);
-    } finally {
-      setProgress(null);
-      abort.current = null;
-      onDone();
-    }
-  }
+
 
   const uploading = progress !== null;
   const fraction = progress && progress.total ? progress.loaded / progress.total : null;
